@@ -1,0 +1,79 @@
+//! The `usim` command line: clap definitions and dispatch to one module per
+//! subcommand. Only this module and `main.rs` print to the terminal.
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod info;
+pub mod interp;
+pub mod live;
+pub mod profile;
+pub mod replay;
+
+/// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
+#[derive(Debug, Parser)]
+#[command(name = "usim", version, about, long_about = None)]
+pub struct Cli {
+    /// More log output (-v: debug, -vv: trace). RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a mission file to CSV, faster than real time.
+    Replay(replay::ReplayArgs),
+    /// Print an example vehicle config (like uSimMarine --example).
+    Example(info::ExampleArgs),
+    /// Print the subscribed and published variables with units (like uSimMarine --interface).
+    Interface(info::InterfaceArgs),
+    /// Preview a timed-command script: print the interpolated value each cycle.
+    Interp(interp::InterpArgs),
+    /// Time-optimal jerk-limited (double S) profiles: batch durations or one motion's setpoints.
+    Profile(profile::ProfileArgs),
+    /// Run one vehicle live on an MQTT broker.
+    Run(live::RunArgs),
+    /// Run the embedded MQTT broker.
+    Broker(live::BrokerArgs),
+    /// Start an embedded broker and one vehicle process per config.
+    Up(live::UpArgs),
+    /// Post one value to a vehicle's variable (like uPokeDB).
+    Post(live::PostArgs),
+    /// Watch a vehicle's published variables as a live table (like uXMS).
+    Watch(live::WatchArgs),
+}
+
+/// Run the parsed command line; the error chain is printed by `main`.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    init_logging(cli.verbose);
+    match cli.command {
+        Command::Replay(a) => replay::run(a),
+        Command::Example(a) => info::example(a),
+        Command::Interface(a) => info::interface(a),
+        Command::Interp(a) => interp::run(a),
+        Command::Profile(a) => profile::run(a),
+        Command::Run(a) => live::run(a),
+        Command::Broker(a) => live::broker(a),
+        Command::Up(a) => live::up(a),
+        Command::Post(a) => live::post(a),
+        Command::Watch(a) => live::watch(a),
+    }
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let level = match verbose {
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

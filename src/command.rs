@@ -1,0 +1,287 @@
+//! Messages to a vehicle: the variables of uSimMarine's subscription list
+//! (model.md §3) plus `SET`, parsed from their payloads into [`Command`]s.
+//!
+//! This is the one place that knows variable names and payload syntax on the
+//! way in. A payload that does not parse is a [`MessageError`] naming the
+//! variable, the payload and why; nothing reaches the model.
+//!
+//! Payload typing follows MOOS (model.md §3): each variable is read either as
+//! a number or as a string. Numbers are decimal text (`60`, `-12.5`, `2e-1`);
+//! NaN and infinities are rejected. Where MOOS would read a string message as
+//! −1 for a numeric variable, usim reports an error instead (documented in the
+//! README): a typo in a script should not flip the drift.
+use std::fmt;
+
+/// A message payload: MOOS messages are either doubles or strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A double message.
+    Number(f64),
+    /// A string message.
+    Text(String),
+}
+
+impl fmt::Display for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Payload::Number(v) => write!(f, "{v}"),
+            Payload::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// How a variable's payload is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A finite number.
+    Number,
+    /// A string with uSimMarine's own syntax.
+    Text,
+}
+
+/// One parsed message to the vehicle. Numeric values are finite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// `DESIRED_THRUST`, percent (−100..100 nominal; not clipped, model.md §22).
+    DesiredThrust(f64),
+    /// `DESIRED_RUDDER`, percent/degrees as uSimMarine holds it.
+    DesiredRudder(f64),
+    /// `DESIRED_ELEVATOR`, percent.
+    DesiredElevator(f64),
+    /// `DESIRED_THRUST_L`, percent (differential mode only).
+    DesiredThrustL(f64),
+    /// `DESIRED_THRUST_R`, percent (differential mode only).
+    DesiredThrustR(f64),
+    /// `THRUST_MODE_DIFFERENTIAL` string.
+    ThrustModeDifferential(String),
+    /// `THRUST_MODE_REVERSE` string.
+    ThrustModeReverse(String),
+    /// `USM_SIM_PAUSED` string.
+    SimPaused(String),
+    /// `BUOYANCY_RATE`, m/s (positive floats up).
+    BuoyancyRate(f64),
+    /// `ROTATE_SPEED`, deg/s.
+    RotateSpeed(f64),
+    /// `DRIFT_X` / `CURRENT_X`, m/s.
+    DriftX(f64),
+    /// `DRIFT_Y` / `CURRENT_Y`, m/s.
+    DriftY(f64),
+    /// `DRIFT_VECTOR "ang,mag"` (degrees, m/s): replace the drift.
+    DriftVector(String),
+    /// `DRIFT_VECTOR_ADD "ang,mag"`: add to the drift.
+    DriftVectorAdd(String),
+    /// `DRIFT_VECTOR_MULT k`: scale the drift.
+    DriftVectorMult(f64),
+    /// `WATER_DEPTH`, m (ignored if negative).
+    WaterDepth(f64),
+    /// `USM_RESET "x=..,y=..,heading=..,speed=..,depth=.."`.
+    Reset(String),
+    /// `USM_TURN_RATE`, 0..100.
+    TurnRate(f64),
+    /// `USM_ENABLED` string bool.
+    Enabled(String),
+    /// `OBSTACLE_HIT`.
+    ObstacleHit(Payload),
+    /// `USM_TURN_RADIUS`, m (V22).
+    TurnRadius(f64),
+    /// `SET`: a timed-command list, JSON (formats.md §4).
+    Set(String),
+}
+
+/// Why a message was dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageError {
+    /// The variable (MOOS name) the message was for.
+    pub var: String,
+    /// The payload as received.
+    pub payload: String,
+    /// What was wrong, for a person.
+    pub reason: String,
+}
+
+impl MessageError {
+    /// A new error for `var` with `payload`.
+    pub fn new(var: &str, payload: impl fmt::Display, reason: impl Into<String>) -> Self {
+        MessageError {
+            var: var.to_string(),
+            payload: payload.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for MessageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "message {} = {} dropped: {}",
+            self.var, self.payload, self.reason
+        )
+    }
+}
+
+impl std::error::Error for MessageError {}
+
+/// Every variable a vehicle subscribes to, with how its payload is read.
+/// Deprecated classic aliases (`USM_FORCE_*`) map to their modern names.
+pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
+    ("DESIRED_THRUST", Kind::Number, "thrust, percent"),
+    ("DESIRED_RUDDER", Kind::Number, "rudder, degrees (clipped to ±100)"),
+    ("DESIRED_ELEVATOR", Kind::Number, "elevator, percent (clipped to ±100)"),
+    ("DESIRED_THRUST_L", Kind::Number, "left thrust, percent (differential mode)"),
+    ("DESIRED_THRUST_R", Kind::Number, "right thrust, percent (differential mode)"),
+    ("THRUST_MODE_DIFFERENTIAL", Kind::Text, "true/false: differential thrust mode"),
+    ("THRUST_MODE_REVERSE", Kind::Text, "true/false: thrust reversed"),
+    ("USM_SIM_PAUSED", Kind::Text, "true/false: pause the simulation"),
+    ("BUOYANCY_RATE", Kind::Number, "buoyancy rate, m/s (positive rises)"),
+    ("USM_BUOYANCY_RATE", Kind::Number, "deprecated alias of BUOYANCY_RATE"),
+    ("ROTATE_SPEED", Kind::Number, "extra turn rate, deg/s"),
+    ("USM_FORCE_THETA", Kind::Number, "deprecated alias of ROTATE_SPEED"),
+    ("DRIFT_X", Kind::Number, "drift east, m/s"),
+    ("CURRENT_X", Kind::Number, "drift east, m/s"),
+    ("USM_FORCE_X", Kind::Number, "deprecated alias of DRIFT_X"),
+    ("DRIFT_Y", Kind::Number, "drift north, m/s"),
+    ("CURRENT_Y", Kind::Number, "drift north, m/s"),
+    ("USM_FORCE_Y", Kind::Number, "deprecated alias of DRIFT_Y"),
+    ("DRIFT_VECTOR", Kind::Text, "\"ang,mag\": set drift, degrees and m/s"),
+    ("USM_FORCE_VECTOR", Kind::Text, "deprecated alias of DRIFT_VECTOR"),
+    ("DRIFT_VECTOR_ADD", Kind::Text, "\"ang,mag\": add to drift, degrees and m/s"),
+    ("USM_FORCE_VECTOR_ADD", Kind::Text, "deprecated alias of DRIFT_VECTOR_ADD"),
+    ("DRIFT_VECTOR_MULT", Kind::Number, "scale the drift vector"),
+    ("USM_FORCE_VECTOR_MULT", Kind::Number, "deprecated alias of DRIFT_VECTOR_MULT"),
+    ("WATER_DEPTH", Kind::Number, "water depth, m (for altitude)"),
+    ("USM_WATER_DEPTH", Kind::Number, "deprecated alias of WATER_DEPTH"),
+    ("USM_RESET", Kind::Text, "\"x=..,y=..,heading=..,speed=..,depth=..\": reset pose"),
+    ("USM_TURN_RATE", Kind::Number, "turn rate, 0..100"),
+    ("USM_ENABLED", Kind::Text, "true/false: enable the simulation"),
+    ("OBSTACLE_HIT", Kind::Text, "true/false: vehicle hit an obstacle"),
+    ("USM_TURN_RADIUS", Kind::Number, "V22 turn radius limit, m"),
+    ("SET", Kind::Text, "timed-command list (JSON, formats.md §4)"),
+];
+
+/// How `var` is read, or `None` if the vehicle does not subscribe to it.
+pub fn kind_of(var: &str) -> Option<Kind> {
+    SUBSCRIPTIONS
+        .iter()
+        .find(|(name, _, _)| *name == var)
+        .map(|(_, kind, _)| *kind)
+}
+
+/// Parse a decimal number as MQTT and missions carry it; NaN and ±inf are rejected.
+pub fn parse_number(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("not a finite number".to_string()),
+        Err(_) => Err("not a number".to_string()),
+    }
+}
+
+/// Parse a message for `var` from MQTT text (always UTF-8 text on the wire).
+pub fn parse_text(var: &str, text: &str) -> Result<Command, MessageError> {
+    match kind_of(var) {
+        None => Err(MessageError::new(var, text, unknown_var_reason(var))),
+        Some(Kind::Number) => {
+            let v = parse_number(text).map_err(|r| MessageError::new(var, text, r))?;
+            build(var, Payload::Number(v))
+        }
+        Some(Kind::Text) => build(var, Payload::Text(text.to_string())),
+    }
+}
+
+/// Parse a message for `var` from a typed payload (missions: TOML number or
+/// string). A numeric variable accepts a number or a numeric string; a string
+/// variable accepts a string, or a number written as its decimal text.
+pub fn parse(var: &str, payload: &Payload) -> Result<Command, MessageError> {
+    match (kind_of(var), payload) {
+        (None, _) => Err(MessageError::new(var, payload, unknown_var_reason(var))),
+        (Some(Kind::Number), Payload::Number(v)) => {
+            if v.is_finite() {
+                build(var, Payload::Number(*v))
+            } else {
+                Err(MessageError::new(var, payload, "not a finite number"))
+            }
+        }
+        (Some(Kind::Number), Payload::Text(t)) => parse_text(var, t),
+        (Some(Kind::Text), Payload::Text(_)) => build(var, payload.clone()),
+        (Some(Kind::Text), Payload::Number(v)) => build(var, Payload::Text(format!("{v}"))),
+    }
+}
+
+fn unknown_var_reason(var: &str) -> String {
+    let names = SUBSCRIPTIONS.iter().map(|(n, _, _)| *n);
+    match crate::config::nearest(var, names) {
+        Some(near) => format!("unknown variable (did you mean {near}?)"),
+        None => "unknown variable".to_string(),
+    }
+}
+
+fn build(var: &str, p: Payload) -> Result<Command, MessageError> {
+    use Command as C;
+    let num = |p: &Payload| match p {
+        Payload::Number(v) => *v,
+        Payload::Text(_) => f64::NAN,
+    };
+    let text = |p: Payload| match p {
+        Payload::Text(s) => s,
+        Payload::Number(v) => format!("{v}"),
+    };
+    let cmd = match var {
+        "DESIRED_THRUST" => C::DesiredThrust(num(&p)),
+        "DESIRED_RUDDER" => C::DesiredRudder(num(&p)),
+        "DESIRED_ELEVATOR" => C::DesiredElevator(num(&p)),
+        "DESIRED_THRUST_L" => C::DesiredThrustL(num(&p)),
+        "DESIRED_THRUST_R" => C::DesiredThrustR(num(&p)),
+        "THRUST_MODE_DIFFERENTIAL" => C::ThrustModeDifferential(text(p)),
+        "THRUST_MODE_REVERSE" => C::ThrustModeReverse(text(p)),
+        "USM_SIM_PAUSED" => C::SimPaused(text(p)),
+        "BUOYANCY_RATE" | "USM_BUOYANCY_RATE" => C::BuoyancyRate(num(&p)),
+        "ROTATE_SPEED" | "USM_FORCE_THETA" => C::RotateSpeed(num(&p)),
+        "DRIFT_X" | "CURRENT_X" | "USM_FORCE_X" => C::DriftX(num(&p)),
+        "DRIFT_Y" | "CURRENT_Y" | "USM_FORCE_Y" => C::DriftY(num(&p)),
+        "DRIFT_VECTOR" | "USM_FORCE_VECTOR" => C::DriftVector(text(p)),
+        "DRIFT_VECTOR_ADD" | "USM_FORCE_VECTOR_ADD" => C::DriftVectorAdd(text(p)),
+        "DRIFT_VECTOR_MULT" | "USM_FORCE_VECTOR_MULT" => C::DriftVectorMult(num(&p)),
+        "WATER_DEPTH" | "USM_WATER_DEPTH" => C::WaterDepth(num(&p)),
+        "USM_RESET" => C::Reset(text(p)),
+        "USM_TURN_RATE" => C::TurnRate(num(&p)),
+        "USM_ENABLED" => C::Enabled(text(p)),
+        "OBSTACLE_HIT" => C::ObstacleHit(p),
+        "USM_TURN_RADIUS" => C::TurnRadius(num(&p)),
+        "SET" => C::Set(text(p)),
+        _ => return Err(MessageError::new(var, "", unknown_var_reason(var))),
+    };
+    Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_accept_exponents_and_reject_nan() {
+        assert_eq!(
+            parse_text("DESIRED_THRUST", "2e-1"),
+            Ok(Command::DesiredThrust(0.2))
+        );
+        assert!(parse_text("DESIRED_THRUST", "NaN").is_err());
+        assert!(parse_text("DESIRED_THRUST", "inf").is_err());
+        assert!(parse_text("DESIRED_THRUST", "sixty").is_err());
+        assert!(parse(&"DESIRED_RUDDER".to_string(), &Payload::Number(f64::INFINITY)).is_err());
+    }
+
+    #[test]
+    fn unknown_variable_suggests_nearest() {
+        let e = parse_text("DESIRED_THURST", "60").unwrap_err();
+        assert!(e.reason.contains("DESIRED_THRUST"), "{e}");
+    }
+
+    #[test]
+    fn aliases_map_to_modern_commands() {
+        assert_eq!(parse_text("CURRENT_X", "0.5"), Ok(Command::DriftX(0.5)));
+        assert_eq!(
+            parse_text("USM_FORCE_VECTOR", "90,1"),
+            Ok(Command::DriftVector("90,1".into()))
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Jerk-limited double-S profiles (being written).

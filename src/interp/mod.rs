@@ -1,0 +1,3 @@
+//! Setpoint shaping: timed-command lists (DCM `set`) and jerk-limited profiles.
+pub mod jerk_profile;
+pub mod timed_commands;

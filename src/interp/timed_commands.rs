@@ -1,0 +1,1 @@
+//! Timed-command interpolation (being written).

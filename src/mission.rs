@@ -1,0 +1,1 @@
+//! Mission files (formats.md §2). (Being written.)

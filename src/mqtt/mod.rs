@@ -1,0 +1,1 @@
+//! The live shell: MQTT bridge for one vehicle process, embedded broker, tools.

@@ -1,0 +1,1 @@
+//! Deterministic mission replay and CSV output. (Being written.)
