@@ -75,3 +75,6 @@ impl Vehicle {
         }
     }
 }
+
+pub mod current_field;
+pub mod geodesy;

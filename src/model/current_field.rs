@@ -1,0 +1,1 @@
+//! Built-in current field (model.md §19). (Being written.)

@@ -1,0 +1,1 @@
+//! x/y to lat/lon conversions (model.md §18). (Being written.)
