@@ -1,1 +1,0 @@
-//! Timed-command interpolation (being written).

@@ -1,0 +1,198 @@
+//! The five `DESIRED_*` actuators of the simulator, each with its own
+//! [`TimedCommands`], and the aliases that name groups of them.
+use super::{seconds_to_us, SetCall, SetError, TimedCommand, TimedCommands, UpdateKind};
+
+/// An actuator setpoint the model reads (model.md §3), in percent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Actuator {
+    /// `DESIRED_THRUST`, percent.
+    Thrust,
+    /// `DESIRED_RUDDER`, percent/degrees as uSimMarine holds it.
+    Rudder,
+    /// `DESIRED_ELEVATOR`, percent.
+    Elevator,
+    /// `DESIRED_THRUST_L`, percent (differential mode).
+    ThrustL,
+    /// `DESIRED_THRUST_R`, percent (differential mode).
+    ThrustR,
+}
+
+impl Actuator {
+    /// All actuators, in this order.
+    pub const ALL: [Actuator; 5] = [
+        Actuator::Thrust,
+        Actuator::Rudder,
+        Actuator::Elevator,
+        Actuator::ThrustL,
+        Actuator::ThrustR,
+    ];
+
+    /// The MOOS variable name, e.g. `"DESIRED_RUDDER"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Actuator::Thrust => "DESIRED_THRUST",
+            Actuator::Rudder => "DESIRED_RUDDER",
+            Actuator::Elevator => "DESIRED_ELEVATOR",
+            Actuator::ThrustL => "DESIRED_THRUST_L",
+            Actuator::ThrustR => "DESIRED_THRUST_R",
+        }
+    }
+
+    /// The actuator whose MOOS variable is exactly `name`.
+    pub fn from_name(name: &str) -> Option<Actuator> {
+        Actuator::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for Actuator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The timed-command state of every actuator, plus the aliases.
+///
+/// Use: [`apply`](Self::apply) each `SET` call and
+/// [`set_plain`](Self::set_plain) each plain number on a `DESIRED_*`
+/// variable as they arrive; each iteration, [`cycle`](Self::cycle) at the
+/// iteration time before the model step, then read [`value`](Self::value) of
+/// the actuators that [`is_active`](Self::is_active).
+#[derive(Debug, Clone)]
+pub struct ActuatorBank {
+    actuators: [TimedCommands; 5],
+    aliases: Vec<(String, Vec<Actuator>)>,
+}
+
+impl ActuatorBank {
+    /// A bank with every actuator at 0 and the given aliases: `(alias name,
+    /// member actuator names)`, e.g. `("THRUSTERS", ["DESIRED_THRUST_L",
+    /// "DESIRED_THRUST_R"])`.
+    ///
+    /// Errors: an alias with no members, a member that is not an actuator
+    /// (aliases of aliases included), an alias named like an actuator, or the
+    /// same alias twice. Repeated members count once.
+    pub fn new(aliases: &[(String, Vec<String>)]) -> Result<ActuatorBank, SetError> {
+        let mut resolved: Vec<(String, Vec<Actuator>)> = Vec::with_capacity(aliases.len());
+        for (name, members) in aliases {
+            if Actuator::from_name(name).is_some() {
+                return Err(SetError::Alias(format!(
+                    "{name:?} is an actuator name, not a new alias"
+                )));
+            }
+            if resolved.iter().any(|(n, _)| n == name) {
+                return Err(SetError::Alias(format!("{name:?} is defined twice")));
+            }
+            if members.is_empty() {
+                return Err(SetError::Alias(format!("{name:?} has no members")));
+            }
+            let mut list = Vec::with_capacity(members.len());
+            for m in members {
+                let a = Actuator::from_name(m).ok_or_else(|| {
+                    SetError::Alias(format!(
+                        "{name:?}: unknown actuator {m:?} (known: {})",
+                        Actuator::ALL.map(Actuator::name).join(", ")
+                    ))
+                })?;
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
+            resolved.push((name.clone(), list));
+        }
+        Ok(ActuatorBank {
+            actuators: Default::default(),
+            aliases: resolved,
+        })
+    }
+
+    /// The actuators named by `name`: one actuator, or an alias's members.
+    pub fn resolve(&self, name: &str) -> Result<Vec<Actuator>, SetError> {
+        if let Some(a) = Actuator::from_name(name) {
+            return Ok(vec![a]);
+        }
+        if let Some((_, members)) = self.aliases.iter().find(|(n, _)| n == name) {
+            return Ok(members.clone());
+        }
+        let known = Actuator::ALL
+            .iter()
+            .map(|a| a.name().to_string())
+            .chain(self.aliases.iter().map(|(n, _)| n.clone()))
+            .collect();
+        Err(SetError::UnknownActuator {
+            name: name.to_string(),
+            known,
+        })
+    }
+
+    /// Applies a parsed `set` call to its actuator or to each member of its
+    /// alias. Atomic: on error (unknown target) nothing changes.
+    pub fn apply(&mut self, call: &SetCall) -> Result<(), SetError> {
+        for a in self.resolve(&call.target)? {
+            self.actuators[a.index()].apply(call.update, &call.commands);
+        }
+        Ok(())
+    }
+
+    /// A plain number posted on a `DESIRED_*` variable at `t_s` (vehicle
+    /// clock, s): `ClearAll` with the one command `(value, t_s)`, which the
+    /// next cycle at or after `t_s` applies as is (uSimMarine's behaviour).
+    /// Errors (nothing changes): a NaN/infinite value or time.
+    pub fn set_plain(&mut self, actuator: Actuator, value: f64, t_s: f64) -> Result<(), SetError> {
+        if !value.is_finite() {
+            return Err(SetError::Value(format!(
+                "{actuator}: value {value} is not finite"
+            )));
+        }
+        let time_us = seconds_to_us(t_s).ok_or(SetError::ReceiptTime(t_s))?;
+        self.actuators[actuator.index()]
+            .apply(UpdateKind::ClearAll, &[TimedCommand { value, time_us }]);
+        Ok(())
+    }
+
+    /// Sets the time of a virtual cycle before the first one (s), for every
+    /// actuator: the first [`cycle`](Self::cycle) ramps from there. Call it
+    /// with the start-up time (or run `cycle` once at start-up). A non-finite
+    /// time is ignored.
+    pub fn start(&mut self, t_s: f64) {
+        if let Some(t) = seconds_to_us(t_s) {
+            self.actuators.iter_mut().for_each(|tc| tc.start_us(t));
+        }
+    }
+
+    /// Runs every actuator's interpolator at the iteration time `t_s`
+    /// (vehicle clock, s). A NaN/infinite time is ignored (nothing changes).
+    pub fn cycle(&mut self, t_s: f64) {
+        if let Some(t) = seconds_to_us(t_s) {
+            self.actuators.iter_mut().for_each(|tc| {
+                tc.cycle_us(t);
+            });
+        }
+    }
+
+    /// The setpoint of `actuator` after the last cycle (`lastCommandDouble`),
+    /// in its unit (percent).
+    pub fn value(&self, actuator: Actuator) -> f64 {
+        self.actuators[actuator.index()].value()
+    }
+
+    /// Whether the last cycle set `actuator` from its timed list (a command
+    /// applied or interpolated): then feed [`value`](Self::value) to the
+    /// model. `false` when the list is exhausted and the value holds.
+    pub fn is_active(&self, actuator: Actuator) -> bool {
+        self.actuators[actuator.index()].is_active()
+    }
+
+    /// Whether `actuator` has pending commands.
+    pub fn has_pending(&self, actuator: Actuator) -> bool {
+        self.actuators[actuator.index()].pending_len() > 0
+    }
+
+    /// The full timed-command state of `actuator`.
+    pub fn get(&self, actuator: Actuator) -> &TimedCommands {
+        &self.actuators[actuator.index()]
+    }
+}
