@@ -200,9 +200,12 @@ impl TimedCommands {
         self.last_cycle_time_us = Some(t_us.clamp(-MAX_TIME_US, MAX_TIME_US));
     }
 
-    /// Combines `commands` with the pending ones as `update` says. Cannot
-    /// fail: the commands were validated when they were built. Commands whose
-    /// time has already passed are applied at the next cycle.
+    /// Combines `commands` with the pending ones as `update` says. Commands
+    /// whose time has already passed are applied at the next cycle.
+    ///
+    /// Cannot fail: commands from [`parse_set`] are valid. For commands built
+    /// by hand, a non-finite value is skipped and a time beyond
+    /// ±[`MAX_TIME_US`] is clamped to it.
     pub fn apply(&mut self, update: UpdateKind, commands: &[TimedCommand]) {
         match update {
             UpdateKind::Merge => {}
@@ -220,8 +223,9 @@ impl TimedCommands {
                 }
             }
         }
-        for c in commands {
-            self.pending.insert(c.time_us, c.value);
+        for c in commands.iter().filter(|c| c.value.is_finite()) {
+            let t = c.time_us.clamp(-MAX_TIME_US, MAX_TIME_US);
+            self.pending.insert(t, c.value);
         }
         self.refresh_front();
     }
