@@ -1,1 +1,111 @@
-//! The live shell: MQTT bridge for one vehicle process, embedded broker, tools.
+//! The live shell: one vehicle process on an MQTT broker, the embedded broker,
+//! the fleet launcher and the scripting tools (formats.md §4).
+//!
+//! The physics stays in [`crate::model`]; this module only maps topics to
+//! [`crate::command::Command`]s, state to topics, and drives the clock:
+//!
+//! * [`topics`]: topic names (`{topic_root}/{vehicle}/{VARIABLE}`).
+//! * [`endpoint`]: broker URLs (`mqtt://`, `mqtts://`) → rumqttc options.
+//! * [`mailbox`]: mail received between two iterations, bounded, with
+//!   latest-value-wins coalescing of plain setpoints (sans-IO).
+//! * [`schedule`]: absolute tick deadlines, the vehicle clock and tick
+//!   lateness statistics (sans-IO: instants are arguments).
+//! * [`bridge`]: `usim run`: rumqttc event loop task + tick loop around
+//!   [`crate::model::Vehicle`].
+//! * [`broker`]: the embedded rumqttd broker (`usim broker`).
+//! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle.
+//! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
+use std::fmt;
+
+pub mod bridge;
+pub mod broker;
+pub mod endpoint;
+pub mod fleet;
+pub mod mailbox;
+pub mod schedule;
+pub mod tools;
+pub mod topics;
+
+/// Errors of the live shell, each with the cause and, where possible, the remedy.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// A broker URL that cannot be used (`mqtt://host:port` expected).
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A vehicle name, topic root or variable that cannot be part of a topic.
+    BadTopic(String),
+    /// An option out of range (time warp, tick rate, count…).
+    BadOption(String),
+    /// The broker could not be reached or refused us.
+    Connect {
+        /// The broker URL.
+        url: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The embedded broker could not start.
+    Broker(String),
+    /// A local I/O error (signals, files, child processes).
+    Io(std::io::Error),
+    /// TLS set-up failed (`mqtts://`).
+    Tls(String),
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BridgeError::BadUrl { url, reason } => write!(
+                f,
+                "bad broker URL {url:?}: {reason} (expected mqtt://HOST:PORT or mqtts://HOST:PORT)"
+            ),
+            BridgeError::BadTopic(s) => write!(f, "{s}"),
+            BridgeError::BadOption(s) => write!(f, "{s}"),
+            BridgeError::Connect { url, reason } => write!(
+                f,
+                "cannot reach the MQTT broker at {url}: {reason}. {}",
+                no_broker_hint()
+            ),
+            BridgeError::Broker(s) => write!(f, "embedded broker: {s}"),
+            BridgeError::Io(e) => write!(f, "{e}"),
+            BridgeError::Tls(s) => write!(f, "TLS: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BridgeError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for BridgeError {
+    fn from(e: std::io::Error) -> Self {
+        BridgeError::Io(e)
+    }
+}
+
+/// What to tell a user who has no broker running.
+pub fn no_broker_hint() -> &'static str {
+    "Is a broker running? Start the embedded one with `usim broker` \
+     (or launch broker and vehicles together with `usim up CONFIG...`), \
+     run mosquitto, or pass --broker URL"
+}
+
+/// Truncate a payload for a log line (characters, not bytes).
+pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(max_chars).collect();
+        s.push('…');
+        s
+    }
+}

@@ -1,0 +1,641 @@
+//! `usim run`: one vehicle on an MQTT broker, the way uSimMarine runs on
+//! the MOOSDB.
+//!
+//! Two tasks share a current-thread tokio runtime (one OS thread, small
+//! memory):
+//!
+//! 1. the *connection task* polls rumqttc's `EventLoop` continuously (it must
+//!    be, see rumqttc's `client.rs`): on every `ConnAck` it subscribes to the
+//!    vehicle's own command topics and publishes the retained `online`
+//!    status; each incoming `Publish` is parsed ([`crate::command::parse_text`])
+//!    and put in the bounded [`Mailbox`]; a payload that does not parse is
+//!    logged with topic, payload and reason, and dropped. On a connection
+//!    error it logs, waits (exponential backoff with jitter, 0.1–2 s) and
+//!    polls again, which reconnects; the simulation does not wait for it.
+//! 2. the *tick task* wakes on absolute deadlines ([`Schedule`]), hands all
+//!    mail received since the last iteration to [`Vehicle::handle_command`]
+//!    stamped with this iteration's clock, calls [`Vehicle::step`], and
+//!    publishes the iteration's [`Vehicle::publications`], `NODE_REPORT` and
+//!    `USM_TIME` (QoS 0) while connected.
+//!
+//! SIGINT/SIGTERM: the retained status becomes `offline`, the client
+//! disconnects cleanly, and the optional `--stats` file is written. If the
+//! process dies instead, the broker publishes the last will `offline`.
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rumqttc::{
+    AsyncClient, ConnectReturnCode, ConnectionError, Event, EventLoop, Outgoing, Packet, Publish,
+    QoS, SubscribeFilter, SubscribeReasonCode,
+};
+use tracing::{debug, error, info, warn};
+
+use super::endpoint::{BrokerUrl, ConnectSpec};
+use super::mailbox::{Mail, Mailbox, Pushed};
+use super::schedule::{LatenessStats, Schedule};
+use super::topics::{Topics, NODE_REPORT, OFFLINE, ONLINE, USM_TIME};
+use super::{clip_for_log, no_broker_hint, BridgeError};
+use crate::command::parse_text;
+use crate::config::VehicleConfig;
+use crate::model::{PubValue, Vehicle};
+
+/// Mail kept between two iterations: entries and payload bytes.
+pub const MAILBOX_ENTRIES: usize = 256;
+/// See [`MAILBOX_ENTRIES`].
+pub const MAILBOX_BYTES: usize = 128 * 1024;
+/// Capacity of rumqttc's request channel (outgoing publications waiting
+/// for the connection task); one iteration posts about 20.
+pub const REQUEST_CAPACITY: usize = 128;
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// How often "still no broker" is repeated at warn level.
+const REMIND_EVERY: Duration = Duration::from_secs(30);
+/// How often tick statistics are logged at debug level (`-v`).
+const STATS_EVERY: Duration = Duration::from_secs(10);
+
+/// Everything `usim run` needs, resolved from the command line and config.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The vehicle (its `name` already overridden by `--name`).
+    pub config: VehicleConfig,
+    /// The broker.
+    pub broker: BrokerUrl,
+    /// Topic root (from `[mqtt]`, or `--topic-root`).
+    pub topic_root: String,
+    /// User name and password, if any.
+    pub credentials: Option<(String, String)>,
+    /// CA bundle for `mqtts://`.
+    pub ca_file: Option<PathBuf>,
+    /// MOOS-style time warp (> 0): the clock and the iteration rate are scaled.
+    pub time_warp: f64,
+    /// Clock value at start-up, s; default: Unix time now (as MOOSTime).
+    pub start_time_s: Option<f64>,
+    /// Where to write tick statistics (JSON) on exit.
+    pub stats_path: Option<PathBuf>,
+}
+
+/// What a run did, for the caller and the `--stats` file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    /// Vehicle name.
+    pub vehicle: String,
+    /// Iterations run.
+    pub ticks: u64,
+    /// Deadlines skipped because an iteration was more than a period late.
+    pub skipped: u64,
+    /// Real tick period, ms.
+    pub period_ms: f64,
+    /// Tick lateness p50, ms (upper edge of a 0.1 ms bucket).
+    pub lateness_p50_ms: f64,
+    /// Tick lateness p99, ms.
+    pub lateness_p99_ms: f64,
+    /// Largest tick lateness, ms.
+    pub lateness_max_ms: f64,
+    /// Lateness histogram: `[upper edge µs, count]`.
+    pub lateness_histogram_us: Vec<(u64, u64)>,
+    /// Messages that did not parse or were refused by the model.
+    pub bad_messages: u64,
+    /// Messages dropped because the mailbox was full.
+    pub mail_dropped: u64,
+    /// Plain setpoints superseded before an iteration used them.
+    pub mail_coalesced: u64,
+    /// Publications dropped because the outgoing queue was full.
+    pub publish_dropped: u64,
+    /// Connections made (1 + reconnections).
+    pub connections: u64,
+}
+
+/// State shared by the connection task and the tick task.
+struct Shared {
+    connected: AtomicBool,
+    shutting_down: AtomicBool,
+    connections: AtomicU64,
+    bad_messages: AtomicU64,
+    mailbox: Mutex<Mailbox>,
+}
+
+impl Shared {
+    fn mailbox(&self) -> MutexGuard<'_, Mailbox> {
+        // Never poisoned in practice (no panics while held); recover anyway.
+        self.mailbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Run one vehicle until SIGINT/SIGTERM. Must be called inside a tokio
+/// runtime with time and I/O enabled (a current-thread one is enough).
+pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
+    let cfg = &opts.config;
+    if !(opts.time_warp.is_finite() && opts.time_warp > 0.0) {
+        return Err(BridgeError::BadOption(format!(
+            "time warp must be a positive number, got {}",
+            opts.time_warp
+        )));
+    }
+    if !(cfg.app_tick.is_finite() && cfg.app_tick > 0.0) {
+        return Err(BridgeError::BadOption(format!(
+            "app_tick must be a positive number of iterations per second, got {}",
+            cfg.app_tick
+        )));
+    }
+    let topics = Topics::new(&opts.topic_root, &cfg.name)?;
+    for w in &cfg.warnings {
+        warn!("config: {w}");
+    }
+
+    let mut spec = ConnectSpec::new(opts.broker.clone(), client_id(&opts.topic_root, &cfg.name));
+    spec.credentials = opts.credentials.clone();
+    spec.ca_file = opts.ca_file.clone();
+    spec.last_will = Some((topics.status(), OFFLINE.to_string()));
+    let (client, eventloop) = AsyncClient::new(spec.mqtt_options()?, REQUEST_CAPACITY);
+
+    let shared = Arc::new(Shared {
+        connected: AtomicBool::new(false),
+        shutting_down: AtomicBool::new(false),
+        connections: AtomicU64::new(0),
+        bad_messages: AtomicU64::new(0),
+        mailbox: Mutex::new(Mailbox::new(MAILBOX_ENTRIES, MAILBOX_BYTES)),
+    });
+    let shutdown = shutdown_signal()?;
+
+    let url = opts.broker.to_string();
+    let connection = tokio::spawn(drive_connection(
+        eventloop,
+        client.clone(),
+        Arc::clone(&shared),
+        topics.clone(),
+        url.clone(),
+    ));
+
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let mut vehicle = Vehicle::new(cfg, start_time_s);
+    let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.time_warp);
+    info!(
+        "vehicle {} running: {} Hz, time warp {}, broker {url}, topics {}",
+        cfg.name,
+        cfg.app_tick,
+        opts.time_warp,
+        topics.all()
+    );
+
+    let mut ticker = Ticker {
+        client: client.clone(),
+        topics: topics.clone(),
+        topic_cache: HashMap::new(),
+        shared: Arc::clone(&shared),
+        inbox: Vec::with_capacity(16),
+        drops: DropLog::new(),
+        stats: LatenessStats::default(),
+        mail_dropped: 0,
+        publish_dropped: 0,
+        publish_dropped_logged: Instant::now(),
+    };
+    let mut last_stats_log = Instant::now();
+    tokio::pin!(shutdown);
+    let why = loop {
+        let deadline = tokio::time::Instant::from_std(schedule.next_deadline());
+        tokio::select! {
+            biased;
+            why = &mut shutdown => break why,
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        let wake = schedule.on_wake(Instant::now());
+        ticker.stats.record(&wake);
+        ticker.iterate(&mut vehicle, wake.clock_s);
+        if last_stats_log.elapsed() >= STATS_EVERY {
+            last_stats_log = Instant::now();
+            debug!(
+                "ticks {} (skipped {}), lateness p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
+                ticker.stats.ticks(),
+                ticker.stats.skipped(),
+                ms(ticker.stats.quantile(0.5)),
+                ms(ticker.stats.quantile(0.99)),
+                ticker.stats.max().as_secs_f64() * 1e3
+            );
+        }
+    };
+
+    // Clean exit: retained `offline`, then a clean disconnect.
+    info!("{why}: stopping vehicle {}", cfg.name);
+    shared.shutting_down.store(true, Ordering::SeqCst);
+    if shared.connected.load(Ordering::SeqCst) {
+        let _ = client.try_publish(topics.status(), QoS::AtLeastOnce, true, OFFLINE);
+        let _ = client.try_disconnect();
+        match tokio::time::timeout(Duration::from_secs(2), connection).await {
+            Ok(_) => info!("published status offline and disconnected"),
+            Err(_) => warn!("broker did not take the disconnect within 2 s"),
+        }
+    } else {
+        connection.abort();
+        warn!("not connected to the broker: status not updated (the broker's last will applies)");
+    }
+
+    let st = &ticker.stats;
+    let summary = RunSummary {
+        vehicle: cfg.name.clone(),
+        ticks: st.ticks(),
+        skipped: st.skipped(),
+        period_ms: schedule.period().as_secs_f64() * 1e3,
+        lateness_p50_ms: ms(st.quantile(0.5)),
+        lateness_p99_ms: ms(st.quantile(0.99)),
+        lateness_max_ms: st.max().as_secs_f64() * 1e3,
+        lateness_histogram_us: st.histogram_us(),
+        bad_messages: shared.bad_messages.load(Ordering::Relaxed),
+        mail_dropped: ticker.mail_dropped,
+        mail_coalesced: shared.mailbox().coalesced_total(),
+        publish_dropped: ticker.publish_dropped,
+        connections: shared.connections.load(Ordering::Relaxed),
+    };
+    if let Some(path) = &opts.stats_path {
+        let json = serde_json::to_string(&summary).unwrap_or_default();
+        std::fs::write(path, json + "\n").map_err(|e| {
+            BridgeError::Io(std::io::Error::new(
+                e.kind(),
+                format!("cannot write stats file {}: {e}", path.display()),
+            ))
+        })?;
+    }
+    Ok(summary)
+}
+
+/// The per-iteration work of the tick task.
+struct Ticker {
+    client: AsyncClient,
+    topics: Topics,
+    topic_cache: HashMap<String, String>,
+    shared: Arc<Shared>,
+    inbox: Vec<Mail>,
+    drops: DropLog,
+    stats: LatenessStats,
+    mail_dropped: u64,
+    publish_dropped: u64,
+    publish_dropped_logged: Instant,
+}
+
+impl Ticker {
+    /// One iteration at clock `t_s`: mail, step, publications.
+    fn iterate(&mut self, vehicle: &mut Vehicle, t_s: f64) {
+        let dropped = self.shared.mailbox().drain_into(&mut self.inbox);
+        if dropped > 0 {
+            self.mail_dropped += dropped;
+            warn!("{dropped} messages dropped since the last iteration: mailbox full (flood?)");
+        }
+        for mail in self.inbox.drain(..) {
+            if let Err(e) = vehicle.handle_command(mail.command, t_s) {
+                self.shared.bad_messages.fetch_add(1, Ordering::Relaxed);
+                self.drops
+                    .dropped(&self.topics.var(&mail.var), &mail.payload, &e.reason);
+            }
+        }
+        vehicle.step(t_s);
+        if self.shared.connected.load(Ordering::Relaxed) {
+            self.publish(vehicle, t_s);
+        }
+    }
+
+    fn publish(&mut self, vehicle: &Vehicle, t_s: f64) {
+        let mut failed = 0u64;
+        for p in vehicle.publications() {
+            let topic = match self.topic_cache.get(&p.var) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = self.topics.var(&p.var);
+                    self.topic_cache.insert(p.var.clone(), t.clone());
+                    t
+                }
+            };
+            let payload = match &p.value {
+                PubValue::Number(v) => format!("{v}"),
+                PubValue::Text(s) => s.clone(),
+            };
+            if self
+                .client
+                .try_publish(topic, QoS::AtMostOnce, false, payload)
+                .is_err()
+            {
+                failed += 1;
+            }
+        }
+        match serde_json::to_vec(&vehicle.snapshot()) {
+            Ok(json) => {
+                if self
+                    .client
+                    .try_publish(self.topics.var(NODE_REPORT), QoS::AtMostOnce, false, json)
+                    .is_err()
+                {
+                    failed += 1;
+                }
+            }
+            Err(e) => debug!("NODE_REPORT not serialised: {e}"),
+        }
+        // USM_TIME last: a watcher that saw it has seen the whole iteration.
+        if self
+            .client
+            .try_publish(
+                self.topics.var(USM_TIME),
+                QoS::AtMostOnce,
+                false,
+                format!("{t_s}"),
+            )
+            .is_err()
+        {
+            failed += 1;
+        }
+        if failed > 0 {
+            self.publish_dropped += failed;
+            if self.publish_dropped_logged.elapsed() >= Duration::from_secs(5) {
+                self.publish_dropped_logged = Instant::now();
+                warn!(
+                    "outgoing queue full: {} publications dropped so far (broker slow or unreachable)",
+                    self.publish_dropped
+                );
+            }
+        }
+    }
+}
+
+/// Connection bookkeeping for log messages.
+enum Link {
+    NeverConnected { attempts: u64, last_warn: Instant },
+    Connected,
+    Lost { since: Instant, last_warn: Instant },
+}
+
+/// The connection task: poll rumqttc forever (see the module doc).
+async fn drive_connection(
+    mut eventloop: EventLoop,
+    client: AsyncClient,
+    shared: Arc<Shared>,
+    topics: Topics,
+    url: String,
+) {
+    let filters: Vec<SubscribeFilter> = topics
+        .command_filters()
+        .into_iter()
+        .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
+        .collect();
+    let mut backoff = BACKOFF_MIN;
+    let mut link = Link::NeverConnected {
+        attempts: 0,
+        last_warn: Instant::now(),
+    };
+    let mut drops = DropLog::new();
+    loop {
+        match eventloop.poll().await {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                shared.connected.store(true, Ordering::SeqCst);
+                shared.connections.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = client.try_subscribe_many(filters.clone()) {
+                    error!("cannot queue the subscriptions: {e}");
+                }
+                if let Err(e) = client.try_publish(topics.status(), QoS::AtLeastOnce, true, ONLINE)
+                {
+                    warn!("cannot queue the online status: {e}");
+                }
+                match link {
+                    Link::NeverConnected { .. } => info!("connected to {url}"),
+                    Link::Lost { since, .. } => info!(
+                        "reconnected to {url} after {:.1} s; subscriptions renewed",
+                        since.elapsed().as_secs_f64()
+                    ),
+                    Link::Connected => {}
+                }
+                link = Link::Connected;
+                backoff = BACKOFF_MIN;
+            }
+            Ok(Event::Incoming(Packet::Publish(p))) => {
+                handle_publish(&p, &topics, &shared, &mut drops);
+            }
+            Ok(Event::Incoming(Packet::SubAck(ack))) => {
+                let refused = ack
+                    .return_codes
+                    .iter()
+                    .filter(|c| matches!(c, SubscribeReasonCode::Failure))
+                    .count();
+                if refused > 0 {
+                    error!(
+                        "the broker refused {refused} of {} subscriptions: check its ACL \
+                         (see configs/mosquitto.acl)",
+                        ack.return_codes.len()
+                    );
+                }
+            }
+            Ok(Event::Outgoing(Outgoing::Disconnect)) => {
+                shared.connected.store(false, Ordering::SeqCst);
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                shared.connected.store(false, Ordering::SeqCst);
+                if shared.shutting_down.load(Ordering::SeqCst) {
+                    return;
+                }
+                let hint = refusal_hint(&e);
+                match &mut link {
+                    Link::Connected => {
+                        warn!(
+                            "lost the connection to {url}: {e}; reconnecting \
+                             (the simulation keeps running){hint}"
+                        );
+                        link = Link::Lost {
+                            since: Instant::now(),
+                            last_warn: Instant::now(),
+                        };
+                    }
+                    Link::NeverConnected {
+                        attempts,
+                        last_warn,
+                    } => {
+                        if *attempts == 0 {
+                            error!(
+                                "cannot reach the MQTT broker at {url}: {e}{hint}. {}. \
+                                 Retrying; the simulation runs meanwhile.",
+                                no_broker_hint()
+                            );
+                        } else if last_warn.elapsed() >= REMIND_EVERY {
+                            *last_warn = Instant::now();
+                            warn!("still no MQTT broker at {url} ({e}){hint}");
+                        } else {
+                            debug!("connection attempt to {url} failed: {e}");
+                        }
+                        *attempts += 1;
+                    }
+                    Link::Lost { since, last_warn } => {
+                        if last_warn.elapsed() >= REMIND_EVERY {
+                            *last_warn = Instant::now();
+                            warn!(
+                                "still disconnected from {url} after {:.0} s ({e})",
+                                since.elapsed().as_secs_f64()
+                            );
+                        } else {
+                            debug!("reconnection attempt to {url} failed: {e}");
+                        }
+                    }
+                }
+                tokio::time::sleep(jitter(backoff)).await;
+                backoff = (backoff * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+/// Parse one incoming message into the mailbox, or log and drop it.
+fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut DropLog) {
+    let mut bad = |payload: &str, reason: &str| {
+        shared.bad_messages.fetch_add(1, Ordering::Relaxed);
+        drops.dropped(&p.topic, payload, reason);
+    };
+    let Some(var) = topics.var_of(&p.topic) else {
+        bad(
+            &String::from_utf8_lossy(&p.payload),
+            "not a topic of this vehicle",
+        );
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(&p.payload) else {
+        bad(&String::from_utf8_lossy(&p.payload), "payload is not UTF-8");
+        return;
+    };
+    if p.retain {
+        bad(
+            text,
+            "retained command ignored (post commands without the retain flag)",
+        );
+        return;
+    }
+    match parse_text(var, text) {
+        Ok(command) => {
+            let pushed = shared.mailbox().push(Mail {
+                var: var.to_string(),
+                payload: text.to_string(),
+                command,
+            });
+            if pushed == Pushed::Dropped {
+                // Counted and reported once per iteration by the tick task.
+                debug!(
+                    "mailbox full: dropped {} = {:?}",
+                    p.topic,
+                    clip_for_log(text, 80)
+                );
+            }
+        }
+        Err(e) => bad(text, &e.reason),
+    }
+}
+
+/// A hint for connection refusals that are about credentials or ACLs.
+fn refusal_hint(e: &ConnectionError) -> &'static str {
+    match e {
+        ConnectionError::ConnectionRefused(
+            ConnectReturnCode::BadUserNamePassword | ConnectReturnCode::NotAuthorized,
+        ) => " (check username/password in [mqtt]; the password may also be given in USIM_MQTT_PASSWORD)",
+        ConnectionError::ConnectionRefused(ConnectReturnCode::BadClientId) => {
+            " (client id rejected: is another process running this vehicle name?)"
+        }
+        _ => "",
+    }
+}
+
+/// Logs dropped messages: every one, up to 20 a second; beyond that a count.
+struct DropLog {
+    window: Instant,
+    in_window: u32,
+    suppressed: u64,
+}
+
+impl DropLog {
+    const PER_SECOND: u32 = 20;
+
+    fn new() -> DropLog {
+        DropLog {
+            window: Instant::now(),
+            in_window: 0,
+            suppressed: 0,
+        }
+    }
+
+    fn dropped(&mut self, topic: &str, payload: &str, reason: &str) {
+        if self.window.elapsed() >= Duration::from_secs(1) {
+            if self.suppressed > 0 {
+                warn!(
+                    "{} more bad messages dropped without a log line (flood)",
+                    self.suppressed
+                );
+            }
+            self.window = Instant::now();
+            self.in_window = 0;
+            self.suppressed = 0;
+        }
+        if self.in_window < Self::PER_SECOND {
+            self.in_window += 1;
+            warn!(
+                "dropped message on {topic}: payload {:?}: {reason}",
+                clip_for_log(payload, 200)
+            );
+        } else {
+            self.suppressed += 1;
+        }
+    }
+}
+
+/// A future that resolves with the signal's name on SIGINT or SIGTERM.
+pub fn shutdown_signal() -> Result<impl Future<Output = &'static str>, BridgeError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        }
+    })
+}
+
+/// The MQTT client id of a vehicle: unique per vehicle name and topic root.
+pub fn client_id(topic_root: &str, vehicle: &str) -> String {
+    format!("usim-{}-{vehicle}", topic_root.replace('/', "-"))
+}
+
+/// Seconds since the Unix epoch (MOOSTime's origin).
+fn unix_time_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Between half and all of `d`, so a fleet does not reconnect in lockstep.
+fn jitter(d: Duration) -> Duration {
+    let r = RandomState::new().build_hasher().finish();
+    d.mul_f64(0.5 + (r % 1000) as f64 / 2000.0)
+}
+
+fn ms(d: Option<Duration>) -> f64 {
+    d.map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_ids_are_flat_and_distinct() {
+        assert_eq!(client_id("usim", "alpha"), "usim-usim-alpha");
+        assert_eq!(client_id("a/b", "c"), "usim-a-b-c");
+        assert_ne!(client_id("usim", "a"), client_id("usim", "b"));
+    }
+
+    #[test]
+    fn jitter_stays_within_half_and_full() {
+        for _ in 0..100 {
+            let j = jitter(Duration::from_millis(1000));
+            assert!(j >= Duration::from_millis(500) && j <= Duration::from_millis(1000));
+        }
+    }
+}

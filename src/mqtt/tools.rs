@@ -1,0 +1,335 @@
+//! Scripting tools in the MOOS spirit: [`post`] (like uPokeDB) sends one
+//! value to one vehicle variable; [`watch`] (like uXMS) shows a vehicle's
+//! published variables, as a live table on a terminal or as plain lines.
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rumqttc::{AsyncClient, Event, Outgoing, Packet, QoS, SubscribeFilter};
+use tokio::sync::mpsc;
+
+use super::bridge::shutdown_signal;
+use super::endpoint::{BrokerUrl, ConnectSpec};
+use super::topics::{check_var, Topics, STATUS, USM_TIME};
+use super::BridgeError;
+use crate::command::parse_text;
+
+/// Where and as whom a tool connects.
+#[derive(Debug, Clone)]
+pub struct ToolConnection {
+    /// The broker.
+    pub url: BrokerUrl,
+    /// Topic root (`usim` by default).
+    pub topic_root: String,
+    /// User name and password, if any.
+    pub credentials: Option<(String, String)>,
+    /// CA bundle for `mqtts://`.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl ToolConnection {
+    fn spec(&self, tool: &str) -> ConnectSpec {
+        let mut spec = ConnectSpec::new(self.url.clone(), tool_client_id(tool));
+        spec.credentials = self.credentials.clone();
+        spec.ca_file = self.ca_file.clone();
+        spec.max_incoming_packet = 256 * 1024;
+        spec
+    }
+
+    fn connect_error(&self, reason: impl std::fmt::Display) -> BridgeError {
+        BridgeError::Connect {
+            url: self.url.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// What `usim post` sends.
+#[derive(Debug, Clone)]
+pub struct PostOptions {
+    /// Broker and topic root.
+    pub conn: ToolConnection,
+    /// Vehicle name.
+    pub vehicle: String,
+    /// MOOS variable, e.g. `DESIRED_THRUST`.
+    pub var: String,
+    /// Payload text, e.g. `60` or `x=0, y=0`.
+    pub value: String,
+    /// Check the variable and payload as the vehicle will before sending.
+    pub check: bool,
+    /// Retain the message on the broker (vehicles ignore retained commands).
+    pub retain: bool,
+    /// Give up after this long.
+    pub timeout: Duration,
+}
+
+/// Publish one value (QoS 1) and wait for the broker's acknowledgement.
+pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
+    let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
+    check_var(&o.var)?;
+    if o.check {
+        parse_text(&o.var, &o.value).map_err(|e| {
+            BridgeError::BadOption(format!(
+                "{e} (the vehicle would drop it; use --no-check to send it anyway)"
+            ))
+        })?;
+    }
+    let topic = topics.var(&o.var);
+    let (client, mut eventloop) = AsyncClient::new(o.conn.spec("post").mqtt_options()?, 8);
+    let exchange = async {
+        let mut sent = false;
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent => {
+                    sent = true;
+                    client
+                        .try_publish(
+                            topic.clone(),
+                            QoS::AtLeastOnce,
+                            o.retain,
+                            o.value.clone().into_bytes(),
+                        )
+                        .map_err(|e| o.conn.connect_error(e))?;
+                }
+                Ok(Event::Incoming(Packet::PubAck(_))) => {
+                    let _ = client.try_disconnect();
+                }
+                Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(o.conn.connect_error(e)),
+            }
+        }
+    };
+    match tokio::time::timeout(o.timeout, exchange).await {
+        Ok(r) => r,
+        Err(_) => Err(o.conn.connect_error(format!(
+            "no acknowledgement within {:.1} s",
+            o.timeout.as_secs_f64()
+        ))),
+    }
+}
+
+/// How `usim watch` shows what it receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// Redraw a table (variable, value, age) on the terminal, 4 times a second.
+    Table,
+    /// One line `VAR value` per message, as it arrives.
+    Lines,
+    /// Wait until every requested variable was seen (or, with none
+    /// requested, two whole iterations), print `VAR value` lines sorted by
+    /// name, and exit.
+    Once,
+}
+
+/// What `usim watch` shows.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Broker and topic root.
+    pub conn: ToolConnection,
+    /// Vehicle name.
+    pub vehicle: String,
+    /// Variables to show; empty: all of the vehicle's topics.
+    pub vars: Vec<String>,
+    /// Output mode.
+    pub mode: WatchMode,
+    /// Exit after this many messages (any mode).
+    pub count: Option<u64>,
+    /// Give up (exit status 1) if not done after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// How a watch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchEnd {
+    /// The count was reached, or `Once` saw what it waited for.
+    Done,
+    /// Stopped by SIGINT/SIGTERM.
+    Interrupted,
+    /// The timeout expired first.
+    TimedOut,
+}
+
+struct Row {
+    value: String,
+    at: Instant,
+}
+
+/// Watch a vehicle; writes to `out` (stdout in the binary).
+pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, BridgeError> {
+    let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
+    for v in &o.vars {
+        check_var(v)?;
+    }
+    let filters: Vec<SubscribeFilter> = if o.vars.is_empty() {
+        vec![SubscribeFilter::new(topics.all(), QoS::AtMostOnce)]
+    } else {
+        o.vars
+            .iter()
+            .map(|v| SubscribeFilter::new(topics.var(v), QoS::AtMostOnce))
+            .collect()
+    };
+    let (client, mut eventloop) = AsyncClient::new(o.conn.spec("watch").mqtt_options()?, 8);
+
+    // The event loop runs in its own task (it must be polled continuously);
+    // messages come here through a bounded channel.
+    let (tx, mut rx) = mpsc::channel::<Result<(String, String), String>>(1024);
+    let poller = tokio::spawn(async move {
+        let mut connected_once = false;
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected_once = true;
+                    let _ = client.try_subscribe_many(filters.clone());
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let payload = String::from_utf8_lossy(&p.payload).into_owned();
+                    if tx.send(Ok((p.topic, payload))).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) if !connected_once => {
+                    let _ = tx.send(Err(e.to_string())).await;
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!("connection lost: {e}; reconnecting");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        }
+    });
+
+    let shutdown = shutdown_signal()?;
+    tokio::pin!(shutdown);
+    let deadline = o.timeout.map(|t| tokio::time::Instant::now() + t);
+    let mut redraw = tokio::time::interval(Duration::from_millis(250));
+    redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut received: u64 = 0;
+    let mut times_seen = 0u32;
+    let started = Instant::now();
+    let io = |e: std::io::Error| BridgeError::Io(e);
+
+    let end = loop {
+        let timeout = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = &mut shutdown => break WatchEnd::Interrupted,
+            _ = timeout => break WatchEnd::TimedOut,
+            _ = redraw.tick(), if o.mode == WatchMode::Table => {
+                draw_table(out, &o.vehicle, &o.conn.url, &rows, received, started).map_err(io)?;
+            }
+            msg = rx.recv() => {
+                let (topic, payload) = match msg {
+                    Some(Ok(m)) => m,
+                    Some(Err(e)) => return Err(o.conn.connect_error(e)),
+                    None => return Err(o.conn.connect_error("connection task ended")),
+                };
+                let var = topics
+                    .var_of(&topic)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| topic.clone());
+                received += 1;
+                if o.mode == WatchMode::Lines {
+                    writeln!(out, "{var} {payload}").map_err(io)?;
+                    out.flush().map_err(io)?;
+                }
+                if var == USM_TIME {
+                    times_seen += 1;
+                }
+                rows.insert(var, Row { value: payload, at: Instant::now() });
+                if o.count.is_some_and(|n| received >= n) {
+                    break WatchEnd::Done;
+                }
+                if o.mode == WatchMode::Once {
+                    let done = if o.vars.is_empty() {
+                        times_seen >= 3
+                    } else {
+                        o.vars.iter().all(|v| rows.contains_key(v))
+                    };
+                    if done {
+                        break WatchEnd::Done;
+                    }
+                }
+            }
+        }
+    };
+    poller.abort();
+    match o.mode {
+        WatchMode::Once if end == WatchEnd::Done => {
+            for (var, row) in &rows {
+                if o.vars.is_empty() || o.vars.contains(var) {
+                    writeln!(out, "{var} {}", row.value).map_err(io)?;
+                }
+            }
+        }
+        WatchMode::Table => {
+            draw_table(out, &o.vehicle, &o.conn.url, &rows, received, started).map_err(io)?
+        }
+        _ => {}
+    }
+    out.flush().map_err(io)?;
+    Ok(end)
+}
+
+fn draw_table(
+    out: &mut dyn Write,
+    vehicle: &str,
+    url: &BrokerUrl,
+    rows: &BTreeMap<String, Row>,
+    received: u64,
+    started: Instant,
+) -> std::io::Result<()> {
+    let width = terminal_width().unwrap_or(100).max(40);
+    let name_w = rows.keys().map(|k| k.len()).max().unwrap_or(8).clamp(8, 32);
+    let value_w = width.saturating_sub(name_w + 10).max(10);
+    let status = rows.get(STATUS).map(|r| r.value.as_str()).unwrap_or("?");
+    let mut s = String::new();
+    // Home + clear screen, then the table.
+    s.push_str("\x1b[H\x1b[2J");
+    s.push_str(&format!(
+        "usim watch {vehicle} @ {url}  status: {status}  {received} msgs in {:.0} s  (Ctrl-C quits)\n",
+        started.elapsed().as_secs_f64()
+    ));
+    s.push_str(&format!(
+        "{:<name_w$}  {:<value_w$}  {:>6}\n",
+        "VARIABLE", "VALUE", "AGE s"
+    ));
+    for (var, row) in rows {
+        let mut value: String = row.value.chars().take(value_w).collect();
+        if row.value.chars().count() > value_w && value_w > 1 {
+            value.pop();
+            value.push('…');
+        }
+        s.push_str(&format!(
+            "{var:<name_w$}  {value:<value_w$}  {:>6.1}\n",
+            row.at.elapsed().as_secs_f64()
+        ));
+    }
+    out.write_all(s.as_bytes())?;
+    out.flush()
+}
+
+/// Terminal width of stdout, if it is a terminal.
+fn terminal_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes one winsize struct to the pointer given.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// A client id unique to this tool process.
+fn tool_client_id(tool: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("usim-{tool}-{}-{nanos}", std::process::id())
+}

@@ -1,0 +1,130 @@
+//! Topic names of one vehicle: `{topic_root}/{vehicle}/{VARIABLE}`
+//! (formats.md §4). The only place, with [`crate::command`], that knows them.
+use crate::command::SUBSCRIPTIONS;
+
+use super::BridgeError;
+
+/// The retained status topic's last level (`online` / `offline`).
+pub const STATUS: &str = "status";
+/// One JSON object per iteration with the CSV columns (formats.md §3).
+pub const NODE_REPORT: &str = "NODE_REPORT";
+/// The vehicle clock in seconds, posted each iteration.
+pub const USM_TIME: &str = "USM_TIME";
+/// Payload of [`STATUS`] while the vehicle runs (retained).
+pub const ONLINE: &str = "online";
+/// Payload of [`STATUS`] after a clean exit, and the MQTT last will.
+pub const OFFLINE: &str = "offline";
+
+/// The topics of one vehicle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topics {
+    /// `{topic_root}/{vehicle}/`, with the trailing slash.
+    base: String,
+}
+
+impl Topics {
+    /// Topics for `vehicle` under `topic_root`. The root may have several
+    /// levels (`fleet/usim`); neither may be empty or contain `+`, `#` or
+    /// NUL, and the vehicle name may not contain `/`.
+    pub fn new(topic_root: &str, vehicle: &str) -> Result<Topics, BridgeError> {
+        check_level("topic root", topic_root, true)?;
+        check_level("vehicle name", vehicle, false)?;
+        Ok(Topics {
+            base: format!("{topic_root}/{vehicle}/"),
+        })
+    }
+
+    /// The topic of `var` (a MOOS variable name such as `NAV_X`).
+    pub fn var(&self, var: &str) -> String {
+        format!("{}{var}", self.base)
+    }
+
+    /// The retained status topic.
+    pub fn status(&self) -> String {
+        self.var(STATUS)
+    }
+
+    /// `{topic_root}/{vehicle}/#`: everything of this vehicle (for watchers).
+    pub fn all(&self) -> String {
+        format!("{}#", self.base)
+    }
+
+    /// One filter per subscribed variable ([`SUBSCRIPTIONS`]). A vehicle
+    /// subscribes to these only, not to `#`, so it never hears its own
+    /// publications or another vehicle's mail.
+    pub fn command_filters(&self) -> Vec<String> {
+        SUBSCRIPTIONS
+            .iter()
+            .map(|(name, _, _)| self.var(name))
+            .collect()
+    }
+
+    /// The variable of `topic` if the topic belongs to this vehicle and has
+    /// exactly one level below it.
+    pub fn var_of<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let var = topic.strip_prefix(self.base.as_str())?;
+        (!var.is_empty() && !var.contains('/')).then_some(var)
+    }
+}
+
+/// Check a variable name given on a command line (`usim post`, `usim watch`).
+pub fn check_var(var: &str) -> Result<(), BridgeError> {
+    check_level("variable", var, false)
+}
+
+fn check_level(what: &str, s: &str, slash_ok: bool) -> Result<(), BridgeError> {
+    let bad = |why: &str| Err(BridgeError::BadTopic(format!("{what} {s:?} {why}")));
+    if s.is_empty() {
+        return bad("is empty");
+    }
+    if s.contains(['+', '#', '\0']) {
+        return bad("may not contain '+', '#' or NUL (MQTT wildcards)");
+    }
+    if !slash_ok && s.contains('/') {
+        return bad("may not contain '/'");
+    }
+    if slash_ok && (s.starts_with('/') || s.ends_with('/') || s.contains("//")) {
+        return bad("may not start or end with '/' or have an empty level");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn var_of_accepts_only_own_single_level_topics() {
+        let t = Topics::new("usim", "alpha").unwrap();
+        assert_eq!(t.var("NAV_X"), "usim/alpha/NAV_X");
+        assert_eq!(
+            t.var_of("usim/alpha/DESIRED_THRUST"),
+            Some("DESIRED_THRUST")
+        );
+        assert_eq!(t.var_of("usim/alphabet/DESIRED_THRUST"), None);
+        assert_eq!(t.var_of("usim/beta/DESIRED_THRUST"), None);
+        assert_eq!(t.var_of("usim/alpha/a/b"), None);
+        assert_eq!(t.var_of("usim/alpha/"), None);
+    }
+
+    #[test]
+    fn filters_are_one_per_subscribed_variable() {
+        let t = Topics::new("fleet/usim", "a").unwrap();
+        let f = t.command_filters();
+        assert_eq!(f.len(), SUBSCRIPTIONS.len());
+        assert!(f.contains(&"fleet/usim/a/USM_RESET".to_string()));
+        assert!(f.iter().all(|s| !s.contains('#') && !s.contains('+')));
+    }
+
+    #[test]
+    fn wildcards_and_slashes_are_rejected() {
+        assert!(Topics::new("usim", "a/b").is_err());
+        assert!(Topics::new("usim", "a+").is_err());
+        assert!(Topics::new("us#im", "a").is_err());
+        assert!(Topics::new("", "a").is_err());
+        assert!(Topics::new("usim/", "a").is_err());
+        assert!(Topics::new("usim", "").is_err());
+        assert!(check_var("NAV_X").is_ok());
+        assert!(check_var("NAV/X").is_err());
+    }
+}
