@@ -126,37 +126,117 @@ impl std::error::Error for MessageError {}
 /// Deprecated classic aliases (`USM_FORCE_*`) map to their modern names.
 pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("DESIRED_THRUST", Kind::Number, "thrust, percent"),
-    ("DESIRED_RUDDER", Kind::Number, "rudder, degrees (clipped to ±100)"),
-    ("DESIRED_ELEVATOR", Kind::Number, "elevator, percent (clipped to ±100)"),
-    ("DESIRED_THRUST_L", Kind::Number, "left thrust, percent (differential mode)"),
-    ("DESIRED_THRUST_R", Kind::Number, "right thrust, percent (differential mode)"),
-    ("THRUST_MODE_DIFFERENTIAL", Kind::Text, "true/false: differential thrust mode"),
-    ("THRUST_MODE_REVERSE", Kind::Text, "true/false: thrust reversed"),
-    ("USM_SIM_PAUSED", Kind::Text, "true/false: pause the simulation"),
-    ("BUOYANCY_RATE", Kind::Number, "buoyancy rate, m/s (positive rises)"),
-    ("USM_BUOYANCY_RATE", Kind::Number, "deprecated alias of BUOYANCY_RATE"),
+    (
+        "DESIRED_RUDDER",
+        Kind::Number,
+        "rudder, degrees (clipped to ±100)",
+    ),
+    (
+        "DESIRED_ELEVATOR",
+        Kind::Number,
+        "elevator, percent (clipped to ±100)",
+    ),
+    (
+        "DESIRED_THRUST_L",
+        Kind::Number,
+        "left thrust, percent (differential mode)",
+    ),
+    (
+        "DESIRED_THRUST_R",
+        Kind::Number,
+        "right thrust, percent (differential mode)",
+    ),
+    (
+        "THRUST_MODE_DIFFERENTIAL",
+        Kind::Text,
+        "true/false: differential thrust mode",
+    ),
+    (
+        "THRUST_MODE_REVERSE",
+        Kind::Text,
+        "true/false: thrust reversed",
+    ),
+    (
+        "USM_SIM_PAUSED",
+        Kind::Text,
+        "true/false: pause the simulation",
+    ),
+    (
+        "BUOYANCY_RATE",
+        Kind::Number,
+        "buoyancy rate, m/s (positive rises)",
+    ),
+    (
+        "USM_BUOYANCY_RATE",
+        Kind::Number,
+        "deprecated alias of BUOYANCY_RATE",
+    ),
     ("ROTATE_SPEED", Kind::Number, "extra turn rate, deg/s"),
-    ("USM_FORCE_THETA", Kind::Number, "deprecated alias of ROTATE_SPEED"),
+    (
+        "USM_FORCE_THETA",
+        Kind::Number,
+        "deprecated alias of ROTATE_SPEED",
+    ),
     ("DRIFT_X", Kind::Number, "drift east, m/s"),
     ("CURRENT_X", Kind::Number, "drift east, m/s"),
     ("USM_FORCE_X", Kind::Number, "deprecated alias of DRIFT_X"),
     ("DRIFT_Y", Kind::Number, "drift north, m/s"),
     ("CURRENT_Y", Kind::Number, "drift north, m/s"),
     ("USM_FORCE_Y", Kind::Number, "deprecated alias of DRIFT_Y"),
-    ("DRIFT_VECTOR", Kind::Text, "\"ang,mag\": set drift, degrees and m/s"),
-    ("USM_FORCE_VECTOR", Kind::Text, "deprecated alias of DRIFT_VECTOR"),
-    ("DRIFT_VECTOR_ADD", Kind::Text, "\"ang,mag\": add to drift, degrees and m/s"),
-    ("USM_FORCE_VECTOR_ADD", Kind::Text, "deprecated alias of DRIFT_VECTOR_ADD"),
+    (
+        "DRIFT_VECTOR",
+        Kind::Text,
+        "\"ang,mag\": set drift, degrees and m/s",
+    ),
+    (
+        "USM_FORCE_VECTOR",
+        Kind::Text,
+        "deprecated alias of DRIFT_VECTOR",
+    ),
+    (
+        "DRIFT_VECTOR_ADD",
+        Kind::Text,
+        "\"ang,mag\": add to drift, degrees and m/s",
+    ),
+    (
+        "USM_FORCE_VECTOR_ADD",
+        Kind::Text,
+        "deprecated alias of DRIFT_VECTOR_ADD",
+    ),
     ("DRIFT_VECTOR_MULT", Kind::Number, "scale the drift vector"),
-    ("USM_FORCE_VECTOR_MULT", Kind::Number, "deprecated alias of DRIFT_VECTOR_MULT"),
+    (
+        "USM_FORCE_VECTOR_MULT",
+        Kind::Number,
+        "deprecated alias of DRIFT_VECTOR_MULT",
+    ),
     ("WATER_DEPTH", Kind::Number, "water depth, m (for altitude)"),
-    ("USM_WATER_DEPTH", Kind::Number, "deprecated alias of WATER_DEPTH"),
-    ("USM_RESET", Kind::Text, "\"x=..,y=..,heading=..,speed=..,depth=..\": reset pose"),
+    (
+        "USM_WATER_DEPTH",
+        Kind::Number,
+        "deprecated alias of WATER_DEPTH",
+    ),
+    (
+        "USM_RESET",
+        Kind::Text,
+        "\"x=..,y=..,heading=..,speed=..,depth=..\": reset pose",
+    ),
     ("USM_TURN_RATE", Kind::Number, "turn rate, 0..100"),
-    ("USM_ENABLED", Kind::Text, "true/false: enable the simulation"),
-    ("OBSTACLE_HIT", Kind::Text, "true/false: vehicle hit an obstacle"),
+    (
+        "USM_ENABLED",
+        Kind::Text,
+        "true/false: enable the simulation",
+    ),
+    (
+        "OBSTACLE_HIT",
+        Kind::Text,
+        "true/false: vehicle hit an obstacle",
+    ),
     ("USM_TURN_RADIUS", Kind::Number, "V22 turn radius limit, m"),
-    ("SET", Kind::Text, "timed-command list (JSON, formats.md §4)"),
+    (
+        "SET",
+        Kind::Text,
+        "timed-command list (JSON, formats.md §4)",
+    ),
 ];
 
 /// How `var` is read, or `None` if the vehicle does not subscribe to it.
@@ -267,7 +347,11 @@ mod tests {
         assert!(parse_text("DESIRED_THRUST", "NaN").is_err());
         assert!(parse_text("DESIRED_THRUST", "inf").is_err());
         assert!(parse_text("DESIRED_THRUST", "sixty").is_err());
-        assert!(parse(&"DESIRED_RUDDER".to_string(), &Payload::Number(f64::INFINITY)).is_err());
+        assert!(parse(
+            &"DESIRED_RUDDER".to_string(),
+            &Payload::Number(f64::INFINITY)
+        )
+        .is_err());
     }
 
     #[test]

@@ -1,11 +1,73 @@
-//! `usim replay` (being written).
+//! `usim replay MISSION [-o OUT.csv]`: run a mission on a virtual clock and
+//! write the CSV (stdout without `-o`).
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 /// Arguments of `usim replay`.
 #[derive(Debug, clap::Args)]
-pub struct ReplayArgs {}
+#[command(
+    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n\nThe CSV columns are described in the README (formats.md §3). The same mission always gives byte-identical CSV."
+)]
+pub struct ReplayArgs {
+    /// Mission file (TOML: [mission], [vehicle] or mission.vehicle, [[post]]).
+    pub mission: PathBuf,
+    /// Write the CSV here instead of stdout.
+    #[arg(short, long, value_name = "OUT.csv")]
+    pub output: Option<PathBuf>,
+    /// Do not print warnings, dropped messages or progress.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
 
 /// Run `usim replay`.
-pub fn run(_a: ReplayArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let mission = crate::mission::load(&a.mission)?;
+    if !a.quiet {
+        for w in &mission.vehicle.warnings {
+            eprintln!("usim: warning: {w}");
+        }
+    }
+    let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
+    let mut progress = |k: u64, n: u64| {
+        if show_progress {
+            let pct = if n == 0 { 100 } else { k * 100 / n };
+            let bar = "#".repeat((pct / 4) as usize);
+            eprint!("\r[{bar:<25}] {pct:3}% {k}/{n} steps");
+            if k == n {
+                eprintln!();
+            }
+        }
+    };
+    let summary = match &a.output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            crate::replay::run(&mission, file, &mut progress)
+                .with_context(|| format!("writing {}", path.display()))?
+        }
+        None => {
+            let stdout = std::io::stdout().lock();
+            let s = crate::replay::run(&mission, stdout, &mut progress)?;
+            std::io::stdout().flush()?;
+            s
+        }
+    };
+    if !a.quiet {
+        for d in &summary.dropped {
+            eprintln!(
+                "usim: warning: {}:{}: {} (before iteration {})",
+                a.mission.display(),
+                d.line,
+                d.reason,
+                d.k
+            );
+        }
+        if let Some(path) = &a.output {
+            eprintln!("usim: wrote {} rows to {}", summary.rows, path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

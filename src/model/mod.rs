@@ -1,13 +1,64 @@
-//! The uSimMarine vehicle model, sans-IO (model.md). (API skeleton, being written.)
+//! The uSimMarine vehicle model, sans-IO (model.md).
+//!
+//! [`Vehicle`] is uSimMarine's `USM_MOOSApp` + `USM_Model` without the MOOS
+//! I/O: [`Vehicle::handle_command`] is `OnNewMail` for one message,
+//! [`Vehicle::step`] is `Iterate` (propagate, then post), and
+//! [`Vehicle::publications`] is what that iteration posted. Time is always an
+//! argument (clock seconds); nothing here reads a clock, a file or a socket.
+//!
+//! One step runs the stages of `propagateNodeRecord` in order, one module
+//! each: [`speed`], [`heading`], [`depth`], [`position`] (with [`drift`] and
+//! the [`current_field`]), then altitude and [`geodesy`].
 //!
 //! Heading convention: marine degrees, 0 = north (+y), 90 = east (+x),
-//! clockwise; x = east metres, y = north metres.
-use crate::command::{Command, MessageError};
+//! clockwise; x = east metres, y = north metres. Pitch and yaw are radians.
+use crate::command::{Command, MessageError, Payload};
 use crate::config::VehicleConfig;
+use crate::interp::shaping::Shaping;
 
-/// Validated model parameters (model.md §2.2). (Skeleton.)
-#[derive(Debug, Clone, Default)]
-pub struct Params {}
+pub mod angles;
+pub mod current_field;
+pub mod depth;
+pub mod drift;
+pub mod geodesy;
+pub mod heading;
+pub mod params;
+pub mod pose;
+pub mod position;
+pub mod speed;
+pub mod thrust_map;
+
+pub use params::{ModelVariant, Params, StartPose};
+
+use angles::{angle360, snap_to_step};
+use heading::TurnSpeedMap;
+
+/// A navigation record (uSimMarine's `NodeRecord`): stored verbatim.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Record {
+    /// East, m.
+    pub x: f64,
+    /// North, m.
+    pub y: f64,
+    /// Stored speed (the step mean), m/s; negative astern.
+    pub speed: f64,
+    /// Heading, degrees (in [0, 360) after the first step).
+    pub heading: f64,
+    /// Depth, m (positive down).
+    pub depth: f64,
+    /// Altitude above the bottom, m (`None` until first set).
+    pub altitude: Option<f64>,
+    /// Pitch, radians.
+    pub pitch: f64,
+    /// Yaw, radians (east-north-up sense).
+    pub yaw: f64,
+    /// Speed over ground, m/s.
+    pub sog: f64,
+    /// Heading over ground, degrees.
+    pub hog: f64,
+    /// Time stamp, clock seconds.
+    pub stamp: f64,
+}
 
 /// One value the vehicle posts (uSimMarine's `Notify`).
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +79,8 @@ pub struct Publication {
 }
 
 /// The state as the CSV (formats.md §3) and `NODE_REPORT` show it.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+/// Units: m, m/s, degrees; pitch and yaw in radians; NaN = not set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Snapshot {
     /// Iteration index (0 = after start-up).
     pub k: u64,
@@ -38,43 +90,780 @@ pub struct Snapshot {
     pub x: f64,
     /// North, m.
     pub y: f64,
+    /// Stored speed, m/s.
+    pub speed: f64,
+    /// Heading, degrees.
+    pub heading: f64,
+    /// Depth, m.
+    pub depth: f64,
+    /// Altitude, m (NaN until set).
+    pub altitude: f64,
+    /// Pitch, radians.
+    pub pitch: f64,
+    /// Yaw, radians.
+    pub yaw: f64,
+    /// Speed over ground, m/s.
+    pub sog: f64,
+    /// Heading over ground, degrees.
+    pub hog: f64,
+    /// Last published `<PREFIX>_SPEED`, m/s (NaN before the first).
+    pub nav_speed: f64,
+    /// Last published `<PREFIX>_HEADING`, degrees (NaN before the first).
+    pub nav_heading: f64,
+    /// Latitude, degrees (NaN without an origin).
+    pub lat: f64,
+    /// Longitude, degrees (NaN without an origin).
+    pub lon: f64,
+    /// Drift east, m/s.
+    pub drift_x: f64,
+    /// Drift north, m/s.
+    pub drift_y: f64,
+    /// Rudder as the model holds it.
+    pub rudder: f64,
+    /// Thrust, percent.
+    pub thrust: f64,
+    /// Elevator, percent (unclipped).
+    pub elevator: f64,
+    /// Ground-truth east, m.
+    pub gt_x: f64,
+    /// Ground-truth north, m.
+    pub gt_y: f64,
 }
 
-/// One simulated vehicle: state, parameters and actuator inputs.
+/// The actuators a setpoint can address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Actuator {
+    /// `DESIRED_THRUST`, percent.
+    Thrust,
+    /// `DESIRED_RUDDER`, degrees/percent.
+    Rudder,
+    /// `DESIRED_ELEVATOR`, percent.
+    Elevator,
+    /// `DESIRED_THRUST_L`, percent.
+    ThrustL,
+    /// `DESIRED_THRUST_R`, percent.
+    ThrustR,
+}
+
+impl Actuator {
+    /// All actuators, in a fixed order.
+    pub const ALL: [Actuator; 5] = [
+        Actuator::Thrust,
+        Actuator::Rudder,
+        Actuator::Elevator,
+        Actuator::ThrustL,
+        Actuator::ThrustR,
+    ];
+
+    /// The MOOS variable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Actuator::Thrust => "DESIRED_THRUST",
+            Actuator::Rudder => "DESIRED_RUDDER",
+            Actuator::Elevator => "DESIRED_ELEVATOR",
+            Actuator::ThrustL => "DESIRED_THRUST_L",
+            Actuator::ThrustR => "DESIRED_THRUST_R",
+        }
+    }
+
+    /// Parse a MOOS variable name.
+    pub fn from_name(name: &str) -> Option<Actuator> {
+        Actuator::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Index in [`Actuator::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One simulated vehicle: parameters, the two records, actuators and
+/// everything mail can change.
 #[derive(Debug, Clone)]
 pub struct Vehicle {
+    params: Params,
     start_time: f64,
+    nav: Record,
+    gt: Record,
+    // actuators as the model holds them
+    rudder: f64,
+    thrust: f64,
+    elevator: f64,
+    thrust_l: f64,
+    thrust_r: f64,
+    /// Model thrust mode: differential.
+    mode_diff: bool,
+    /// Classic app flag: differential (gates DESIRED_THRUST/RUDDER).
+    app_diff: bool,
+    reverse: bool,
+    rudder_t_last: f64,
+    // environment and settings changeable by mail
+    drift: (f64, f64),
+    rotate_speed: f64,
+    buoyancy_rate: f64,
+    turn_rate: f64,
+    water_depth: f64,
+    turn_radius: f64,
+    tsm: TurnSpeedMap,
+    // app state
+    paused_since: Option<f64>,
+    paused_centis: i64,
+    enabled: bool,
+    obstacle: bool,
+    iteration: u64,
+    reset_count: u64,
+    reset_fresh: bool,
+    drift_fresh: bool,
+    nav_speed: Option<f64>,
+    nav_heading: Option<f64>,
+    pubs: Vec<Publication>,
+    geo: Option<geodesy::GeoConverter>,
+    shaping: Shaping,
 }
 
 impl Vehicle {
-    /// A vehicle at its start pose; `start_time` is the clock at start-up, s.
-    pub fn new(_cfg: &VehicleConfig, start_time: f64) -> Vehicle {
-        Vehicle { start_time }
+    /// A vehicle at its start pose; `start_time_s` is the clock at start-up.
+    pub fn new(cfg: &VehicleConfig, start_time_s: f64) -> Vehicle {
+        Vehicle::from_params(cfg.params.clone(), start_time_s)
     }
 
-    /// Handle one message received at clock `t_s` (before the next [`Vehicle::step`]).
-    /// An error means the message was dropped and the state is unchanged.
-    pub fn handle_command(&mut self, _cmd: Command, _t_s: f64) -> Result<(), MessageError> {
+    /// A vehicle from validated parameters; `start_time_s` is the clock at start-up.
+    pub fn from_params(params: Params, start_time_s: f64) -> Vehicle {
+        let s = params.start;
+        let rec = Record {
+            x: s.x,
+            y: s.y,
+            speed: s.speed,
+            heading: s.heading,
+            depth: s.depth,
+            stamp: start_time_s,
+            ..Record::default()
+        };
+        let geo = params.geo_converter();
+        let shaping = Shaping::new(&params.actuators, start_time_s);
+        Vehicle {
+            start_time: start_time_s,
+            nav: rec,
+            gt: rec,
+            rudder: 0.0,
+            thrust: 0.0,
+            elevator: 0.0,
+            thrust_l: 0.0,
+            thrust_r: 0.0,
+            mode_diff: params.thrust_mode_diff,
+            app_diff: params.thrust_mode_diff,
+            reverse: params.thrust_mode_reverse,
+            rudder_t_last: 0.0,
+            drift: (params.drift_x, params.drift_y),
+            rotate_speed: params.rotate_speed,
+            buoyancy_rate: params.buoyancy_rate,
+            turn_rate: params.turn_rate,
+            water_depth: params.default_water_depth,
+            turn_radius: params.turn_radius,
+            tsm: TurnSpeedMap {
+                null_speed: params.turn_spd_map_null_speed,
+                null_rate: params.turn_spd_map_null_rate,
+                full_speed: params.turn_spd_map_full_speed,
+                full_rate: params.turn_spd_map_full_rate,
+            },
+            paused_since: if params.sim_pause {
+                Some(start_time_s)
+            } else {
+                None
+            },
+            paused_centis: 0,
+            enabled: true,
+            obstacle: false,
+            iteration: 0,
+            reset_count: 0,
+            reset_fresh: false,
+            drift_fresh: true,
+            nav_speed: None,
+            nav_heading: None,
+            pubs: Vec::new(),
+            geo,
+            shaping,
+            params,
+        }
+    }
+
+    /// The parameters the vehicle was built with.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The NAV record (published as `<PREFIX>_*`).
+    pub fn nav(&self) -> &Record {
+        &self.nav
+    }
+
+    /// The ground-truth record (propagated only in dual-state mode).
+    pub fn ground_truth(&self) -> &Record {
+        &self.gt
+    }
+
+    /// Current drift (east, north), m/s.
+    pub fn drift(&self) -> (f64, f64) {
+        self.drift
+    }
+
+    /// Iterations run so far.
+    pub fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    /// Whether the simulation is paused (`USM_SIM_PAUSED`, `sim_pause`).
+    pub fn is_paused(&self) -> bool {
+        self.paused_since.is_some()
+    }
+
+    fn is_v22(&self) -> bool {
+        self.params.variant == ModelVariant::V22
+    }
+
+    /// Handle one message received at clock `t_s` (before the next
+    /// [`Vehicle::step`]). An error means the message was dropped and the
+    /// state is unchanged.
+    pub fn handle_command(&mut self, cmd: Command, t_s: f64) -> Result<(), MessageError> {
+        use Command as C;
+        match cmd {
+            C::DesiredThrust(v) => self.handle_setpoint(Actuator::Thrust, v, t_s),
+            C::DesiredRudder(v) => self.handle_setpoint(Actuator::Rudder, v, t_s),
+            C::DesiredElevator(v) => self.handle_setpoint(Actuator::Elevator, v, t_s),
+            C::DesiredThrustL(v) => self.handle_setpoint(Actuator::ThrustL, v, t_s),
+            C::DesiredThrustR(v) => self.handle_setpoint(Actuator::ThrustR, v, t_s),
+            C::Set(json) => {
+                self.shaping
+                    .handle_set(&json, t_s)
+                    .map_err(|e| MessageError::new("SET", &json, e))?;
+            }
+            C::ThrustModeDifferential(s) => {
+                let on = if self.is_v22() {
+                    match s.trim().to_lowercase().as_str() {
+                        "differential" | "true" => true,
+                        "normal" | "false" => false,
+                        _ => {
+                            return Err(bad(
+                                &C::ThrustModeDifferential(s.clone()),
+                                "expected differential/true or normal/false",
+                            ))
+                        }
+                    }
+                } else {
+                    parse_bool(&s).ok_or_else(|| {
+                        bad_text("THRUST_MODE_DIFFERENTIAL", &s, "expected true or false")
+                    })?
+                };
+                self.app_diff = on;
+                self.mode_diff = on;
+            }
+            C::ThrustModeReverse(s) => {
+                let on = if self.is_v22() {
+                    match s.trim().to_lowercase().as_str() {
+                        "reverse" | "true" => true,
+                        "normal" | "false" => false,
+                        _ => {
+                            return Err(bad_text(
+                                "THRUST_MODE_REVERSE",
+                                &s,
+                                "expected reverse/true or normal/false",
+                            ))
+                        }
+                    }
+                } else {
+                    s.trim().eq_ignore_ascii_case("true")
+                };
+                self.reverse = on;
+            }
+            C::SimPaused(s) => {
+                let pause = if self.is_v22() {
+                    match s.trim().to_lowercase().as_str() {
+                        "true" | "on" | "yes" => true,
+                        "false" | "off" | "no" => false,
+                        "toggle" => !self.is_paused(),
+                        _ => {
+                            return Err(bad_text(
+                                "USM_SIM_PAUSED",
+                                &s,
+                                "expected true/false/toggle",
+                            ))
+                        }
+                    }
+                } else {
+                    s.trim().to_uppercase() == "TRUE"
+                };
+                self.set_paused(pause, t_s);
+            }
+            C::BuoyancyRate(v) => self.buoyancy_rate = v,
+            C::RotateSpeed(v) => self.rotate_speed = v,
+            C::DriftX(v) => self.set_drift((v, self.drift.1), false),
+            C::DriftY(v) => self.set_drift((self.drift.0, v), false),
+            C::DriftVector(s) => {
+                let (a, m) =
+                    drift::parse_vector(&s).map_err(|r| bad_text("DRIFT_VECTOR", &s, r))?;
+                self.set_drift(drift::components(a, m), true);
+            }
+            C::DriftVectorAdd(s) => {
+                let (a, m) =
+                    drift::parse_vector(&s).map_err(|r| bad_text("DRIFT_VECTOR_ADD", &s, r))?;
+                self.set_drift(drift::add(self.drift, a, m), true);
+            }
+            C::DriftVectorMult(k) => self.set_drift(drift::mult(self.drift, k), true),
+            C::WaterDepth(v) => {
+                if v < 0.0 {
+                    return Err(MessageError::new(
+                        "WATER_DEPTH",
+                        v,
+                        "negative water depth is ignored",
+                    ));
+                }
+                self.water_depth = v;
+            }
+            C::Reset(s) => self.handle_reset(&s)?,
+            C::TurnRate(v) => self.turn_rate = v.clamp(0.0, 100.0),
+            C::Enabled(s) => {
+                self.enabled = parse_bool(&s)
+                    .ok_or_else(|| bad_text("USM_ENABLED", &s, "expected true or false"))?;
+            }
+            C::ObstacleHit(p) => {
+                self.obstacle = match (&p, self.is_v22()) {
+                    // classic reads a double: any string message is −1, i.e. a hit
+                    (Payload::Number(v), false) => *v != 0.0,
+                    (Payload::Text(_), false) => true,
+                    (Payload::Text(s), true) => parse_bool(s)
+                        .ok_or_else(|| bad_text("OBSTACLE_HIT", s, "expected true or false"))?,
+                    (Payload::Number(v), true) => *v != 0.0,
+                };
+            }
+            C::TurnRadius(v) => {
+                if v < 0.0 {
+                    return Err(MessageError::new("USM_TURN_RADIUS", v, "must be >= 0"));
+                }
+                self.turn_radius = v;
+            }
+        }
         Ok(())
     }
 
-    /// Run one iteration (uSimMarine's `Iterate`) at clock `t_s`; afterwards
-    /// [`Vehicle::publications`] holds what this iteration posted.
-    pub fn step(&mut self, _t_s: f64) {}
+    /// A plain number on a `DESIRED_*` variable: a `ClearAll` with one command
+    /// at the receipt time for the shaping layer, and (unless the actuator is
+    /// smoothed) uSimMarine's handling of the message right away.
+    fn handle_setpoint(&mut self, act: Actuator, v: f64, t_s: f64) {
+        if let Some(now) = self.shaping.handle_plain(act, v, t_s) {
+            self.apply_actuator(act, now, t_s);
+        }
+    }
+
+    /// uSimMarine's mail handling of one actuator value at clock `t_s`.
+    fn apply_actuator(&mut self, act: Actuator, v: f64, t_s: f64) {
+        let v22 = self.is_v22();
+        match act {
+            Actuator::Thrust => {
+                if v22 {
+                    if !self.mode_diff {
+                        self.thrust = v;
+                    }
+                } else if !self.app_diff {
+                    self.thrust = v;
+                    self.mode_diff = false;
+                }
+            }
+            Actuator::Rudder => {
+                let gated = if v22 { self.mode_diff } else { self.app_diff };
+                if !gated {
+                    self.set_rudder(v, t_s);
+                    if !v22 {
+                        self.mode_diff = false;
+                    }
+                }
+            }
+            Actuator::Elevator => self.elevator = v,
+            Actuator::ThrustL => {
+                if self.mode_diff || (!v22 && self.app_diff) {
+                    self.thrust_l = v.clamp(-100.0, 100.0);
+                }
+            }
+            Actuator::ThrustR => {
+                if self.mode_diff || (!v22 && self.app_diff) {
+                    self.thrust_r = v.clamp(-100.0, 100.0);
+                }
+            }
+        }
+    }
+
+    /// Rudder rate limit per message (model.md §15.1).
+    fn set_rudder(&mut self, v: f64, t_s: f64) {
+        let rho = self.params.max_rudder_degs_per_sec;
+        let dmax = if rho > 0.0 {
+            (t_s - self.rudder_t_last) * rho
+        } else {
+            100.0
+        };
+        let change = (v - self.rudder).clamp(-dmax.abs(), dmax.abs());
+        self.rudder += change;
+        self.rudder_t_last = t_s;
+    }
+
+    fn set_drift(&mut self, d: (f64, f64), fresh: bool) {
+        if d.0.is_finite() && d.1.is_finite() {
+            self.drift = d;
+            if fresh || self.is_v22() {
+                self.drift_fresh = true;
+            }
+        }
+    }
+
+    fn handle_reset(&mut self, s: &str) -> Result<(), MessageError> {
+        // Stricter than uSimMarine for live messages: every value must be a
+        // finite number and every key known, or nothing is applied.
+        let (p, err) = pose::parse_pose(s);
+        if let Some(e) = err {
+            return Err(bad_text("USM_RESET", s, e));
+        }
+        for elem in s.split(',') {
+            let val = elem.split_once('=').map(|(_, v)| v).unwrap_or(elem);
+            if crate::command::parse_number(val).is_err() {
+                return Err(bad_text(
+                    "USM_RESET",
+                    s,
+                    format!("`{}` is not a finite number", val.trim()),
+                ));
+            }
+        }
+        for rec in [&mut self.nav, &mut self.gt] {
+            apply_pose(rec, &p);
+        }
+        self.reset_count += 1;
+        self.reset_fresh = true;
+        Ok(())
+    }
+
+    fn set_paused(&mut self, pause: bool, t_s: f64) {
+        match (pause, self.paused_since) {
+            (true, None) => self.paused_since = Some(t_s),
+            (false, Some(since)) => {
+                // MBTimer counts ticks of times() (1/100 s)
+                self.paused_centis += ((t_s - since) * 100.0).round().max(0.0) as i64;
+                self.paused_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Run one iteration (uSimMarine's `Iterate`) at clock `t_s`: actuator
+    /// shaping, propagation (model.md §5–§11), then the postings, which
+    /// [`Vehicle::publications`] returns until the next step.
+    pub fn step(&mut self, t_s: f64) {
+        self.iteration += 1;
+        self.pubs.clear();
+        for (act, v) in self.shaping.cycle(t_s) {
+            self.apply_actuator(act, v, t_s);
+        }
+        let v22 = self.is_v22();
+        if !v22 && self.obstacle {
+            return; // classic freezes for good
+        }
+        if v22 && !self.enabled {
+            self.nav.stamp = t_s;
+            self.gt.stamp = t_s;
+        } else if v22 && self.obstacle {
+            let mut rec = self.nav;
+            rec.speed = 0.0;
+            self.post(&rec);
+            return;
+        } else {
+            self.propagate(t_s);
+        }
+        if !self.enabled && !v22 {
+            return;
+        }
+        if v22 && self.iteration % 2 != 0 {
+            return;
+        }
+        let rec = self.nav;
+        self.post(&rec);
+    }
+
+    /// `USM_Model::propagate(T)`: the step length from the record's stamp,
+    /// less whole seconds spent paused.
+    fn propagate(&mut self, t_s: f64) {
+        if self.is_paused() {
+            return;
+        }
+        let w = (self.paused_centis / 100) as f64;
+        let t_a = t_s - w;
+        let dt = t_a - self.nav.stamp;
+        if !dt.is_finite() {
+            return;
+        }
+        let dual = self.params.dual_state;
+        let nav_drift = !dual;
+        let mut nav = self.nav;
+        self.propagate_record(&mut nav, dt, nav_drift);
+        let mut gt = self.gt;
+        if dual {
+            self.propagate_record(&mut gt, dt, true);
+        }
+        // Quarantine (rapier-style): a non-finite result never enters the state.
+        if record_is_finite(&nav) && record_is_finite(&gt) {
+            self.nav = nav;
+            self.gt = gt;
+        } else {
+            tracing::warn!("step at t={t_s} produced a non-finite state; step skipped");
+        }
+    }
+
+    /// `propagateNodeRecord` for one record: speed, heading, depth, position,
+    /// altitude (model.md §6).
+    fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool) {
+        let p = &self.params;
+        let v_p = rec.speed;
+        let h_p = rec.heading;
+        let lim = speed::SpeedLimits {
+            max_accel: p.max_acceleration,
+            max_decel: p.max_deceleration,
+            turn_loss: p.turn_spd_loss,
+        };
+        let (thrust, rudder) = if self.mode_diff {
+            (
+                (self.thrust_l + self.thrust_r) / 2.0,
+                (self.thrust_l - self.thrust_r) / 2.0,
+            )
+        } else {
+            (self.thrust, self.rudder)
+        };
+        let v_n =
+            speed::propagate_speed(&p.thrust_map, &lim, thrust, rudder, self.reverse, v_p, dt)
+                .unwrap_or(v_p);
+        let (h_n, yaw) = if self.mode_diff {
+            heading::propagate_heading_diff(
+                self.thrust_l,
+                self.thrust_r,
+                self.rotate_speed,
+                self.reverse,
+                h_p,
+                dt,
+            )
+            .unwrap_or((h_p, rec.yaw))
+        } else {
+            let inp = heading::HeadingInput {
+                rudder: self.rudder,
+                thrust: self.thrust,
+                turn_rate: self.turn_rate,
+                rotate_speed: self.rotate_speed,
+                v_n,
+                reverse: self.reverse,
+            };
+            if p.variant == ModelVariant::V22 {
+                let tsm = &mut self.tsm;
+                heading::propagate_heading(&inp, h_p, dt, |tr| tsm.rate(tr, v_n))
+            } else {
+                heading::propagate_heading(&inp, h_p, dt, |tr| tr)
+            }
+        };
+        let dp = depth::DepthParams {
+            buoyancy_rate: self.buoyancy_rate,
+            max_depth_rate: p.max_depth_rate,
+            max_depth_rate_speed: p.max_depth_rate_speed,
+        };
+        let (z, pitch) = depth::propagate_depth(&dp, self.elevator, v_n, rec.pitch, rec.depth, dt);
+        let drift = if with_drift {
+            let (cx, cy) = match &p.current_field {
+                Some(f) => f.force_at(rec.x, rec.y),
+                None => (0.0, 0.0),
+            };
+            (self.drift.0 + cx, self.drift.1 + cy)
+        } else {
+            (0.0, 0.0)
+        };
+        let pos = position::propagate_position(rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt);
+        rec.x = pos.x;
+        rec.y = pos.y;
+        rec.speed = pos.speed;
+        rec.heading = h_n;
+        rec.yaw = yaw;
+        rec.depth = z;
+        rec.pitch = pitch;
+        rec.sog = pos.sog;
+        rec.hog = pos.hog;
+        rec.stamp += dt;
+        if self.water_depth > 0.0 {
+            rec.altitude = Some((self.water_depth - rec.depth).max(0.0));
+        }
+    }
+
+    /// The postings of one iteration (model.md §4) for the NAV record `rec`.
+    fn post(&mut self, rec: &Record) {
+        let v22 = self.is_v22();
+        let prefix = self.params.prefix.clone();
+        let mut speed = snap_to_step(rec.speed, 0.01);
+        if v22 && speed > self.params.max_speed {
+            speed = self.params.max_speed;
+        }
+        let flip = |h: f64, rev: bool| if rev { angle360(h + 180.0) } else { h };
+        let rev = self.reverse && !v22;
+        let heading = flip(angle360(rec.heading), rev);
+        let hog = flip(angle360(rec.hog), rev);
+        let yaw = if rev {
+            heading::yaw_of(heading)
+        } else {
+            rec.yaw
+        };
+        self.nav_speed = Some(speed);
+        self.nav_heading = Some(heading);
+        let mut out = Vec::with_capacity(24);
+        let mut num = |name: &str, v: f64| {
+            out.push(Publication {
+                var: format!("{prefix}_{name}"),
+                value: PubValue::Number(v),
+            })
+        };
+        num("X", rec.x);
+        num("Y", rec.y);
+        if let Some(geo) = &self.geo {
+            let (lat, lon) = geo.to_lat_lon(rec.x, rec.y);
+            num("LAT", lat);
+            num("LONG", lon);
+        }
+        num("SPEED", speed);
+        num("HEADING", heading);
+        num("DEPTH", rec.depth);
+        if !v22 {
+            num("Z", -rec.depth);
+            num("PITCH", rec.pitch);
+            num("YAW", yaw);
+        }
+        num("HEADING_OVER_GROUND", hog);
+        num("SPEED_OVER_GROUND", rec.sog);
+        if let Some(alt) = rec.altitude {
+            num("ALTITUDE", alt);
+        }
+        if self.params.dual_state {
+            let gt = self.gt;
+            num("GT_X", gt.x);
+            num("GT_Y", gt.y);
+            num("GT_SPEED", snap_to_step(gt.speed, 0.01));
+            num("GT_HEADING", flip(angle360(gt.heading), rev));
+            num("GT_DEPTH", gt.depth);
+        }
+        if !v22 {
+            out.push(Publication {
+                var: "TRUE_X".into(),
+                value: PubValue::Number(rec.x),
+            });
+            out.push(Publication {
+                var: "TRUE_Y".into(),
+                value: PubValue::Number(rec.y),
+            });
+            out.push(Publication {
+                var: "SIMULATION_MODE".into(),
+                value: PubValue::Text("TRUE".into()),
+            });
+        }
+        if self.drift_fresh {
+            let s = drift::summary(self.drift);
+            if !v22 {
+                out.push(Publication {
+                    var: "USM_FSUMMARY".into(),
+                    value: PubValue::Text(s.clone()),
+                });
+            }
+            out.push(Publication {
+                var: "USM_DRIFT_SUMMARY".into(),
+                value: PubValue::Text(s),
+            });
+            self.drift_fresh = false;
+        }
+        if self.reset_fresh {
+            out.push(Publication {
+                var: "USM_RESET_COUNT".into(),
+                value: PubValue::Number(self.reset_count as f64),
+            });
+            self.reset_fresh = false;
+        }
+        self.pubs = out;
+    }
 
     /// What the last iteration posted (empty on V22's odd iterations).
     pub fn publications(&self) -> &[Publication] {
-        &[]
+        &self.pubs
     }
 
-    /// The state for the CSV / NODE_REPORT.
+    /// The state for the CSV / `NODE_REPORT` at clock `now_s`... as of the last step.
     pub fn snapshot(&self) -> Snapshot {
+        let r = &self.nav;
+        let (lat, lon) = match &self.geo {
+            Some(g) => g.to_lat_lon(r.x, r.y),
+            None => (f64::NAN, f64::NAN),
+        };
         Snapshot {
-            t: -self.start_time,
-            ..Snapshot::default()
+            k: self.iteration,
+            t: r.stamp - self.start_time,
+            x: r.x,
+            y: r.y,
+            speed: r.speed,
+            heading: r.heading,
+            depth: r.depth,
+            altitude: r.altitude.unwrap_or(f64::NAN),
+            pitch: r.pitch,
+            yaw: r.yaw,
+            sog: r.sog,
+            hog: r.hog,
+            nav_speed: self.nav_speed.unwrap_or(f64::NAN),
+            nav_heading: self.nav_heading.unwrap_or(f64::NAN),
+            lat,
+            lon,
+            drift_x: self.drift.0,
+            drift_y: self.drift.1,
+            rudder: self.rudder,
+            thrust: self.thrust,
+            elevator: self.elevator,
+            gt_x: self.gt.x,
+            gt_y: self.gt.y,
         }
     }
 }
 
-pub mod current_field;
-pub mod geodesy;
+fn apply_pose(rec: &mut Record, p: &pose::PoseUpdate) {
+    if let Some(v) = p.x {
+        rec.x = v;
+    }
+    if let Some(v) = p.y {
+        rec.y = v;
+    }
+    if let Some(v) = p.heading {
+        rec.heading = v;
+    }
+    if let Some(v) = p.speed {
+        rec.speed = v;
+    }
+    if let Some(v) = p.depth {
+        rec.depth = v;
+    }
+}
+
+fn record_is_finite(r: &Record) -> bool {
+    [
+        r.x, r.y, r.speed, r.heading, r.depth, r.pitch, r.yaw, r.sog, r.hog, r.stamp,
+    ]
+    .iter()
+    .all(|v| v.is_finite())
+        && r.altitude.is_none_or(f64::is_finite)
+}
+
+/// true/false, case-insensitive (also on/off, yes/no as MOOS's setBooleanOnString).
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_lowercase().as_str() {
+        "true" | "on" | "yes" => Some(true),
+        "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+fn bad_text(var: &str, s: &str, reason: impl Into<String>) -> MessageError {
+    MessageError::new(var, format!("{s:?}"), reason)
+}
+
+fn bad(cmd: &Command, reason: &str) -> MessageError {
+    MessageError::new("message", format!("{cmd:?}"), reason)
+}

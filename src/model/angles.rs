@@ -1,0 +1,225 @@
+//! uSimMarine's angle and number helpers (model.md §20), written to evaluate
+//! in the same order as the C++ so results are bit-identical.
+//!
+//! Marine angles: degrees, 0 = north (+y), 90 = east (+x), clockwise.
+use std::f64::consts::PI;
+
+/// Wrap an angle into [0, 360) degrees by repeated ±360 (`angle360`).
+/// Non-finite input is returned as is (the callers never pass it).
+pub fn angle360(mut a: f64) -> f64 {
+    if !a.is_finite() {
+        return a;
+    }
+    if a.abs() > 1e9 {
+        a %= 360.0;
+    }
+    while a >= 360.0 {
+        a -= 360.0;
+    }
+    while a < 0.0 {
+        a += 360.0;
+    }
+    a
+}
+
+/// Wrap an angle into (−180, 180] degrees (`angle180`: 180 stays 180).
+pub fn angle180(a: f64) -> f64 {
+    let a = angle360(a);
+    if a > 180.0 {
+        a - 360.0
+    } else {
+        a
+    }
+}
+
+/// Degrees to radians as lib_geometry computes it: `(a/180)·π`.
+pub fn deg_to_radians(a: f64) -> f64 {
+    (a / 180.0) * PI
+}
+
+/// Radians to degrees as lib_geometry computes it: `(r/π)·180`.
+pub fn rad_to_degrees(r: f64) -> f64 {
+    (r / PI) * 180.0
+}
+
+/// Marine heading (degrees) to a math angle (radians, counter-clockwise from
+/// east), wrapped once into [−π, π] (`headingToRadians`).
+pub fn heading_to_radians(h: f64) -> f64 {
+    let mut r = ((90.0 - h) * PI) / 180.0;
+    if r > PI {
+        r -= 2.0 * PI;
+    } else if r < -PI {
+        r += 2.0 * PI;
+    }
+    r
+}
+
+/// Marine bearing from A to B in degrees, [0, 360) (`relAng`); 0 if A == B.
+pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
+    if xa == xb && ya == yb {
+        return 0.0;
+    }
+    let w = if xb > xa { 90.0 } else { 270.0 };
+    if ya == yb {
+        return w;
+    }
+    if xa == xb {
+        return if yb > ya { 0.0 } else { 180.0 };
+    }
+    let theta = rad_to_degrees(((yb - ya).abs() / (xb - xa).abs()).atan());
+    let north = yb > ya;
+    let east = xb > xa;
+    let sop = if (north && east) || (!north && !east) {
+        -1.0
+    } else {
+        1.0
+    };
+    angle360(theta * sop + w)
+}
+
+/// Round to the nearest multiple of `step`, halves away from zero (`snapToStep`).
+pub fn snap_to_step(v: f64, step: f64) -> f64 {
+    if step <= 0.0 {
+        return v;
+    }
+    let q = v / step;
+    let n = if q >= 0.0 {
+        (q + 0.5).trunc()
+    } else {
+        (q - 0.5).trunc()
+    };
+    n * step
+}
+
+/// MOOS `isNumber`: optional leading `+`, digits, at most one `.`, a `-` only
+/// before any digit or dot; at least one digit; no exponent, no inner spaces.
+pub fn is_number(s: &str) -> bool {
+    let mut digits = 0;
+    let mut dots = 0;
+    let mut seen_body = false;
+    for (i, c) in s.chars().enumerate() {
+        match c {
+            '0'..='9' => {
+                digits += 1;
+                seen_body = true;
+            }
+            '.' => {
+                dots += 1;
+                seen_body = true;
+                if dots > 1 {
+                    return false;
+                }
+            }
+            '-' if !seen_body => {}
+            '+' if i == 0 => {}
+            _ => return false,
+        }
+    }
+    digits > 0
+}
+
+/// C `atof` on decimal text: the longest leading `[+-]digits[.digits][e[+-]digits]`
+/// prefix, 0 when there is none. (C would also read `inf`/`nan`; usim reads
+/// them as 0 so that they never enter the state.)
+pub fn atof(s: &str) -> f64 {
+    let b = s.trim_start().as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let mut mantissa_digits = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+        mantissa_digits += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+            mantissa_digits += 1;
+        }
+    }
+    if mantissa_digits == 0 {
+        return 0.0;
+    }
+    let mut end = i;
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let exp_start = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > exp_start {
+            end = j;
+        }
+    }
+    std::str::from_utf8(&b[..end])
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps() {
+        assert_eq!(angle360(360.0), 0.0);
+        assert_eq!(angle360(-30.0), 330.0);
+        assert_eq!(angle360(400.0), 40.0);
+        assert_eq!(angle180(180.0), 180.0);
+        assert_eq!(angle180(190.0), -170.0);
+    }
+
+    #[test]
+    fn rel_ang_quadrants() {
+        assert_eq!(rel_ang(0.0, 0.0, 0.0, 0.0), 0.0);
+        assert_eq!(rel_ang(0.0, 0.0, 1.0, 0.0), 90.0);
+        assert_eq!(rel_ang(0.0, 0.0, -1.0, 0.0), 270.0);
+        assert_eq!(rel_ang(0.0, 0.0, 0.0, -1.0), 180.0);
+        assert!((rel_ang(0.0, 0.0, 1.0, 1.0) - 45.0).abs() < 1e-12);
+        assert!((rel_ang(0.0, 0.0, 1.0, -1.0) - 135.0).abs() < 1e-12);
+        assert!((rel_ang(0.0, 0.0, -1.0, -1.0) - 225.0).abs() < 1e-12);
+        assert!((rel_ang(0.0, 0.0, -1.0, 1.0) - 315.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn heading_to_radians_wraps_once() {
+        assert!((heading_to_radians(90.0)).abs() < 1e-15);
+        assert!((heading_to_radians(0.0) - PI / 2.0).abs() < 1e-15);
+        // 300 deg: (90-300) = -210 deg -> wrapped to 150 deg.
+        assert!((heading_to_radians(300.0) - deg_to_radians(150.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn snap() {
+        assert_eq!(snap_to_step(1.234, 0.01), 123.0 * 0.01);
+        assert_eq!(snap_to_step(-1.235, 0.01), -124.0 * 0.01);
+        assert_eq!(snap_to_step(0.004, 0.01), 0.0);
+    }
+
+    #[test]
+    fn moos_is_number() {
+        for ok in ["1", "+1", "-1.5", ".5", "-.5", "10."] {
+            assert!(is_number(ok), "{ok}");
+        }
+        for bad in ["2e-1", "", "-", ".", "1.2.3", "1 2", "bad", "1-", "1+"] {
+            assert!(!is_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn c_atof() {
+        assert_eq!(atof("12.5abc"), 12.5);
+        assert_eq!(atof("abc"), 0.0);
+        assert_eq!(atof(" -3"), -3.0);
+        assert_eq!(atof("2e-1"), 0.2);
+        assert_eq!(atof("nan"), 0.0);
+        assert_eq!(atof("1e999"), 0.0);
+    }
+}

@@ -1,0 +1,194 @@
+//! Heading step (`propagateHeading`, model.md §8): turn rate, thrust effect,
+//! rotate speed; the V22 turn-speed map (§8.1); differential thrust (§15.2).
+use super::angles::{angle180, angle360, deg_to_radians};
+
+/// V22 turn-speed map state: turn rate (0..100) as a function of speed (m/s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TurnSpeedMap {
+    /// Speed at or below which the null rate applies, m/s.
+    pub null_speed: f64,
+    /// Turn rate at or below the null speed, 0..100.
+    pub null_rate: f64,
+    /// Speed at or above which the full rate applies, m/s (set to 5 every step).
+    pub full_speed: f64,
+    /// Turn rate at or above the full speed, 0..100 (set to turn_rate every step).
+    pub full_rate: f64,
+}
+
+impl Default for TurnSpeedMap {
+    fn default() -> Self {
+        TurnSpeedMap {
+            null_speed: 0.0,
+            null_rate: 0.0,
+            full_speed: 1.0,
+            full_rate: 100.0,
+        }
+    }
+}
+
+impl TurnSpeedMap {
+    /// Effective turn rate at speed `v` (m/s) for the configured `turn_rate`:
+    /// first full rate := turn_rate (if 0 < it ≤ 100) and full speed := 5,
+    /// lowering the null values if needed, then the piecewise-linear map.
+    pub fn rate(&mut self, turn_rate: f64, v: f64) -> f64 {
+        if turn_rate > 0.0 && turn_rate <= 100.0 {
+            self.full_rate = turn_rate;
+            if self.null_rate > self.full_rate {
+                self.null_rate = self.full_rate;
+            }
+        }
+        self.full_speed = 5.0;
+        if self.null_speed > self.full_speed {
+            self.null_speed = self.full_speed;
+        }
+        let (ns, nr, fs, fr) = (
+            self.null_speed,
+            self.null_rate,
+            self.full_speed,
+            self.full_rate,
+        );
+        if v <= ns {
+            nr
+        } else if v >= fs {
+            fr
+        } else {
+            ((v - ns) / (fs - ns)) * (fr - nr) + nr
+        }
+    }
+}
+
+/// Inputs of the normal heading step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeadingInput {
+    /// Rudder, ±100 (clipped here).
+    pub rudder: f64,
+    /// Thrust, percent, signed and unclipped.
+    pub thrust: f64,
+    /// Turn rate 0..100 (for V22 already mapped through the turn-speed map).
+    pub turn_rate: f64,
+    /// Extra rotation, deg/s.
+    pub rotate_speed: f64,
+    /// New speed from the speed step, m/s.
+    pub v_n: f64,
+    /// Thrust mode reverse.
+    pub reverse: bool,
+}
+
+/// New heading in [0, 360) degrees and yaw (radians) from prior heading `h_p`.
+/// `turn_rate` is looked up after the zero-speed and reverse rules through
+/// `rate_of`, so V22 can pass its map.
+pub fn propagate_heading(
+    inp: &HeadingInput,
+    h_p: f64,
+    dt_s: f64,
+    rate_of: impl FnOnce(f64) -> f64,
+) -> (f64, f64) {
+    let mut rudder = inp.rudder;
+    let mut thrust = inp.thrust;
+    if inp.v_n == 0.0 {
+        rudder = 0.0;
+    }
+    if inp.reverse {
+        thrust = -thrust;
+        rudder = -rudder;
+    }
+    let tr = rate_of(inp.turn_rate).clamp(0.0, 100.0);
+    let rudder = rudder.clamp(-100.0, 100.0);
+    let mut delta = (rudder * (tr / 100.0)) * dt_s;
+    delta = (1.0 + ((thrust - 50.0) / 50.0)) * delta;
+    delta += dt_s * inp.rotate_speed;
+    let h = angle360(delta + h_p);
+    (h, yaw_of(h))
+}
+
+/// Differential-thrust heading step (model.md §15.2): at most 36 deg/s,
+/// left thrust above right turns to starboard; `None` when Δt ≤ 0.
+pub fn propagate_heading_diff(
+    left: f64,
+    right: f64,
+    rotate_speed: f64,
+    reverse: bool,
+    h_p: f64,
+    dt_s: f64,
+) -> Option<(f64, f64)> {
+    if dt_s <= 0.0 {
+        return None;
+    }
+    let (l, r) = if reverse {
+        (-right, left)
+    } else {
+        (left, right)
+    };
+    let delta = (36.0 * ((l - r) / 200.0)) * dt_s + dt_s * rotate_speed;
+    let h = angle360(h_p + delta);
+    Some((h, yaw_of(h)))
+}
+
+/// Yaw in radians, east-north-up sense: `−deg2rad(angle180(h))`.
+pub fn yaw_of(h: f64) -> f64 {
+    -deg_to_radians(angle180(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inp(rudder: f64, thrust: f64, tr: f64, v_n: f64) -> HeadingInput {
+        HeadingInput {
+            rudder,
+            thrust,
+            turn_rate: tr,
+            rotate_speed: 0.0,
+            v_n,
+            reverse: false,
+        }
+    }
+
+    #[test]
+    fn classic_worked_example() {
+        // model.md §8, run 02 k=50: 100*0.40*2 = 80 deg/s -> 350 -> 358
+        let (h, _) = propagate_heading(&inp(100.0, 100.0, 40.0, 2.875), 350.0, 0.1, |t| t);
+        assert!((h - 358.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn negative_thrust_turns_the_other_way() {
+        // rudder +20, thrust -40 -> -0.8 x the nominal rate (model.md §8)
+        let (h, _) = propagate_heading(&inp(20.0, -40.0, 100.0, 1.0), 100.0, 1.0, |t| t);
+        assert!((h - (100.0 - 0.8 * 20.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn zero_speed_only_rotates() {
+        let mut i = inp(50.0, 100.0, 70.0, 0.0);
+        i.rotate_speed = 3.0;
+        let (h, _) = propagate_heading(&i, 359.0, 1.0, |t| t);
+        assert!((h - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn v22_map_worked_example() {
+        // model.md §8.1, 02.v22 k=50: v_n=2 -> rate 40*2/5 = 16 -> 3.2 deg
+        let mut tsm = TurnSpeedMap::default();
+        let (h, _) = propagate_heading(&inp(100.0, 100.0, 40.0, 2.0), 350.0, 0.1, |t| {
+            tsm.rate(t, 2.0)
+        });
+        assert!((h - 353.2).abs() < 1e-9);
+        // no turning astern, full rate above 5 m/s
+        assert_eq!(tsm.rate(40.0, -1.0), 0.0);
+        assert_eq!(tsm.rate(40.0, 7.0), 40.0);
+        // turn_rate 0 is refused: the full rate stays at the last valid one
+        assert_eq!(tsm.rate(0.0, 7.0), 40.0);
+    }
+
+    #[test]
+    fn differential_turns_to_starboard() {
+        let (h, yaw) = propagate_heading_diff(80.0, 20.0, 0.0, false, 0.0, 0.1).unwrap();
+        assert!((h - 36.0 * 0.3 * 0.1).abs() < 1e-12);
+        assert!((yaw + h.to_radians()).abs() < 1e-12);
+        assert_eq!(
+            propagate_heading_diff(80.0, 20.0, 0.0, false, 0.0, 0.0),
+            None
+        );
+    }
+}

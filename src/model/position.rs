@@ -1,0 +1,90 @@
+//! Position step (`SimEngine::propagate`, model.md §10): mean speed, vector
+//! mean heading, drift; speed and heading over ground.
+use super::angles::{deg_to_radians, rel_ang};
+
+/// Result of the position step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PositionOut {
+    /// East, m.
+    pub x: f64,
+    /// North, m.
+    pub y: f64,
+    /// New stored speed: the step mean, m/s (negative astern).
+    pub speed: f64,
+    /// Speed over ground, m/s (≥ 0).
+    pub sog: f64,
+    /// Heading over ground, degrees [0, 360).
+    pub hog: f64,
+}
+
+/// Advance (x_p, y_p) over `dt_s` with speeds `v_p → v_n` (m/s), headings
+/// `h_p → h_n` (degrees) and drift (d_x, d_y) (m/s).
+#[allow(clippy::too_many_arguments)]
+pub fn propagate_position(
+    x_p: f64,
+    y_p: f64,
+    v_p: f64,
+    v_n: f64,
+    h_p: f64,
+    h_n: f64,
+    drift: (f64, f64),
+    dt_s: f64,
+) -> PositionOut {
+    let v_mean = (v_n + v_p) / 2.0;
+    let (rp, rn) = (deg_to_radians(h_p), deg_to_radians(h_n));
+    let s = rp.sin() + rn.sin();
+    let c = rp.cos() + rn.cos();
+    let phi = s.atan2(c);
+    let xdot = phi.sin() * v_mean;
+    let ydot = phi.cos() * v_mean;
+    let x = (x_p + xdot * dt_s) + drift.0 * dt_s;
+    let y = (y_p + ydot * dt_s) + drift.1 * dt_s;
+    let mut speed = xdot.hypot(ydot);
+    if v_mean < 0.0 {
+        speed = -speed;
+    }
+    let sog = (xdot + drift.0).hypot(ydot + drift.1);
+    let hog = rel_ang(x_p, y_p, x, y);
+    PositionOut {
+        x,
+        y,
+        speed,
+        sog,
+        hog,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_speed_is_the_mean() {
+        // model.md §7 example: (0.04 + 0)/2 = 0.02, heading 45
+        let o = propagate_position(0.0, 0.0, 0.0, 0.04, 45.0, 45.0, (0.0, 0.0), 0.1);
+        assert!((o.speed - 0.02).abs() < 1e-17);
+        let d = 0.02 * 0.1 / 2f64.sqrt();
+        assert!((o.x - d).abs() < 1e-15 && (o.y - d).abs() < 1e-15);
+        assert!((o.hog - 45.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn vector_mean_heading_across_north() {
+        // 350 and 10 average to 0 (north), not 180
+        let o = propagate_position(0.0, 0.0, 1.0, 1.0, 350.0, 10.0, (0.0, 0.0), 1.0);
+        assert!(o.x.abs() < 1e-12 && (o.y - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn drift_moves_position_not_speed() {
+        let o = propagate_position(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (0.5, 0.0), 0.1);
+        assert_eq!(o.speed, 0.0);
+        assert_eq!(o.x, 0.05);
+        assert_eq!(o.sog, 0.5);
+        assert_eq!(o.hog, 90.0);
+        // astern: negative stored speed
+        let o = propagate_position(0.0, 0.0, -1.0, -1.0, 0.0, 0.0, (0.0, 0.0), 1.0);
+        assert_eq!(o.speed, -1.0);
+        assert_eq!(o.hog, 180.0);
+    }
+}

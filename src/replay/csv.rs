@@ -1,0 +1,103 @@
+//! CSV output (formats.md §3): the fixed columns, numbers written with Rust's
+//! shortest round-trip `{}` so they read back to the same f64, `nan` for
+//! "not set".
+use std::io::{self, Write};
+
+use crate::model::Snapshot;
+
+/// The CSV header, in the contract's order.
+pub const HEADER: &str = "k,t,x,y,speed,heading,depth,altitude,pitch,yaw,sog,hog,nav_speed,nav_heading,lat,lon,drift_x,drift_y,rudder,thrust,elevator,gt_x,gt_y";
+
+/// Writes snapshots as CSV rows through a buffer.
+pub struct CsvWriter<W: Write> {
+    out: io::BufWriter<W>,
+    line: Vec<u8>,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Write the header and return the writer.
+    pub fn new(out: W) -> io::Result<Self> {
+        let mut out = io::BufWriter::with_capacity(1 << 16, out);
+        out.write_all(HEADER.as_bytes())?;
+        out.write_all(b"\n")?;
+        Ok(CsvWriter {
+            out,
+            line: Vec::with_capacity(512),
+        })
+    }
+
+    /// Write one row.
+    pub fn write_row(&mut self, s: &Snapshot) -> io::Result<()> {
+        self.line.clear();
+        write!(self.line, "{}", s.k)?;
+        for v in [
+            s.t,
+            s.x,
+            s.y,
+            s.speed,
+            s.heading,
+            s.depth,
+            s.altitude,
+            s.pitch,
+            s.yaw,
+            s.sog,
+            s.hog,
+            s.nav_speed,
+            s.nav_heading,
+            s.lat,
+            s.lon,
+            s.drift_x,
+            s.drift_y,
+            s.rudder,
+            s.thrust,
+            s.elevator,
+            s.gt_x,
+            s.gt_y,
+        ] {
+            self.line.push(b',');
+            push_f64(&mut self.line, v);
+        }
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Flush everything.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Append `v` as Rust's `{}` prints it, with `nan` for NaN.
+pub fn push_f64(buf: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        buf.extend_from_slice(b"nan");
+    } else {
+        // Writing into a Vec cannot fail.
+        let _ = write!(buf, "{v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_nan() {
+        let mut b = Vec::new();
+        push_f64(&mut b, 0.1 + 0.2);
+        b.push(b',');
+        push_f64(&mut b, f64::NAN);
+        b.push(b',');
+        push_f64(&mut b, -0.0);
+        let s = String::from_utf8(b).unwrap();
+        let parts: Vec<&str> = s.split(',').collect();
+        assert_eq!(parts[0].parse::<f64>().unwrap(), 0.1 + 0.2);
+        assert_eq!(parts[1], "nan");
+        assert_eq!(parts[2], "-0");
+    }
+
+    #[test]
+    fn header_has_23_columns() {
+        assert_eq!(HEADER.split(',').count(), 23);
+    }
+}
