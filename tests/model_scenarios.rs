@@ -1,0 +1,265 @@
+//! Scenario tests of the sans-IO vehicle on a virtual clock (model.md §5,
+//! §11, §13–§17, §22). Expected numbers come from the spec's formulas.
+use usim::command::{parse_text, Command};
+use usim::config::parse_vehicle;
+use usim::model::{PubValue, Vehicle};
+
+fn vehicle(toml: &str) -> Vehicle {
+    let cfg = parse_vehicle(std::path::Path::new("t.toml"), toml).expect("config parses");
+    Vehicle::new(&cfg, 0.0)
+}
+
+fn send(v: &mut Vehicle, var: &str, text: &str, t: f64) {
+    let cmd = parse_text(var, text).expect("parses");
+    v.handle_command(cmd, t).expect("accepted");
+}
+
+fn published(v: &Vehicle, var: &str) -> Option<PubValue> {
+    v.publications()
+        .iter()
+        .find(|p| p.var == var)
+        .map(|p| p.value.clone())
+}
+
+fn num(v: &Vehicle, var: &str) -> f64 {
+    match published(v, var) {
+        Some(PubValue::Number(x)) => x,
+        other => panic!("{var}: {other:?}"),
+    }
+}
+
+#[test]
+fn drift_only_moves_by_drift_times_time() {
+    let mut v = vehicle("drift_x = 0.5\ndrift_y = -0.25\n");
+    for k in 1..=10 {
+        v.step(k as f64 * 0.1);
+    }
+    let n = v.nav();
+    assert!((n.x - 0.5).abs() < 1e-12 && (n.y + 0.25).abs() < 1e-12);
+    assert_eq!(n.speed, 0.0);
+    assert!((n.sog - 0.5f64.hypot(0.25)).abs() < 1e-12);
+}
+
+#[test]
+fn reset_sets_both_records_and_keeps_the_rest() {
+    let mut v = vehicle("drift_x = 1\ndual_state = true\n");
+    v.step(1.0);
+    send(&mut v, "USM_RESET", "x=200, y=250, speed=0.4, heading=400, depth=10", 1.0);
+    assert_eq!(v.nav().x, 200.0);
+    assert_eq!(v.ground_truth().y, 250.0);
+    assert_eq!(v.nav().heading, 400.0, "stored verbatim until the next step");
+    assert_eq!(v.drift(), (1.0, 0.0), "drift is not reset");
+    v.step(2.0);
+    assert!(v.nav().heading < 360.0 && (v.nav().heading - 40.0).abs() < 1e-9);
+    assert_eq!(num(&v, "USM_RESET_COUNT"), 1.0);
+}
+
+#[test]
+fn bad_reset_is_dropped_and_changes_nothing() {
+    let mut v = vehicle("start_pos = \"x=1, y=2\"\n");
+    for bad in ["x=5, foo=3", "x=abc", "x=nan", "1,2,3,4,5,6"] {
+        let cmd = parse_text("USM_RESET", bad).unwrap();
+        let err = v.handle_command(cmd, 0.5).unwrap_err();
+        assert_eq!(err.var, "USM_RESET");
+        assert_eq!((v.nav().x, v.nav().y), (1.0, 2.0), "{bad}");
+    }
+}
+
+#[test]
+fn dual_state_nav_without_drift_gt_with_drift() {
+    let mut v = vehicle("dual_state = true\ndrift_vector = \"90, 1\"\nstart_speed = 1\nmax_deceleration = 0\nthrust_factor = 20\n");
+    send(&mut v, "DESIRED_THRUST", "20", 0.0); // 1 m/s north
+    for k in 1..=10 {
+        v.step(k as f64 * 0.1);
+    }
+    assert!(v.nav().x.abs() < 1e-12, "NAV has no drift");
+    assert!((v.ground_truth().x - 1.0).abs() < 1e-9, "GT drifts east 1 m/s");
+    assert!((v.nav().y - v.ground_truth().y).abs() < 1e-12);
+    assert!(published(&v, "USM_GT_X").is_some());
+}
+
+#[test]
+fn without_dual_state_gt_keeps_the_start_pose() {
+    let mut v = vehicle("start_x = 3\ndrift_x = 1\n");
+    v.step(1.0);
+    assert_eq!(v.ground_truth().x, 3.0);
+    assert!((v.nav().x - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn whole_second_pause_is_one_ordinary_step() {
+    // model.md §5: the first step after resuming covers (T - W) - stamp.
+    let mut v = vehicle("drift_x = 1\n");
+    v.step(1.0);
+    send(&mut v, "USM_SIM_PAUSED", "true", 1.0);
+    v.step(2.0);
+    v.step(3.0);
+    assert_eq!(v.nav().x, 1.0, "paused: nothing moves");
+    send(&mut v, "USM_SIM_PAUSED", "false", 3.0); // paused 2 s
+    v.step(4.0);
+    assert!((v.nav().x - 2.0).abs() < 1e-12, "one ordinary 1 s step");
+}
+
+#[test]
+fn fractional_pause_leaks_into_one_longer_step() {
+    let mut v = vehicle("drift_x = 1\n");
+    v.step(1.0);
+    send(&mut v, "USM_SIM_PAUSED", "true", 1.0);
+    send(&mut v, "USM_SIM_PAUSED", "false", 3.5); // 2.5 s: W = 2 whole seconds
+    v.step(4.0);
+    // dt = (4 - 2) - 1 = 1 s
+    assert!((v.nav().x - 2.0).abs() < 1e-12);
+    send(&mut v, "USM_SIM_PAUSED", "true", 4.0);
+    send(&mut v, "USM_SIM_PAUSED", "false", 4.7); // total 3.2 s: W = 3
+    v.step(5.0);
+    // dt = (5 - 3) - 2 = 0 → no motion this step
+    assert!((v.nav().x - 2.0).abs() < 1e-12);
+}
+
+#[test]
+fn sim_pause_config_starts_paused() {
+    let mut v = vehicle("sim_pause = true\ndrift_x = 1\n");
+    v.step(1.0);
+    assert!(v.is_paused());
+    assert_eq!(v.nav().x, 0.0);
+}
+
+#[test]
+fn rudder_rate_limit_per_message() {
+    // model.md §15.1: Δmax = (t - t_last)·ρ, t_last starts at 0 (the epoch)
+    let mut v = vehicle("max_rudder_degs_per_sec = 10\n");
+    send(&mut v, "DESIRED_RUDDER", "50", 2.0); // Δmax = 20
+    assert_eq!(v.snapshot().rudder, 20.0);
+    send(&mut v, "DESIRED_RUDDER", "50", 2.5); // Δmax = 5
+    assert_eq!(v.snapshot().rudder, 25.0);
+    v.step(10.0); // no message: the rudder stays
+    assert_eq!(v.snapshot().rudder, 25.0);
+    send(&mut v, "DESIRED_RUDDER", "-10", 12.5); // Δmax = 100
+    assert_eq!(v.snapshot().rudder, -10.0);
+}
+
+#[test]
+fn rudder_without_limit_moves_at_most_100_per_message() {
+    // golden 02: rudder 100 then -50 gives 0 (the internal 100 cap)
+    let mut v = vehicle("");
+    send(&mut v, "DESIRED_RUDDER", "100", 5.0);
+    send(&mut v, "DESIRED_RUDDER", "-50", 15.0);
+    assert_eq!(v.snapshot().rudder, 0.0);
+}
+
+#[test]
+fn altitude_keeps_a_stale_value_when_water_depth_is_unknown() {
+    let mut v = vehicle("default_water_depth = 30\nstart_depth = 5\nbuoyancy_rate = 0\n");
+    v.step(0.1);
+    assert_eq!(v.nav().altitude, Some(25.0));
+    send(&mut v, "WATER_DEPTH", "0", 0.1);
+    send(&mut v, "USM_RESET", "depth=10", 0.1);
+    v.step(0.2);
+    assert_eq!(v.nav().altitude, Some(25.0), "stale, model.md §11");
+    let neg = parse_text("WATER_DEPTH", "-3").unwrap();
+    assert!(v.handle_command(neg, 0.2).is_err());
+    send(&mut v, "WATER_DEPTH", "12", 0.2);
+    v.step(0.3);
+    assert_eq!(v.nav().altitude, Some(2.0));
+}
+
+#[test]
+fn v22_posts_on_even_iterations_and_caps_speed() {
+    let mut v = vehicle("model = \"v22\"\nmax_speed = 2\nstart_speed = 3\nmax_deceleration = 0\nthrust_factor = 20\n");
+    send(&mut v, "DESIRED_THRUST", "60", 0.0); // 3 m/s
+    v.step(0.1);
+    assert!(v.publications().is_empty(), "iteration 1 is odd");
+    v.step(0.2);
+    assert_eq!(num(&v, "USM_SPEED"), 2.0, "capped at max_speed");
+    assert!((v.nav().speed - 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn classic_reverse_publishes_heading_rotated() {
+    let mut v = vehicle("start_heading = 10\nthrust_reflect = true\n");
+    send(&mut v, "THRUST_MODE_REVERSE", "true", 0.0);
+    send(&mut v, "DESIRED_THRUST", "40", 0.0);
+    v.step(0.1);
+    assert!(v.nav().speed < 0.0, "positive thrust goes astern");
+    assert!((num(&v, "USM_HEADING") - 190.0).abs() < 1e-9);
+    assert!((v.nav().heading - 10.0).abs() < 1e-9, "stored heading unchanged");
+}
+
+#[test]
+fn drift_summary_when_fresh() {
+    let mut v = vehicle("drift_vector = \"90, 0.5\"\n");
+    v.step(0.1);
+    assert_eq!(
+        published(&v, "USM_DRIFT_SUMMARY"),
+        Some(PubValue::Text("ang=90, mag=0.5, xmag=0.5, ymag=0".into()))
+    );
+    v.step(0.2);
+    assert_eq!(published(&v, "USM_DRIFT_SUMMARY"), None);
+    send(&mut v, "DRIFT_VECTOR_MULT", "2", 0.2);
+    v.step(0.3);
+    assert_eq!(
+        published(&v, "USM_DRIFT_SUMMARY"),
+        Some(PubValue::Text("ang=90, mag=1, xmag=1, ymag=0".into()))
+    );
+}
+
+#[test]
+fn malformed_drift_vector_is_dropped() {
+    let mut v = vehicle("drift_x = 0.3\n");
+    for bad in ["bad,1", "10, 2e-1", "45"] {
+        let cmd = parse_text("DRIFT_VECTOR_ADD", bad).unwrap();
+        assert!(v.handle_command(cmd, 0.0).is_err(), "{bad}");
+    }
+    assert_eq!(v.drift(), (0.3, 0.0));
+}
+
+#[test]
+fn classic_obstacle_hit_freezes() {
+    let mut v = vehicle("drift_x = 1\n");
+    v.step(1.0);
+    v.handle_command(Command::ObstacleHit(usim::command::Payload::Text("false".into())), 1.0)
+        .unwrap(); // a string message reads -1 in classic: a hit
+    v.step(2.0);
+    v.step(3.0);
+    assert_eq!(v.nav().x, 1.0);
+}
+
+#[test]
+fn differential_mode_ignores_thrust_and_turns_by_difference() {
+    let mut v = vehicle("thrust_map = \"100:3\"\n");
+    send(&mut v, "THRUST_MODE_DIFFERENTIAL", "true", 0.0);
+    send(&mut v, "DESIRED_THRUST", "80", 0.0);
+    assert_eq!(v.snapshot().thrust, 0.0, "ignored in differential mode");
+    send(&mut v, "DESIRED_THRUST_L", "150", 0.0);
+    send(&mut v, "DESIRED_THRUST_R", "50", 0.0);
+    v.step(1.0);
+    // L clipped to 100: δ = 36·(100-50)/200 = 9 deg in 1 s
+    assert!((v.nav().heading - 9.0).abs() < 1e-9);
+}
+
+#[test]
+fn huge_inputs_never_put_non_finite_numbers_in_the_state() {
+    let mut v = vehicle("thrust_factor = 0.000001\nmax_deceleration = 0\n");
+    send(&mut v, "DESIRED_THRUST", "1e300", 0.0);
+    send(&mut v, "ROTATE_SPEED", "1e308", 0.0);
+    for k in 1..=20 {
+        v.step(k as f64 * 1e10);
+        let s = v.snapshot();
+        for (name, x) in [("x", s.x), ("y", s.y), ("speed", s.speed), ("heading", s.heading)] {
+            assert!(x.is_finite(), "{name} = {x} at step {k}");
+        }
+    }
+}
+
+#[test]
+fn v22_turns_not_astern_classic_does() {
+    for (model, turns) in [("classic", true), ("v22", false)] {
+        let mut v = vehicle(&format!(
+            "model = \"{model}\"\nthrust_reflect = true\nmax_deceleration = 0\nstart_speed = -1\n"
+        ));
+        send(&mut v, "DESIRED_THRUST", "-20", 0.0);
+        send(&mut v, "DESIRED_RUDDER", "30", 0.0);
+        v.step(1.0);
+        assert_eq!(v.nav().heading != 0.0, turns, "{model}");
+    }
+}
