@@ -1,1 +1,0 @@
-//! Jerk-limited double-S profiles (being written).

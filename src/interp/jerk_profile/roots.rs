@@ -1,0 +1,233 @@
+//! Real roots of low-degree polynomials on an interval.
+//!
+//! The profile equations reduce to polynomials of degree at most four in one
+//! unknown. Closed-form quartic formulas lose accuracy exactly where profile
+//! regimes meet (double roots), so roots are *isolated* instead: the
+//! derivative's roots split the interval into monotone pieces, and each piece
+//! with a sign change is solved by safeguarded Newton iteration. A local
+//! extremum whose value is zero within rounding counts as a (double) root.
+
+/// Maximum number of roots returned (degree 4).
+pub(crate) const MAX_ROOTS: usize = 4;
+
+/// A small fixed-capacity list of ascending roots.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Roots {
+    pub(crate) len: usize,
+    pub(crate) x: [f64; MAX_ROOTS],
+}
+
+impl Roots {
+    fn push(&mut self, r: f64) {
+        if self.len > 0 {
+            let last = self.x[self.len - 1];
+            if (r - last).abs() <= 1e-14 * (1.0 + r.abs()) {
+                return;
+            }
+        }
+        if self.len < MAX_ROOTS {
+            self.x[self.len] = r;
+            self.len += 1;
+        }
+    }
+
+    /// The roots found, ascending.
+    pub(crate) fn as_slice(&self) -> &[f64] {
+        &self.x[..self.len]
+    }
+}
+
+/// Value of `c[0] + c[1] x + ... + c[n] x^n` and a bound on its rounding error.
+#[inline]
+fn eval_with_bound(c: &[f64], x: f64) -> (f64, f64) {
+    let mut f = 0.0;
+    let mut b = 0.0;
+    let ax = x.abs();
+    for &ck in c.iter().rev() {
+        f = f * x + ck;
+        b = b * ax + ck.abs();
+    }
+    (f, b * 8.0 * f64::EPSILON * c.len() as f64)
+}
+
+#[inline]
+fn eval_deriv(c: &[f64], x: f64) -> (f64, f64) {
+    let mut f = 0.0;
+    let mut d = 0.0;
+    for &ck in c.iter().rev() {
+        d = d * x + f;
+        f = f * x + ck;
+    }
+    (f, d)
+}
+
+/// Root of a monotone polynomial piece on `[a, b]` where `fa`, `fb` have
+/// opposite signs: Newton steps, falling back to bisection when a step leaves
+/// the bracket or does not shrink it fast enough.
+fn bracketed(c: &[f64], mut a: f64, mut b: f64, fa: f64) -> f64 {
+    let rising = fa < 0.0;
+    let mut x = 0.5 * (a + b);
+    for _ in 0..100 {
+        let (f, d) = eval_deriv(c, x);
+        if f == 0.0 {
+            return x;
+        }
+        if (f < 0.0) == rising {
+            a = x;
+        } else {
+            b = x;
+        }
+        let mut next = if d != 0.0 { x - f / d } else { f64::NAN };
+        if !(next > a && next < b) {
+            next = 0.5 * (a + b);
+        }
+        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().max(f64::MIN_POSITIVE)
+            || b - a <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+        {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// Real roots in `[lo, hi]` of `c[0] + c[1] x + ... + c[n] x^n`, `n <= 4`,
+/// ascending. Leading coefficients that are zero relative to the others are
+/// dropped.
+pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
+    let mut out = Roots::default();
+    if !(lo <= hi) {
+        return out;
+    }
+    let scale = c.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return out;
+    }
+    let mut n = c.len() - 1;
+    while n > 0 && c[n].abs() <= 1e-15 * scale {
+        n -= 1;
+    }
+    let c = &c[..=n];
+    match n {
+        0 => out,
+        1 => {
+            let r = -c[0] / c[1];
+            if r >= lo && r <= hi {
+                out.push(r);
+            }
+            out
+        }
+        2 => {
+            quadratic(c[0], c[1], c[2], lo, hi, &mut out);
+            out
+        }
+        _ => {
+            // Critical points from the derivative.
+            let mut d = [0.0; MAX_ROOTS];
+            for k in 1..=n {
+                d[k - 1] = c[k] * k as f64;
+            }
+            let crit = roots_in(&d[..n], lo, hi);
+            let mut a = lo;
+            let (mut fa, mut ba) = eval_with_bound(c, a);
+            if fa.abs() <= ba {
+                out.push(a);
+            }
+            for &b in crit.as_slice().iter().chain(std::iter::once(&hi)) {
+                if b <= a {
+                    continue;
+                }
+                let (fb, bb) = eval_with_bound(c, b);
+                let za = fa.abs() <= ba;
+                let zb = fb.abs() <= bb;
+                if !za && !zb && (fa < 0.0) != (fb < 0.0) {
+                    out.push(bracketed(c, a, b, fa));
+                }
+                if zb {
+                    out.push(b);
+                }
+                a = b;
+                fa = fb;
+                ba = bb;
+            }
+            out
+        }
+    }
+}
+
+/// Roots of `c0 + c1 x + c2 x^2` in `[lo, hi]` (numerically stable form);
+/// a near-zero discriminant gives the double root.
+fn quadratic(c0: f64, c1: f64, c2: f64, lo: f64, hi: f64, out: &mut Roots) {
+    let disc = c1 * c1 - 4.0 * c2 * c0;
+    let tol = 16.0 * f64::EPSILON * (c1 * c1 + (4.0 * c2 * c0).abs());
+    let (r1, r2) = if disc < 0.0 {
+        if disc < -tol {
+            return;
+        }
+        let r = -c1 / (2.0 * c2);
+        (r, r)
+    } else {
+        let s = disc.sqrt();
+        let q = -0.5 * (c1 + if c1 >= 0.0 { s } else { -s });
+        if q == 0.0 {
+            (0.0, 0.0)
+        } else {
+            let x1 = q / c2;
+            let x2 = c0 / q;
+            (x1.min(x2), x1.max(x2))
+        }
+    };
+    for r in [r1, r2] {
+        if r >= lo && r <= hi {
+            out.push(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn poly_from_roots(r: &[f64]) -> Vec<f64> {
+        let mut c = vec![1.0];
+        for &x in r {
+            let mut n = vec![0.0; c.len() + 1];
+            for (k, &ck) in c.iter().enumerate() {
+                n[k + 1] += ck;
+                n[k] -= x * ck;
+            }
+            c = n;
+        }
+        c
+    }
+
+    #[test]
+    fn quartic_four_simple_roots() {
+        let c = poly_from_roots(&[-1.5, 0.25, 2.0, 7.0]);
+        let r = roots_in(&c, -10.0, 10.0);
+        assert_eq!(r.len, 4);
+        for (got, want) in r.as_slice().iter().zip([-1.5, 0.25, 2.0, 7.0]) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn double_root_is_found() {
+        let c = poly_from_roots(&[1.0, 1.0, 3.0, -2.0]);
+        let r = roots_in(&c, 0.0, 2.0);
+        assert_eq!(r.len, 1);
+        assert!((r.x[0] - 1.0).abs() < 1e-7);
+    }
+
+    #[test]
+    fn interval_restricts_roots() {
+        let c = poly_from_roots(&[-1.0, 0.5, 3.0]);
+        let r = roots_in(&c, 0.0, 1.0);
+        assert_eq!(r.as_slice(), &[0.5]);
+    }
+
+    #[test]
+    fn quadratic_without_real_roots() {
+        assert_eq!(roots_in(&[1.0, 0.0, 1.0], -5.0, 5.0).len, 0);
+    }
+}

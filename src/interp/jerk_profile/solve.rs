@@ -1,0 +1,498 @@
+//! The time-optimal seven-phase profile in normalised units.
+//!
+//! Units are chosen so that the positive acceleration and jerk limits are 1:
+//! time unit `a_max / j_max`, acceleration unit `a_max`, so every tolerance
+//! below is relative to the limits, whatever the user's scale.
+//!
+//! A motion is planned in the "UDDU" frame: jerk `+ju, 0, -jd, 0, -jd, 0, +ju`
+//! over phases 1–7, phase 2 an acceleration plateau at `a_max`, phase 4 a
+//! cruise at `v_max` (acceleration 0), phase 6 a plateau at `a_min`. The
+//! mirrored frame (all signs flipped, minimum and maximum limits swapped)
+//! gives the "DUUD" profiles. The time-optimal profile of a triple integrator
+//! under these box limits is bang-bang in jerk with at most these switches,
+//! so the optimum is the shortest valid profile among:
+//!
+//! * `VEL`: cruise at `v_max`; both halves are time-optimal velocity changes,
+//!   closed form.
+//! * `NONE`, `ACC0`, `ACC1`, `ACC0_ACC1`: no cruise (phases 3 and 5 merge
+//!   into one jerk pulse), with or without either plateau; each reduces to a
+//!   polynomial of degree ≤ 4 in one unknown (coefficients derived by hand
+//!   and checked against direct integration in the tests).
+//!
+//! A start that breaks a limit (or cannot avoid breaking one) is first
+//! brought back with a brake of at most two phases.
+
+use super::roots::roots_in;
+
+/// Limits in one frame: `vmax > 0 > vmin`, `amax > 0 > amin`; `ju` is the
+/// rising jerk, `jd` the magnitude of the falling jerk (both > 0).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lim {
+    pub vmax: f64,
+    pub vmin: f64,
+    pub amax: f64,
+    pub amin: f64,
+    pub ju: f64,
+    pub jd: f64,
+}
+
+impl Lim {
+    /// The limits seen with every sign flipped.
+    pub fn mirror(&self) -> Lim {
+        Lim {
+            vmax: -self.vmin,
+            vmin: -self.vmax,
+            amax: -self.amin,
+            amin: -self.amax,
+            ju: self.jd,
+            jd: self.ju,
+        }
+    }
+}
+
+/// A motion problem in one frame: start `(v0, a0)` at position 0, target
+/// `(pd, vf, af)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prob {
+    pub v0: f64,
+    pub a0: f64,
+    pub pd: f64,
+    pub vf: f64,
+    pub af: f64,
+}
+
+impl Prob {
+    fn mirror(&self) -> Prob {
+        Prob {
+            v0: -self.v0,
+            a0: -self.a0,
+            pd: -self.pd,
+            vf: -self.vf,
+            af: -self.af,
+        }
+    }
+}
+
+/// The seven phase durations of a profile and its sign (+1: UDDU, -1: DUUD).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seven {
+    pub t: [f64; 7],
+    pub total: f64,
+    pub sign: f64,
+    pub ju: f64,
+    pub jd: f64,
+}
+
+impl Seven {
+    /// Jerk of phase `i` in the original frame.
+    pub fn jerk(&self, i: usize) -> f64 {
+        self.sign
+            * match i {
+                0 | 6 => self.ju,
+                2 | 4 => -self.jd,
+                _ => 0.0,
+            }
+    }
+}
+
+#[inline]
+fn jerks(l: &Lim) -> [f64; 7] {
+    [l.ju, 0.0, -l.jd, 0.0, -l.jd, 0.0, l.ju]
+}
+
+/// End state `(p, v, a)` after the phases `t` with jerks `j`, from `(0, v0, a0)`.
+#[inline]
+fn run(v0: f64, a0: f64, t: &[f64; 7], j: &[f64; 7]) -> (f64, f64, f64) {
+    let (mut p, mut v, mut a) = (0.0, v0, a0);
+    for i in 0..7 {
+        let ti = t[i];
+        if ti == 0.0 {
+            continue;
+        }
+        let ji = j[i];
+        p += ti * (v + ti * (0.5 * a + ti * ji / 6.0));
+        v += ti * (a + 0.5 * ti * ji);
+        a += ti * ji;
+    }
+    (p, v, a)
+}
+
+/// Relative tolerances (normalised units).
+const EPS_T: f64 = 1e-10;
+const EPS_LIM: f64 = 1e-10;
+const EPS_END: f64 = 1e-9;
+
+/// Best candidate so far.
+struct Best {
+    seven: Option<Seven>,
+}
+
+/// Validate the durations `t` in frame `l` (clamping round-off negatives),
+/// and keep them if shorter than the best so far. Returns whether valid.
+fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
+    let mut total = 0.0;
+    for ti in t.iter() {
+        if !ti.is_finite() {
+            return false;
+        }
+        total += ti.abs();
+    }
+    let tol_t = EPS_T * (1.0 + total);
+    for ti in t.iter_mut() {
+        if *ti < 0.0 {
+            if *ti < -tol_t {
+                return false;
+            }
+            *ti = 0.0;
+        }
+    }
+    let total: f64 = t.iter().sum();
+    if let Some(b) = &best.seven {
+        if total >= b.total {
+            return false;
+        }
+    }
+    let j = jerks(l);
+    let vs = l.vmax.max(-l.vmin);
+    let tol_v = EPS_LIM * vs.max(pr.v0.abs());
+    let tol_a = EPS_LIM * l.amax.max(-l.amin).max(pr.a0.abs());
+    // After a brake the start may still be beyond a velocity limit while
+    // returning towards it (going further would break the other limit):
+    // the motion may not go further out than the start.
+    let (vhi, vlo) = (l.vmax.max(pr.v0) + tol_v, l.vmin.min(pr.v0) - tol_v);
+    let (ahi, alo) = (l.amax + tol_a, l.amin - tol_a);
+    let (mut p, mut v, mut a) = (0.0, pr.v0, pr.a0);
+    for i in 0..7 {
+        let ti = t[i];
+        if ti == 0.0 {
+            continue;
+        }
+        let ji = j[i];
+        // Plateaus and the cruise hold their limit exactly.
+        match i {
+            1 => {
+                if (a - l.amax).abs() > tol_a {
+                    return false;
+                }
+                a = l.amax;
+            }
+            3 => {
+                if a.abs() > tol_a || (v - l.vmax).abs() > tol_v {
+                    return false;
+                }
+                a = 0.0;
+                v = l.vmax;
+            }
+            5 => {
+                if (a - l.amin).abs() > tol_a {
+                    return false;
+                }
+                a = l.amin;
+            }
+            _ => {}
+        }
+        if ji != 0.0 {
+            // Velocity extremum inside the phase (acceleration crosses zero).
+            let tz = -a / ji;
+            if tz > 0.0 && tz < ti {
+                let vz = v - 0.5 * a * a / ji;
+                if vz > vhi || vz < vlo {
+                    return false;
+                }
+            }
+        }
+        p += ti * (v + ti * (0.5 * a + ti * ji / 6.0));
+        v += ti * (a + 0.5 * ti * ji);
+        a += ti * ji;
+        if v > vhi || v < vlo || a > ahi || a < alo {
+            return false;
+        }
+    }
+    let vscale = vs.max(pr.v0.abs()).max(pr.vf.abs());
+    let tol_p = EPS_END * (pr.pd.abs() + vscale * total) + 1e-300;
+    if (p - pr.pd).abs() > tol_p
+        || (v - pr.vf).abs() > EPS_END * vscale
+        || (a - pr.af).abs() > EPS_END * l.amax.max(-l.amin)
+    {
+        return false;
+    }
+    best.seven = Some(Seven {
+        t: *t,
+        total,
+        sign,
+        ju: l.ju,
+        jd: l.jd,
+    });
+    true
+}
+
+/// All candidate profiles in one frame.
+fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        vmax,
+        amax,
+        amin,
+        ju,
+        jd,
+        ..
+    } = *l;
+    let j = jerks(l);
+    let c = 0.5 * (1.0 / ju + 1.0 / jd);
+    let s = ju + jd;
+
+    // VEL: cruise at vmax.
+    {
+        let rad_a = (vmax - v0 + a0 * a0 / (2.0 * ju)) / c;
+        let rad_b = (vmax - vf + af * af / (2.0 * ju)) / c;
+        if rad_a >= -EPS_T && rad_b >= -EPS_T {
+            let mut t = [0.0; 7];
+            let mut a1 = rad_a.max(0.0).sqrt();
+            if a1 > amax {
+                a1 = amax;
+                t[1] =
+                    (vmax - v0 - (amax * amax - a0 * a0) / (2.0 * ju) - amax * amax / (2.0 * jd))
+                        / amax;
+            }
+            t[0] = (a1 - a0) / ju;
+            t[2] = a1 / jd;
+            let mut a5 = -rad_b.max(0.0).sqrt();
+            if a5 < amin {
+                a5 = amin;
+                t[5] = (vf - vmax + amin * amin / (2.0 * jd)
+                    - (af * af - amin * amin) / (2.0 * ju))
+                    / amin;
+            }
+            t[4] = -a5 / jd;
+            t[6] = (af - a5) / ju;
+            let (p, _, _) = run(v0, a0, &t, &j);
+            t[3] = (pd - p) / vmax;
+            if check(pr, l, &mut t, sign, best) {
+                // A valid cruise at the velocity limit cannot be beaten
+                // in this frame.
+                return;
+            }
+        }
+    }
+
+    // NONE: phases 1, 3+5 (one pulse of length T), 7.
+    {
+        let k1 = -a0 * a0 + af * af + 2.0 * ju * (v0 - vf);
+        let k2 = -a0 * a0 * a0 + 3.0 * a0 * ju * v0 + af * af * af - 3.0 * af * ju * vf
+            + 3.0 * ju * ju * pd;
+        let k3 = -a0 * a0 - af * af + 2.0 * ju * (v0 + vf);
+        let poly = [
+            -3.0 * k1 * k1,
+            -8.0 * s * k2,
+            6.0 * s * s * k3,
+            0.0,
+            jd * s * s * (jd + 2.0 * ju),
+        ];
+        let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
+        let lo = ((a0 - af) / jd).max(0.0);
+        let hi = (amax - amin) / jd;
+        for &tt in roots_in(&poly, lo, hi).as_slice() {
+            if tt <= 0.0 {
+                continue;
+            }
+            let h = g / (jd * tt);
+            let a1 = 0.5 * (jd * tt + h);
+            let a5 = 0.5 * (h - jd * tt);
+            let mut t = [(a1 - a0) / ju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) / ju];
+            if check(pr, l, &mut t, sign, best) {
+                break; // duration grows with T
+            }
+        }
+    }
+
+    // ACC0: plateau at amax, then one falling pulse T, then rising to af.
+    {
+        let lo = ((amax - af) / jd).max(0.0);
+        let hi = (amax - amin) / jd;
+        if lo <= hi + EPS_T {
+            let acc0 = |tt: f64| -> [f64; 7] {
+                let mut t = [
+                    (amax - a0) / ju,
+                    0.0,
+                    tt,
+                    0.0,
+                    0.0,
+                    0.0,
+                    (af - amax + jd * tt) / ju,
+                ];
+                let (_, v, _) = run(v0, a0, &t, &j);
+                t[1] = (vf - v) / amax;
+                t
+            };
+            let t0 = acc0(0.0);
+            let (p0, _, _) = run(v0, a0, &t0, &j);
+            let poly = [
+                24.0 * amax * ju * ju * (p0 - pd),
+                0.0,
+                -6.0 * jd * s * (af * af - amax * amax - 2.0 * ju * vf),
+                -4.0 * amax * jd * s * (2.0 * jd + ju),
+                3.0 * jd * jd * s * s,
+            ];
+            for &tt in roots_in(&poly, lo, hi.max(lo)).as_slice() {
+                let mut t = acc0(tt);
+                check(pr, l, &mut t, sign, best);
+            }
+        }
+    }
+
+    // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
+    {
+        let lo = a0.max(amin);
+        let hi = amax;
+        if lo <= hi {
+            let acc1 = |a1: f64| -> [f64; 7] {
+                let mut t = [
+                    (a1 - a0) / ju,
+                    0.0,
+                    (a1 - amin) / jd,
+                    0.0,
+                    0.0,
+                    0.0,
+                    (af - amin) / ju,
+                ];
+                let (_, v, _) = run(v0, a0, &t, &j);
+                t[5] = (vf - v) / amin;
+                t
+            };
+            let t0 = acc1(0.0);
+            let (p0, _, _) = run(v0, a0, &t0, &j);
+            let poly = [
+                24.0 * amin * jd * jd * ju * ju * (p0 - pd),
+                12.0 * amin * jd * s * (2.0 * ju * v0 - a0 * a0),
+                -6.0 * s * (-a0 * a0 * jd + amin * amin * ju + 2.0 * jd * ju * v0),
+                4.0 * amin * s * (jd + 2.0 * ju),
+                -3.0 * s * s,
+            ];
+            for &a1 in roots_in(&poly, lo, hi).as_slice() {
+                let mut t = acc1(a1);
+                check(pr, l, &mut t, sign, best);
+            }
+        }
+    }
+
+    // ACC0_ACC1: both plateaus, unknown plateau length t2.
+    {
+        let acc01 = |t2: f64| -> [f64; 7] {
+            let mut t = [
+                (amax - a0) / ju,
+                t2,
+                (amax - amin) / jd,
+                0.0,
+                0.0,
+                0.0,
+                (af - amin) / ju,
+            ];
+            let (_, v, _) = run(v0, a0, &t, &j);
+            t[5] = (vf - v) / amin;
+            t
+        };
+        let t0 = acc01(0.0);
+        let (p0, _, _) = run(v0, a0, &t0, &j);
+        let da = amax - amin;
+        let poly = [
+            24.0 * amin * jd * jd * ju * ju * (p0 - pd),
+            -12.0
+                * jd
+                * ju
+                * da
+                * (-a0 * a0 * jd + amax * amax * jd + amax * amax * ju - amax * amin * ju
+                    + 2.0 * jd * ju * v0),
+            -12.0 * amax * jd * jd * ju * ju * da,
+        ];
+        for &t2 in roots_in(&poly, 0.0, f64::MAX).as_slice() {
+            let mut t = acc01(t2);
+            check(pr, l, &mut t, sign, best);
+        }
+    }
+}
+
+/// The time-optimal profile from a start inside the limits, or `None`.
+pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
+    let mut best = Best { seven: None };
+    solve_frame(pr, l, 1.0, &mut best);
+    solve_frame(&pr.mirror(), &l.mirror(), -1.0, &mut best);
+    best.seven
+}
+
+/// A brake of at most two phases `(jerk, duration)` that brings `(v0, a0)`
+/// back inside the limits as fast as possible (zero durations when already
+/// inside).
+pub(crate) fn brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
+    let none = [(0.0, 0.0); 2];
+    let over_up = a0 > 0.0 && v0 + a0 * a0 / (2.0 * l.jd) > l.vmax;
+    let under_low = a0 < 0.0 && v0 - a0 * a0 / (2.0 * l.ju) < l.vmin;
+    if a0 > l.amax {
+        acceleration_brake(v0, a0, l)
+    } else if a0 < l.amin {
+        flip(acceleration_brake(-v0, -a0, &l.mirror()))
+    } else if (v0 > l.vmax && !under_low) || over_up {
+        velocity_brake(v0, a0, l)
+    } else if (v0 < l.vmin && !over_up) || under_low {
+        flip(velocity_brake(-v0, -a0, &l.mirror()))
+    } else {
+        none
+    }
+}
+
+fn flip(b: [(f64, f64); 2]) -> [(f64, f64); 2] {
+    [(-b[0].0, b[0].1), (-b[1].0, b[1].1)]
+}
+
+/// `a0 > amax`: ramp the acceleration down to `amax` (or further, when the
+/// velocity would overshoot `vmax`).
+fn acceleration_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
+    let jd = l.jd;
+    if v0 + a0 * a0 / (2.0 * jd) > l.vmax {
+        return velocity_brake(v0, a0, l);
+    }
+    let t1 = (a0 - l.amax) / jd;
+    let v1 = v0 + t1 * (a0 - 0.5 * jd * t1);
+    if v1 < l.vmin {
+        // Still below the minimum velocity: hold amax until back inside,
+        // but not so long that vmax would be overshot afterwards.
+        let to_vmin = (l.vmin - v1) / l.amax;
+        let to_vmax = (l.vmax - l.amax * l.amax / (2.0 * jd) - v1) / l.amax;
+        return [(-jd, t1), (0.0, to_vmin.min(to_vmax).max(0.0))];
+    }
+    [(-jd, t1), (0.0, 0.0)]
+}
+
+/// The velocity is above `vmax` or will overshoot it: decelerate with the
+/// falling jerk (and the `amin` plateau) until the velocity is back at
+/// `vmax`, never so far that `vmin` would be undershot afterwards.
+fn velocity_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
+    let (ju, jd) = (l.ju, l.jd);
+    let t_amin = (a0 - l.amin) / jd;
+    let t_vmax = (a0 + (a0 * a0 + 2.0 * jd * (v0 - l.vmax)).max(0.0).sqrt()) / jd;
+    // v(t) - a(t)^2 / (2 ju) = vmin with a(t) = a0 - jd t.
+    let qa = 0.5 * jd + jd * jd / (2.0 * ju);
+    let qb = a0 * (1.0 + jd / ju);
+    let qc = v0 - a0 * a0 / (2.0 * ju) - l.vmin;
+    // (No such cap when the minimum is undershot whatever we do.)
+    let disc = qb * qb + 4.0 * qa * qc;
+    let doomed_low = (a0 < 0.0 && qc < 0.0) || disc < 0.0;
+    let t_vmin = if doomed_low {
+        f64::INFINITY
+    } else {
+        (qb + disc.sqrt()) / (2.0 * qa)
+    };
+    let t_stop = t_vmax.min(t_vmin);
+    if t_amin < t_stop {
+        let t1 = t_amin.max(0.0);
+        let v1 = v0 + t1 * (a0 - 0.5 * jd * t1);
+        let to_vmax = (v1 - l.vmax) / -l.amin;
+        let to_vmin = if doomed_low {
+            f64::INFINITY
+        } else {
+            (v1 - l.amin * l.amin / (2.0 * ju) - l.vmin) / -l.amin
+        };
+        [(-jd, t1), (0.0, to_vmax.min(to_vmin).max(0.0))]
+    } else {
+        [(-jd, t_stop.max(0.0)), (0.0, 0.0)]
+    }
+}

@@ -1,0 +1,342 @@
+//! Unit tests: closed-form double-S durations, limits and end states on
+//! random cases, the known hard spots, bad input, the stateful API.
+use super::*;
+use proptest::prelude::*;
+
+/// Closed-form rest-to-rest double-S duration (symmetric limits), derived
+/// independently of the generator: three regimes.
+fn closed_form(d: f64, v: f64, a: f64, j: f64) -> f64 {
+    // 1. Neither limit reached: four jerk pulses of length tj.
+    let tj = (d / (2.0 * j)).cbrt();
+    if j * tj <= a && j * tj * tj <= v {
+        return 4.0 * tj;
+    }
+    // 2. Acceleration limit reached, velocity not.
+    let tj = a / j;
+    let ta = 0.5 * (-3.0 * tj + (tj * tj + 4.0 * d / a).sqrt());
+    if a * (tj + ta) <= v {
+        return 2.0 * (2.0 * tj + ta);
+    }
+    // 3. Velocity limit reached (cruise).
+    let t_acc = if v >= a * a / j {
+        2.0 * tj + (v / a - a / j)
+    } else {
+        2.0 * (v / j).sqrt()
+    };
+    t_acc + d / v
+}
+
+fn lim(v: f64, a: f64, j: f64) -> Limits {
+    Limits::symmetric(v, a, j).expect("valid limits")
+}
+
+/// Integrate the profile's segments from `start` (independently of
+/// `Profile::at`), checking limits along the way; returns the end state.
+fn integrate_checked(start: State, prof: &Profile, l: &Limits) -> State {
+    let tol_v = 1e-9 * l.v_max.max(-l.v_min).max(start.v.abs());
+    let tol_a = 1e-9 * l.a_max.max(-l.a_min).max(start.a.abs());
+    let (mut p, mut v, mut a) = (start.p, start.v, start.a);
+    let braking = prof.brake_duration();
+    // After a brake that could not bring the velocity fully inside without
+    // breaking the opposite limit, the motion may not go further out.
+    let vb = prof.at(braking).v;
+    let tol_v = tol_v.max(1e-9 * vb.abs());
+    for (t0, dt, j) in prof.segments() {
+        assert!(dt >= 0.0 && dt.is_finite());
+        assert!(j <= l.j_max * (1.0 + 1e-12) && j >= l.j_min * (1.0 + 1e-12));
+        let after_brake = t0 >= braking;
+        for k in 0..=8 {
+            let t = dt * k as f64 / 8.0;
+            let vv = v + t * (a + 0.5 * t * j);
+            let aa = a + t * j;
+            if after_brake {
+                assert!(aa <= l.a_max + tol_a && aa >= l.a_min - tol_a, "a={aa}");
+                let (hi, lo) = (l.v_max.max(vb), l.v_min.min(vb));
+                assert!(vv <= hi + tol_v && vv >= lo - tol_v, "v={vv}");
+            }
+        }
+        p += dt * (v + dt * (0.5 * a + dt * j / 6.0));
+        v += dt * (a + 0.5 * dt * j);
+        a += dt * j;
+    }
+    State::new(p, v, a)
+}
+
+fn assert_reaches(start: State, target: State, l: &Limits) -> Profile {
+    let prof = plan(start, target, l).expect("profile");
+    let end = integrate_checked(start, &prof, l);
+    let sp = 1e-9 * (1.0 + (target.p - start.p).abs() + l.v_max * prof.duration());
+    assert!(
+        (end.p - target.p).abs() <= sp,
+        "p {} vs {}",
+        end.p,
+        target.p
+    );
+    assert!(
+        (end.v - target.v).abs() <= 1e-9 * (1.0 + l.v_max),
+        "v {} vs {}",
+        end.v,
+        target.v
+    );
+    assert!(
+        (end.a - target.a).abs() <= 1e-9 * (1.0 + l.a_max),
+        "a {} vs {}",
+        end.a,
+        target.a
+    );
+    prof
+}
+
+#[test]
+fn rest_to_rest_three_regimes_match_closed_form() {
+    for &(d, v, a, j) in &[
+        (1.0, 100.0, 100.0, 1.0), // no limit reached
+        (0.3, 2.0, 3.0, 5.0),     // no limit reached
+        (20.0, 100.0, 2.0, 3.0),  // acceleration limit only
+        (100.0, 5.0, 2.0, 3.0),   // velocity limit, a_max reached
+        (100.0, 1.0, 2.0, 3.0),   // velocity limit, a_max not reached
+        (5000.0, 3.0, 0.7, 0.2),  // long cruise
+    ] {
+        for sign in [1.0, -1.0] {
+            let l = lim(v, a, j);
+            let prof = assert_reaches(State::rest(0.0), State::rest(sign * d), &l);
+            let want = closed_form(d, v, a, j);
+            assert!(
+                (prof.duration() - want).abs() <= 1e-9 * want,
+                "d={d}: {} vs {want}",
+                prof.duration()
+            );
+        }
+    }
+}
+
+#[test]
+fn hard_spot_exact_acceleration_boundary_takes_three_seconds() {
+    // d = 2 a^3 / j^2 = 5.0625: the acceleration limit is touched exactly.
+    let l = lim(10.0, 4.5, 6.0);
+    let prof = assert_reaches(State::rest(0.0), State::rest(5.0625), &l);
+    assert!((prof.duration() - 3.0).abs() < 1e-12, "{}", prof.duration());
+}
+
+#[test]
+fn hard_spot_v_max_equals_a_squared_over_j() {
+    // v_max = a^2/j: the velocity limit is reached exactly when a_max is.
+    let l = lim(2.0, 2.0, 2.0);
+    let prof = assert_reaches(State::rest(0.0), State::rest(10.0), &l);
+    assert!((prof.duration() - closed_form(10.0, 2.0, 2.0, 2.0)).abs() < 1e-12);
+    assert!((prof.duration() - 7.0).abs() < 1e-12);
+}
+
+#[test]
+fn hard_spot_start_exactly_at_v_max() {
+    // Cruise, then the rest-to-rest deceleration half: pf/V + t_acc/2.
+    let (v, a, j) = (2.0, 1.0, 2.0);
+    let l = lim(v, a, j);
+    let prof = assert_reaches(State::new(0.0, v, 0.0), State::rest(30.0), &l);
+    let t_acc = 2.0 * (a / j) + (v / a - a / j);
+    let want = 30.0 / v + t_acc / 2.0;
+    assert!(
+        (prof.duration() - want).abs() < 1e-9,
+        "{} vs {want}",
+        prof.duration()
+    );
+}
+
+#[test]
+fn zero_distance_while_moving_and_tiny_and_long_moves() {
+    let l = lim(3.0, 2.0, 5.0);
+    assert_reaches(
+        State::new(1.0, 2.0, 1.0),
+        State::new(1.0, 2.0, 1.0 - 1e-3),
+        &l,
+    );
+    assert_reaches(
+        State::new(0.0, 1.5, -0.5),
+        State::new(0.0, 1.5, -0.5 + 1e-6),
+        &l,
+    );
+    assert_reaches(State::new(2.0, 1.0, 0.0), State::rest(2.0), &l);
+    let p = assert_reaches(State::rest(0.0), State::rest(1e-9), &l);
+    assert!((p.duration() - closed_form(1e-9, 3.0, 2.0, 5.0)).abs() < 1e-12);
+    // About three hours.
+    let p = assert_reaches(State::rest(0.0), State::rest(30000.0), &l);
+    assert!((p.duration() - closed_form(30000.0, 3.0, 2.0, 5.0)).abs() < 1e-9 * 1e4);
+}
+
+#[test]
+fn overshoot_target_approached_from_the_other_side() {
+    // Moving fast towards a close target: must pass it and come back.
+    let l = lim(5.0, 1.0, 1.0);
+    let prof = assert_reaches(State::new(0.0, 3.0, 0.0), State::rest(0.5), &l);
+    let mut max_p = f64::MIN;
+    let n = 200;
+    for k in 0..=n {
+        max_p = max_p.max(prof.at(prof.duration() * k as f64 / n as f64).p);
+    }
+    assert!(max_p > 0.5 + 1.0);
+}
+
+#[test]
+fn start_beyond_limits_is_braked_then_stays_inside() {
+    let l = lim(1.0, 1.0, 2.0);
+    for start in [
+        State::new(0.0, 3.0, 0.0),
+        State::new(0.0, -2.0, 0.5),
+        State::new(0.0, 0.5, 3.0),
+        State::new(0.0, 0.9, 0.9),
+        State::new(0.0, -0.2, -2.5),
+    ] {
+        let prof = assert_reaches(start, State::rest(4.0), &l);
+        assert!(prof.brake_duration() > 0.0, "{start:?}");
+    }
+}
+
+#[test]
+fn asymmetric_limits() {
+    let l = Limits::new(2.0, -0.5, 1.0, -3.0, 4.0, -1.0).expect("limits");
+    for &(p0, v0, a0, pf, vf, af) in &[
+        (0.0, 0.0, 0.0, 10.0, 0.0, 0.0),
+        (0.0, 0.0, 0.0, -3.0, 0.0, 0.0),
+        (1.0, 1.0, 0.5, -2.0, -0.2, 0.1),
+        (0.0, -0.4, 0.2, 0.3, 1.5, -0.5),
+    ] {
+        assert_reaches(State::new(p0, v0, a0), State::new(pf, vf, af), &l);
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    assert!(matches!(
+        Limits::symmetric(0.0, 1.0, 1.0),
+        Err(ProfileError::InvalidLimit { name: "v_max", .. })
+    ));
+    assert!(Limits::symmetric(1.0, -1.0, 1.0).is_err());
+    assert!(Limits::symmetric(1.0, 1.0, f64::NAN).is_err());
+    let l = lim(1.0, 1.0, 1.0);
+    let e = plan(State::new(f64::NAN, 0.0, 0.0), State::rest(1.0), &l).unwrap_err();
+    assert_eq!(e, ProfileError::NonFinite { name: "p0" });
+    let e = plan(State::rest(0.0), State::new(1.0, 2.0, 0.0), &l).unwrap_err();
+    assert!(matches!(
+        e,
+        ProfileError::TargetOutOfLimits { name: "vf", .. }
+    ));
+    assert!(e.to_string().contains("vf = 2"));
+    let e = plan(State::rest(0.0), State::new(1.0, 0.0, -1.5), &l).unwrap_err();
+    assert!(matches!(
+        e,
+        ProfileError::TargetOutOfLimits { name: "af", .. }
+    ));
+    // af = 1 needs v to climb by 0.5 before vf; vf = -0.9 would need -1.4.
+    let e = plan(State::rest(0.0), State::new(1.0, -0.9, 1.0), &l).unwrap_err();
+    assert_eq!(e, ProfileError::TargetUnreachable);
+    assert!(JerkFollower::new(-1.0, 1.0, 1.0, 0.0, 0.0).is_err());
+}
+
+#[test]
+fn simulation_mode_covers_the_motion() {
+    let l = lim(10.0, 4.5, 6.0);
+    let sps = simulate(State::rest(0.0), State::rest(5.0625), &l, 0.5).expect("sim");
+    let times: Vec<f64> = sps.iter().map(|s| s.0).collect();
+    assert_eq!(times, vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]);
+    let mid = sps[3].1; // t = 1.5, the middle: v peak, a = 0
+    assert!((mid.p - 5.0625 / 2.0).abs() < 1e-9);
+    assert!(mid.a.abs() < 1e-9);
+    assert!((sps[6].1.p - 5.0625).abs() < 1e-12);
+    assert!(simulate(State::rest(0.0), State::rest(1.0), &l, 0.0).is_err());
+}
+
+#[test]
+fn interpolator_replans_mid_motion_continuously() {
+    let l = lim(2.0, 1.0, 1.0);
+    let mut it = Interpolator::new(l, 0.0, 100.0).expect("new");
+    it.set_goal_position(20.0).expect("goal");
+    let mut prev = it.setpoint(100.0);
+    let mut t = 100.0;
+    let mut changed = [false; 4];
+    while t < 160.0 {
+        t += 0.01;
+        if t > 104.0 && !changed[0] {
+            it.scale_velocity(0.25).expect("scale");
+            changed[0] = true;
+        }
+        if t > 110.0 && !changed[1] {
+            it.scale_acceleration(0.5).expect("scale");
+            changed[1] = true;
+        }
+        if t > 115.0 && !changed[2] {
+            it.reset_velocity().expect("reset");
+            it.reset_acceleration().expect("reset");
+            changed[2] = true;
+        }
+        if t > 118.0 && !changed[3] {
+            it.set_goal_position(5.0).expect("goal");
+            changed[3] = true;
+        }
+        let sp = it.setpoint(t);
+        // Continuous position and velocity, jerk within the limits.
+        assert!((sp.p - prev.p).abs() < 0.03);
+        assert!((sp.v - prev.v).abs() < 0.02);
+        assert!(sp.j.abs() <= 1.0 + 1e-12);
+        prev = sp;
+    }
+    assert!((prev.p - 5.0).abs() < 1e-9 && prev.v.abs() < 1e-9);
+    assert!(it.scale_velocity(1.5).is_err());
+    assert!(it.set_max_velocity(-1.0).is_err());
+    assert_eq!(it.limits().v_max, 2.0);
+}
+
+#[test]
+fn follower_tracks_steps_and_holds() {
+    let mut f = JerkFollower::new(10.0, 20.0, 100.0, 0.0, 0.0).expect("follower");
+    let mut y = 0.0;
+    let dt = 0.01;
+    let mut prev = 0.0;
+    for k in 1..=700 {
+        let t = k as f64 * dt;
+        let target = if t < 1.5 { 30.0 } else { -5.0 };
+        y = f.sample(target, t);
+        assert!(((y - prev) / dt).abs() <= 10.0 + 1e-9);
+        prev = y;
+    }
+    assert!((y + 5.0).abs() < 1e-9);
+    assert!(f.setpoint().v.abs() < 1e-12);
+    assert_eq!(f.sample(f64::NAN, 7.5), y);
+}
+
+fn arb_case() -> impl Strategy<Value = (State, State, Limits)> {
+    (
+        (0.05f64..20.0, 0.05f64..20.0, 0.05f64..50.0),
+        (-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0),
+        (-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0),
+        (-100.0f64..100.0, 0.0f64..1.0),
+    )
+        .prop_map(|((v, a, j), (p0, v0, a0), (pf, vf, af), (scale, out))| {
+            let l = Limits::symmetric(v, a, j).expect("limits");
+            // Start anywhere up to 1.5x the limits; target inside and
+            // reachable (|vf| + af^2/2j within v).
+            let start = State::new(p0 * scale, 1.5 * v * v0 * out.max(0.7), 1.5 * a * a0);
+            let af = a * af;
+            let room = v - af * af / (2.0 * j);
+            let vf = if room > 0.0 { room * vf } else { 0.0 };
+            let af = if room > 0.0 { af } else { 0.0 };
+            (start, State::new(pf * scale, vf, af), l)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn never_fails_panics_or_nans((start, target, l) in arb_case()) {
+        let prof = plan(start, target, &l);
+        prop_assert!(prof.is_ok(), "{:?} -> {:?} {:?}: {:?}", start, target, l, prof);
+        let prof = prof.unwrap_or_else(|_| Profile::hold(target));
+        prop_assert!(prof.duration().is_finite());
+        let end = integrate_checked(start, &prof, &l);
+        let sp = 1e-9 * (1.0 + (target.p - start.p).abs() + l.v_max * prof.duration());
+        prop_assert!((end.p - target.p).abs() <= sp);
+        for k in 0..=16 {
+            let s = prof.at(prof.duration() * k as f64 / 16.0);
+            prop_assert!(s.p.is_finite() && s.v.is_finite() && s.a.is_finite() && s.j.is_finite());
+        }
+    }
+}
