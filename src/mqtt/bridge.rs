@@ -233,7 +233,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         }
     } else {
         connection.abort();
-        warn!("not connected to the broker: status not updated (the broker's last will applies)");
+        warn!("not connected to the broker: could not publish status offline");
     }
 
     let st = &ticker.stats;

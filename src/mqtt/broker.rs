@@ -72,7 +72,7 @@ impl EmbeddedBroker {
         let probe = connectable(self.addr);
         let t0 = Instant::now();
         loop {
-            if TcpStream::connect_timeout(&probe, Duration::from_millis(200)).is_ok() {
+            if mqtt_ping(probe).is_ok() {
                 return Ok(());
             }
             if self.thread.is_finished() {
@@ -110,6 +110,26 @@ impl EmbeddedBroker {
     pub fn is_running(&self) -> bool {
         !self.thread.is_finished()
     }
+}
+
+/// Connect, send an MQTT 3.1.1 CONNECT, expect a CONNACK, DISCONNECT: a
+/// readiness probe that the broker does not log as a broken connection.
+fn mqtt_ping(addr: SocketAddr) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    const CONNECT: &[u8] = &[
+        0x10, 22, // CONNECT, remaining length
+        0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 10, // MQTT 3.1.1, clean session, 10 s
+        0, 10, b'u', b's', b'i', b'm', b'-', b'p', b'r', b'o', b'b', b'e',
+    ];
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
+    s.set_read_timeout(Some(Duration::from_millis(500)))?;
+    s.write_all(CONNECT)?;
+    let mut ack = [0u8; 4];
+    s.read_exact(&mut ack)?;
+    if ack[0] != 0x20 || ack[3] != 0 {
+        return Err(std::io::Error::other(format!("unexpected CONNACK {ack:?}")));
+    }
+    s.write_all(&[0xE0, 0])
 }
 
 /// The address to connect to for a listen address (`0.0.0.0` → loopback).

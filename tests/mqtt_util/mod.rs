@@ -1,0 +1,480 @@
+//! Shared helpers of the MQTT integration tests (`tests/mqtt_*.rs`): real
+//! brokers (mosquitto, or the embedded one as a `usim broker` child) on a
+//! free loopback port, vehicle processes of the built binary, and a rumqttc
+//! watcher. Every child is killed and reaped when its guard drops, so a
+//! failing test leaves no process behind; every wait has a timeout.
+//!
+//! The scenarios themselves are in [`scenarios`], run by both test files.
+#![allow(dead_code)]
+
+pub mod scenarios;
+
+use std::fs::File;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+
+/// Topic root used by the tests (not the default, to show it is honoured).
+pub const ROOT: &str = "usimtest";
+
+/// The `usim` binary under test.
+pub fn usim() -> &'static str {
+    env!("CARGO_BIN_EXE_usim")
+}
+
+/// A child process that is killed (SIGKILL) and reaped on drop; its stderr
+/// goes to a log file that is printed if the test is failing.
+pub struct Proc {
+    pub name: String,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl Proc {
+    /// Spawn `cmd` with stdout/stderr into `log`.
+    pub fn spawn(name: &str, mut cmd: Command, log: PathBuf) -> Proc {
+        let out = File::create(&log).expect("create log file");
+        let err = out.try_clone().expect("clone log file");
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG");
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Proc {
+            name: name.to_string(),
+            child: Some(child),
+            log,
+        }
+    }
+
+    /// Process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or(0)
+    }
+
+    /// The log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Wait until the log contains `needle`.
+    pub fn wait_log(&self, needle: &str, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if self.log().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// Send `sig`.
+    pub fn signal(&self, sig: libc::c_int) {
+        if let Some(c) = &self.child {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe {
+                libc::kill(c.id() as libc::pid_t, sig);
+            }
+        }
+    }
+
+    /// Wait for the exit for up to `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let t0 = Instant::now();
+        let child = self.child.as_mut()?;
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status);
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM, then wait up to `timeout` for the exit.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.signal(libc::SIGTERM);
+        self.wait_exit(timeout)
+    }
+
+    /// SIGKILL and reap.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let running = self.child.is_some();
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!(
+                "----- log of {} ({}) -----\n{}\n----- end of log -----",
+                self.name,
+                if running { "killed" } else { "exited" },
+                self.log()
+            );
+        }
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free port")
+}
+
+/// Wait until 127.0.0.1:`port` accepts connections.
+pub fn wait_port(port: u16, timeout: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < timeout {
+        let addr = ([127, 0, 0, 1], port).into();
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    false
+}
+
+/// The mosquitto binary, if installed (`/usr/sbin` is often not on PATH).
+pub fn mosquitto_path() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.push("/usr/sbin".into());
+    dirs.push("/usr/local/sbin".into());
+    dirs.into_iter()
+        .map(|d| d.join("mosquitto"))
+        .find(|p| p.is_file())
+}
+
+/// Which broker a scenario runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerKind {
+    /// A real mosquitto started by the test.
+    Mosquitto,
+    /// The embedded broker, as a `usim broker` child process.
+    Embedded,
+}
+
+/// A broker child process on a free loopback port.
+pub struct Broker {
+    pub kind: BrokerKind,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    proc: Option<Proc>,
+    starts: u32,
+}
+
+impl Broker {
+    /// Start a broker, or `None` (after saying so) when mosquitto is missing.
+    pub fn start(kind: BrokerKind) -> Option<Broker> {
+        if kind == BrokerKind::Mosquitto && mosquitto_path().is_none() {
+            eprintln!(
+                "SKIPPED: mosquitto is not installed (apt-get install -y mosquitto); \
+                 this mosquitto test passes without running"
+            );
+            return None;
+        }
+        let mut b = Broker {
+            kind,
+            port: free_port(),
+            dir: tempfile::tempdir().expect("tempdir"),
+            proc: None,
+            starts: 0,
+        };
+        b.restart();
+        Some(b)
+    }
+
+    /// (Re)start on the same port.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.starts += 1;
+        let log = self.dir.path().join(format!("broker{}.log", self.starts));
+        let cmd = match self.kind {
+            BrokerKind::Mosquitto => {
+                let conf = self.dir.path().join("mosquitto.conf");
+                std::fs::write(
+                    &conf,
+                    format!(
+                        "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n",
+                        self.port
+                    ),
+                )
+                .expect("write mosquitto.conf");
+                let mut c = Command::new(mosquitto_path().expect("mosquitto"));
+                c.arg("-c").arg(conf);
+                c
+            }
+            BrokerKind::Embedded => {
+                let mut c = Command::new(usim());
+                c.args(["broker", "--bind", &format!("127.0.0.1:{}", self.port)]);
+                c
+            }
+        };
+        self.proc = Some(Proc::spawn(&format!("{:?} broker", self.kind), cmd, log));
+        assert!(
+            wait_port(self.port, Duration::from_secs(10)),
+            "{:?} broker did not start on port {}",
+            self.kind,
+            self.port
+        );
+    }
+
+    /// Stop (SIGKILL): clients see the connection drop.
+    pub fn stop(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill();
+        }
+    }
+
+    /// `mqtt://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("mqtt://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Write a vehicle config `NAME.toml` into `dir`; `extra` is appended to
+/// the top-level keys.
+pub fn write_config(dir: &Path, name: &str, broker_url: &str, extra: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "name = \"{name}\"\n\
+         prefix = \"NAV\"\n\
+         start_pos = \"x=0, y=0, heading=0, speed=0, depth=0\"\n\
+         app_tick = 20\n\
+         {extra}\n\
+         [mqtt]\n\
+         broker = \"{broker_url}\"\n\
+         topic_root = \"{ROOT}\"\n"
+    );
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// Start `usim run CONFIG` with `args`, its log in the config's directory.
+pub fn spawn_vehicle(config: &Path, args: &[&str]) -> Proc {
+    let name = config
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("vehicle")
+        .to_string();
+    let mut cmd = Command::new(usim());
+    cmd.arg("run").arg(config).args(args);
+    let log = config.with_extension("log");
+    Proc::spawn(&name, cmd, log)
+}
+
+/// One message seen by a [`Watcher`].
+#[derive(Debug, Clone)]
+pub struct Msg {
+    pub topic: String,
+    pub payload: String,
+    pub at: Instant,
+}
+
+/// A rumqttc client in a thread that records every message on its filters
+/// (re-subscribing after reconnections) and can publish.
+pub struct Watcher {
+    client: Client,
+    log: Arc<Mutex<Vec<Msg>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Connect to 127.0.0.1:`port`, subscribe to `filters`, wait for the SubAck.
+    pub fn new(port: u16, filters: &[String]) -> Watcher {
+        let id = format!("test-watch-{}-{}", std::process::id(), free_port());
+        let mut opts = MqttOptions::new(id, "127.0.0.1", port);
+        opts.set_keep_alive(Duration::from_secs(5));
+        let (client, mut connection) = Client::new(opts, 64);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new((Mutex::new(false), Condvar::new()));
+        let thread = {
+            let (client, log, stop, ready) = (
+                client.clone(),
+                Arc::clone(&log),
+                Arc::clone(&stop),
+                Arc::clone(&ready),
+            );
+            let filters: Vec<String> = filters.to_vec();
+            std::thread::spawn(move || {
+                for ev in connection.iter() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    match ev {
+                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                            for f in &filters {
+                                let _ = client.try_subscribe(f.clone(), QoS::AtLeastOnce);
+                            }
+                        }
+                        Ok(Event::Incoming(Packet::SubAck(_))) => {
+                            let (m, c) = &*ready;
+                            *m.lock().unwrap() = true;
+                            c.notify_all();
+                        }
+                        Ok(Event::Incoming(Packet::Publish(p))) => {
+                            log.lock().unwrap().push(Msg {
+                                topic: p.topic.clone(),
+                                payload: String::from_utf8_lossy(&p.payload).into_owned(),
+                                at: Instant::now(),
+                            });
+                        }
+                        Ok(_) => {}
+                        Err(_) => std::thread::sleep(Duration::from_millis(100)),
+                    }
+                }
+            })
+        };
+        let (m, c) = &*ready;
+        let guard = m.lock().unwrap();
+        let (guard, _) = c
+            .wait_timeout_while(guard, Duration::from_secs(10), |ok| !*ok)
+            .unwrap();
+        assert!(*guard, "watcher could not subscribe on port {port}");
+        drop(guard);
+        Watcher {
+            client,
+            log,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Watch everything of `vehicle`.
+    pub fn vehicle(port: u16, vehicle: &str) -> Watcher {
+        Watcher::new(port, &[format!("{ROOT}/{vehicle}/#")])
+    }
+
+    /// Number of messages so far (a mark for [`Self::wait_after`]).
+    pub fn mark(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+
+    /// Messages on `topic` after `mark`.
+    pub fn since(&self, mark: usize, topic: &str) -> Vec<Msg> {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .skip(mark)
+            .filter(|m| m.topic == topic)
+            .cloned()
+            .collect()
+    }
+
+    /// Wait for the first message on `topic` after `mark` whose payload
+    /// satisfies `pred`.
+    pub fn wait_after(
+        &self,
+        mark: usize,
+        topic: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> Option<Msg> {
+        let t0 = Instant::now();
+        loop {
+            {
+                let log = self.log.lock().unwrap();
+                if let Some(m) = log
+                    .iter()
+                    .skip(mark)
+                    .find(|m| m.topic == topic && pred(&m.payload))
+                {
+                    return Some(m.clone());
+                }
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Wait for a numeric payload on `topic` after `mark` satisfying `pred`.
+    pub fn wait_num(
+        &self,
+        mark: usize,
+        topic: &str,
+        timeout: Duration,
+        pred: impl Fn(f64) -> bool,
+    ) -> Option<f64> {
+        self.wait_after(mark, topic, timeout, |p| {
+            p.trim().parse::<f64>().map(&pred).unwrap_or(false)
+        })
+        .and_then(|m| m.payload.trim().parse().ok())
+    }
+
+    /// The latest payload on `topic`.
+    pub fn latest(&self, topic: &str) -> Option<String> {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .rev()
+            .find(|m| m.topic == topic)
+            .map(|m| m.payload.clone())
+    }
+
+    /// The latest numeric payload on `topic`.
+    pub fn latest_num(&self, topic: &str) -> Option<f64> {
+        self.latest(topic).and_then(|p| p.trim().parse().ok())
+    }
+
+    /// Publish (QoS 1, not retained).
+    pub fn publish(&self, topic: &str, payload: impl Into<Vec<u8>>) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, false, payload)
+            .expect("queue publish");
+    }
+
+    /// Publish to a vehicle's variable.
+    pub fn post(&self, vehicle: &str, var: &str, payload: impl Into<Vec<u8>>) {
+        self.publish(&format!("{ROOT}/{vehicle}/{var}"), payload);
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.client.try_disconnect();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `{ROOT}/{vehicle}/{var}`.
+pub fn topic(vehicle: &str, var: &str) -> String {
+    format!("{ROOT}/{vehicle}/{var}")
+}
+
+/// Parse a NODE_REPORT payload.
+pub fn node_report(payload: &str) -> serde_json::Value {
+    serde_json::from_str(payload).unwrap_or_else(|e| panic!("bad NODE_REPORT {payload:?}: {e}"))
+}

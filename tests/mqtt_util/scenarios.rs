@@ -1,0 +1,278 @@
+//! The live scenarios, run against mosquitto (`tests/mqtt_mosquitto.rs`)
+//! and against the embedded broker (`tests/mqtt_embedded.rs`).
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// Generous bound for anything that should take a tick or two: CI shares
+/// two cores between several jobs.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Wait until `vehicle` is online and publishing; returns its first USM_TIME.
+fn wait_online(w: &Watcher, vehicle: &str) -> f64 {
+    w.wait_after(0, &topic(vehicle, "status"), WAIT, |p| p == "online")
+        .unwrap_or_else(|| panic!("{vehicle}: no retained status online"));
+    w.wait_num(0, &topic(vehicle, "USM_TIME"), WAIT, |_| true)
+        .unwrap_or_else(|| panic!("{vehicle}: no USM_TIME"))
+}
+
+/// Thrust makes the published speed rise; USM_RESET moves the vehicle; a
+/// DRIFT_VECTOR_ADD ramp moves it sideways and back to rest; bad payloads
+/// are logged and dropped while the vehicle keeps publishing; SIGTERM
+/// publishes `offline` and exits cleanly.
+pub fn single_vehicle(kind: BrokerKind) {
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let cfg = write_config(
+        broker.dir.path(),
+        "alpha",
+        &broker.url(),
+        "max_acceleration = 0.5\nmax_deceleration = 0",
+    );
+    let w = Watcher::vehicle(broker.port, "alpha");
+    let mut v = spawn_vehicle(&cfg, &[]);
+    wait_online(&w, "alpha");
+    let speed = topic("alpha", "NAV_SPEED");
+    let (x, y) = (topic("alpha", "NAV_X"), topic("alpha", "NAV_Y"));
+    assert_eq!(w.latest_num(&speed), Some(0.0), "starts at rest");
+
+    // 1. Thrust: the speed rises (acceleration-limited), step by step.
+    let m = w.mark();
+    w.post("alpha", "DESIRED_THRUST", "100");
+    w.wait_num(m, &speed, WAIT, |s| s >= 0.5)
+        .expect("NAV_SPEED did not rise to 0.5 m/s after DESIRED_THRUST 100");
+    let speeds: Vec<f64> = w
+        .since(m, &speed)
+        .iter()
+        .filter_map(|m| m.payload.parse().ok())
+        .collect();
+    assert!(
+        speeds.windows(2).all(|p| p[1] >= p[0]),
+        "speed not monotonic: {speeds:?}"
+    );
+    assert!(
+        speeds.iter().filter(|s| **s > 0.0 && **s < 0.5).count() >= 3,
+        "speed should ramp up over several iterations: {speeds:?}"
+    );
+
+    // 2. USM_RESET moves the vehicle (heading 90: now it runs east).
+    let m = w.mark();
+    w.post(
+        "alpha",
+        "USM_RESET",
+        "x=500, y=-300, speed=0, heading=90, depth=0",
+    );
+    w.wait_num(m, &x, WAIT, |v| (499.0..530.0).contains(&v))
+        .expect("USM_RESET did not move NAV_X to 500");
+    let y_after = w
+        .wait_num(m, &y, WAIT, |v| (v + 300.0).abs() < 5.0)
+        .expect("USM_RESET did not move NAV_Y to -300");
+    assert!((y_after + 300.0).abs() < 5.0);
+
+    // 3. Drift ramp: at rest, heading north, drift east moves it sideways.
+    w.post("alpha", "DESIRED_THRUST", "0");
+    let m = w.mark();
+    w.post(
+        "alpha",
+        "USM_RESET",
+        "x=0, y=0, speed=0, heading=0, depth=0",
+    );
+    w.wait_num(m, &x, WAIT, |v| v.abs() < 0.5)
+        .expect("second USM_RESET not applied");
+    std::thread::sleep(Duration::from_millis(300));
+    let m = w.mark();
+    for _ in 0..3 {
+        w.post("alpha", "DRIFT_VECTOR_ADD", "90, 0.5");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let x_moved = w
+        .wait_num(m, &x, WAIT, |v| v > 2.0)
+        .expect("DRIFT_VECTOR_ADD ramp did not move the vehicle east");
+    assert!(x_moved > 2.0);
+    let y_now = w.latest_num(&y).expect("NAV_Y");
+    assert!(
+        y_now.abs() < 0.5,
+        "drift east should not move north: y = {y_now}"
+    );
+    // Ramp down: back to no drift, the vehicle stops.
+    for _ in 0..3 {
+        w.post("alpha", "DRIFT_VECTOR_ADD", "270, 0.5");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let summary = topic("alpha", "USM_DRIFT_SUMMARY");
+    w.wait_after(m, &summary, WAIT, |p| {
+        p.contains("mag=0,") || p.contains("mag=0.0")
+    })
+    .unwrap_or_else(|| panic!("drift did not return to 0: {:?}", w.latest(&summary)));
+    std::thread::sleep(Duration::from_millis(300));
+    let x1 = w.latest_num(&x).expect("NAV_X");
+    std::thread::sleep(Duration::from_millis(500));
+    let x2 = w.latest_num(&x).expect("NAV_X");
+    assert!(
+        (x2 - x1).abs() < 0.01,
+        "still drifting after ramp down: {x1} -> {x2}"
+    );
+
+    // 4. Bad payloads: dropped, logged with topic, payload and reason; the
+    //    state is unchanged and the vehicle keeps publishing.
+    let m = w.mark();
+    w.post("alpha", "DESIRED_THRUST", "sixty");
+    w.post("alpha", "DESIRED_THRUST", "NaN");
+    w.post("alpha", "DESIRED_RUDDER", "inf");
+    w.post("alpha", "SET", "[\"DESIRED_THRUST\", \"Merge\", [[oops");
+    w.post("alpha", "DRIFT_VECTOR_ADD", vec![0xff, 0xfe, 0x00]);
+    assert!(
+        v.wait_log("payload \"sixty\"", WAIT),
+        "bad payload not logged:\n{}",
+        v.log()
+    );
+    assert!(v.log().contains(&topic("alpha", "DESIRED_THRUST")));
+    assert!(
+        v.wait_log("not UTF-8", WAIT),
+        "non-UTF-8 payload not logged"
+    );
+    let t_before = w.latest_num(&topic("alpha", "USM_TIME")).expect("USM_TIME");
+    w.wait_num(m, &topic("alpha", "USM_TIME"), WAIT, |t| t > t_before + 0.5)
+        .expect("vehicle stopped publishing after bad payloads");
+    let after = w.since(m, &speed);
+    assert!(!after.is_empty());
+    assert!(
+        after.iter().all(|m| m.payload == "0"),
+        "a bad payload changed the speed: {:?}",
+        after.iter().map(|m| &m.payload).collect::<Vec<_>>()
+    );
+    let x3 = w.latest_num(&x).expect("NAV_X");
+    assert!((x3 - x2).abs() < 0.01, "bad payload moved the vehicle");
+
+    // 5. SIGTERM: retained offline, clean exit.
+    let m = w.mark();
+    let status = v.terminate(WAIT).expect("vehicle did not exit on SIGTERM");
+    assert!(status.success(), "exit status {status}");
+    w.wait_after(m, &topic("alpha", "status"), WAIT, |p| p == "offline")
+        .expect("no offline status after SIGTERM");
+}
+
+/// Two vehicles on one broker do not hear each other's commands.
+pub fn two_vehicles_are_isolated(kind: BrokerKind) {
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let dir = broker.dir.path();
+    let a = spawn_vehicle(&write_config(dir, "alpha", &broker.url(), ""), &[]);
+    let b = spawn_vehicle(&write_config(dir, "bravo", &broker.url(), ""), &[]);
+    let w = Watcher::new(broker.port, &[format!("{ROOT}/+/#")]);
+    wait_online(&w, "alpha");
+    wait_online(&w, "bravo");
+
+    let m = w.mark();
+    w.post("alpha", "DESIRED_THRUST", "100");
+    w.post("bravo", "USM_RESET", "x=100, y=50, speed=0, heading=0");
+    w.wait_num(m, &topic("alpha", "NAV_SPEED"), WAIT, |s| s > 1.0)
+        .expect("alpha did not speed up");
+    w.wait_num(m, &topic("bravo", "NAV_X"), WAIT, |x| x == 100.0)
+        .expect("bravo was not reset");
+    std::thread::sleep(Duration::from_millis(500));
+    let bravo_speeds = w.since(m, &topic("bravo", "NAV_SPEED"));
+    assert!(!bravo_speeds.is_empty());
+    assert!(
+        bravo_speeds.iter().all(|m| m.payload == "0"),
+        "bravo heard alpha's thrust"
+    );
+    let alpha_x = w.since(m, &topic("alpha", "NAV_X"));
+    assert!(
+        alpha_x.iter().all(|m| m.payload == "0"),
+        "alpha heard bravo's reset (heading 0: x must stay 0)"
+    );
+    drop((a, b));
+}
+
+/// The broker is stopped for a few seconds and started again: the vehicle
+/// reconnects, subscribes again, republishes `online`, and its clock and
+/// iteration count went on meanwhile.
+pub fn broker_restart(kind: BrokerKind) {
+    let Some(mut broker) = Broker::start(kind) else {
+        return;
+    };
+    let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");
+    let mut v = spawn_vehicle(&cfg, &[]);
+    let (t1, k1, wall1) = {
+        let w = Watcher::vehicle(broker.port, "alpha");
+        wait_online(&w, "alpha");
+        let m = w.mark();
+        let rep = w
+            .wait_after(m, &topic("alpha", "NODE_REPORT"), WAIT, |_| true)
+            .expect("NODE_REPORT");
+        let r = node_report(&rep.payload);
+        let t = w
+            .wait_num(m, &topic("alpha", "USM_TIME"), WAIT, |_| true)
+            .expect("USM_TIME");
+        (t, r["k"].as_f64().expect("k"), rep.at)
+    };
+
+    broker.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        v.wait_exit(Duration::ZERO).is_none(),
+        "the vehicle exited while the broker was down"
+    );
+    broker.restart();
+
+    let w = Watcher::vehicle(broker.port, "alpha");
+    // Within the backoff (at most 2 s) it is back, online again (retained).
+    w.wait_after(0, &topic("alpha", "status"), WAIT, |p| p == "online")
+        .expect("vehicle did not reconnect and publish online");
+    let rep = w
+        .wait_after(w.mark(), &topic("alpha", "NODE_REPORT"), WAIT, |_| true)
+        .expect("no NODE_REPORT after the restart");
+    let r = node_report(&rep.payload);
+    let k2 = r["k"].as_f64().expect("k");
+    let wall = rep.at.duration_since(wall1).as_secs_f64();
+    let t2 = w
+        .wait_num(w.mark(), &topic("alpha", "USM_TIME"), WAIT, |_| true)
+        .expect("USM_TIME");
+    // Clock intact: it advanced with real time (not reset, not frozen).
+    assert!(
+        (t2 - t1 - wall).abs() < 1.0,
+        "clock jumped: USM_TIME {t1} -> {t2} over {wall:.2} s of real time"
+    );
+    // The simulation kept iterating while disconnected (20 Hz).
+    assert!(
+        k2 - k1 >= 0.7 * 20.0 * wall,
+        "iterations stalled: k {k1} -> {k2} over {wall:.2} s"
+    );
+    // Subscriptions renewed: a command after the restart is obeyed.
+    let m = w.mark();
+    w.post("alpha", "USM_RESET", "x=777, y=0, speed=0, heading=0");
+    w.wait_num(m, &topic("alpha", "NAV_X"), WAIT, |x| x == 777.0)
+        .expect("command after reconnection ignored: not resubscribed?");
+    assert!(
+        v.wait_log("reconnected to", WAIT),
+        "no reconnection log line"
+    );
+    v.terminate(WAIT).expect("exit");
+}
+
+/// A killed vehicle (SIGKILL, no goodbye) gets `offline` from its last will.
+pub fn killed_vehicle_goes_offline(kind: BrokerKind) {
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");
+    let mut v = spawn_vehicle(&cfg, &[]);
+    let w = Watcher::vehicle(broker.port, "alpha");
+    wait_online(&w, "alpha");
+    let m = w.mark();
+    let t0 = Instant::now();
+    v.kill();
+    w.wait_after(m, &topic("alpha", "status"), WAIT, |p| p == "offline")
+        .expect("no last-will offline after SIGKILL");
+    eprintln!(
+        "offline {:.0} ms after SIGKILL",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    // Retained: a newcomer sees offline too.
+    let w2 = Watcher::new(broker.port, &[topic("alpha", "status")]);
+    w2.wait_after(0, &topic("alpha", "status"), WAIT, |p| p == "offline")
+        .expect("offline is not retained");
+}
