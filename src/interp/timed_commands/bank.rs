@@ -1,58 +1,8 @@
 //! The five `DESIRED_*` actuators of the simulator, each with its own
 //! [`TimedCommands`], and the aliases that name groups of them.
+pub use crate::model::Actuator;
+
 use super::{seconds_to_us, SetCall, SetError, TimedCommand, TimedCommands, UpdateKind};
-
-/// An actuator setpoint the model reads (model.md §3), in percent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Actuator {
-    /// `DESIRED_THRUST`, percent.
-    Thrust,
-    /// `DESIRED_RUDDER`, percent/degrees as uSimMarine holds it.
-    Rudder,
-    /// `DESIRED_ELEVATOR`, percent.
-    Elevator,
-    /// `DESIRED_THRUST_L`, percent (differential mode).
-    ThrustL,
-    /// `DESIRED_THRUST_R`, percent (differential mode).
-    ThrustR,
-}
-
-impl Actuator {
-    /// All actuators, in this order.
-    pub const ALL: [Actuator; 5] = [
-        Actuator::Thrust,
-        Actuator::Rudder,
-        Actuator::Elevator,
-        Actuator::ThrustL,
-        Actuator::ThrustR,
-    ];
-
-    /// The MOOS variable name, e.g. `"DESIRED_RUDDER"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Actuator::Thrust => "DESIRED_THRUST",
-            Actuator::Rudder => "DESIRED_RUDDER",
-            Actuator::Elevator => "DESIRED_ELEVATOR",
-            Actuator::ThrustL => "DESIRED_THRUST_L",
-            Actuator::ThrustR => "DESIRED_THRUST_R",
-        }
-    }
-
-    /// The actuator whose MOOS variable is exactly `name`.
-    pub fn from_name(name: &str) -> Option<Actuator> {
-        Actuator::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl std::fmt::Display for Actuator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The timed-command state of every actuator, plus the aliases.
 ///
@@ -143,8 +93,9 @@ impl ActuatorBank {
     /// Errors (nothing changes): a NaN/infinite value or time.
     pub fn set_plain(&mut self, actuator: Actuator, value: f64, t_s: f64) -> Result<(), SetError> {
         if !value.is_finite() {
+            let name = actuator.name();
             return Err(SetError::Value(format!(
-                "{actuator}: value {value} is not finite"
+                "{name}: value {value} is not finite"
             )));
         }
         let time_us = seconds_to_us(t_s).ok_or(SetError::ReceiptTime(t_s))?;
@@ -161,6 +112,12 @@ impl ActuatorBank {
         if let Some(t) = seconds_to_us(t_s) {
             self.actuators.iter_mut().for_each(|tc| tc.start_us(t));
         }
+    }
+
+    /// Ramp (`true`, default) or step (`false`) toward the commands of
+    /// `actuator`: see [`TimedCommands::set_ramp`].
+    pub fn set_ramp(&mut self, actuator: Actuator, ramp: bool) {
+        self.actuators[actuator.index()].set_ramp(ramp);
     }
 
     /// Runs every actuator's interpolator at the iteration time `t_s`

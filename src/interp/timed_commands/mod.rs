@@ -167,6 +167,8 @@ pub struct TimedCommands {
     last_cycle_time_us: Option<i64>,
     last_command_time_us: Option<i64>,
     driven: bool,
+    /// `false`: no ramp, each command is stepped to at its time.
+    ramp: bool,
 }
 
 impl Default for TimedCommands {
@@ -189,6 +191,7 @@ impl TimedCommands {
             last_cycle_time_us: None,
             last_command_time_us: None,
             driven: false,
+            ramp: true,
         }
     }
 
@@ -238,8 +241,8 @@ impl TimedCommands {
         let prev = self.last_cycle_time_us.unwrap_or(now);
         let mut driven = false;
         while let Some((time, value)) = self.front {
-            driven = true;
             if time <= now {
+                driven = true;
                 // Passed: apply it and go on with the next one.
                 self.send_command = value.round();
                 self.last_command_double = value;
@@ -250,6 +253,10 @@ impl TimedCommands {
                 continue;
             }
             // Future: ramp toward it.
+            if !self.ramp {
+                break;
+            }
+            driven = true;
             let (t0, v0) = match self.last_command_time_us {
                 Some(t) if prev <= t && t <= now => (t, self.last_command_value),
                 _ => (prev.min(now), self.last_command_double),
@@ -262,6 +269,13 @@ impl TimedCommands {
         self.last_cycle_time_us = Some(now);
         self.driven = driven;
         driven
+    }
+
+    /// `true` (the default): ramp toward the next command each cycle, as the
+    /// DCM does. `false`: hold the value and step to each command at its
+    /// time (a vehicle config's `interpolation = "none"`).
+    pub fn set_ramp(&mut self, ramp: bool) {
+        self.ramp = ramp;
     }
 
     /// [`cycle_us`](Self::cycle_us) at `now_s` seconds; a NaN, infinite or

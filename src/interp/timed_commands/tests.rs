@@ -229,6 +229,24 @@ fn without_start_the_first_cycle_holds() {
 }
 
 #[test]
+fn without_ramp_each_command_is_stepped_to_at_its_time() {
+    let mut tc = TimedCommands::new(0.0);
+    tc.set_ramp(false);
+    tc.start_us(0);
+    tc.apply(UpdateKind::Merge, &[cmd(10.0, 15), cmd(30.0, 25)]);
+    let want = [
+        (10, 0.0, false),
+        (20, 10.0, true),
+        (30, 30.0, true),
+        (40, 30.0, false),
+    ];
+    for (t, value, active) in want {
+        assert_eq!(tc.cycle_us(t * MS), active, "t = {t} ms");
+        assert_eq!(tc.value(), value, "t = {t} ms");
+    }
+}
+
+#[test]
 fn clock_going_backwards_holds_without_panic() {
     let mut tc = TimedCommands::new(0.0);
     tc.start_us(0);
