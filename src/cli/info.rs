@@ -1,18 +1,107 @@
-//! `usim example` and `usim interface` (being written).
+//! `usim example` and `usim interface`: what uSimMarine's `--example` and
+//! `--interface` print, for usim.
 use std::process::ExitCode;
+
+use crate::command::{Kind, SUBSCRIPTIONS};
+
+/// The annotated example config (also `configs/example.toml`).
+pub const EXAMPLE_CONFIG: &str = include_str!("../../configs/example.toml");
 
 /// Arguments of `usim example`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Save it and edit it:\n  usim example > configs/alpha.toml")]
 pub struct ExampleArgs {}
+
 /// Arguments of `usim interface`.
 #[derive(Debug, clap::Args)]
-pub struct InterfaceArgs {}
-
-/// Print an example config.
-pub fn example(_a: ExampleArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub struct InterfaceArgs {
+    /// Publication prefix to show (the config's `prefix`).
+    #[arg(long, default_value = "NAV")]
+    pub prefix: String,
 }
+
+/// Published variables: (name without prefix, unit, meaning).
+pub const PUBLICATIONS: &[(&str, &str, &str)] = &[
+    ("X", "m", "east position"),
+    ("Y", "m", "north position"),
+    ("LAT", "deg", "latitude (with lat_origin/lon_origin)"),
+    ("LONG", "deg", "longitude (with lat_origin/lon_origin)"),
+    (
+        "SPEED",
+        "m/s",
+        "speed through water, rounded to 0.01 (V22: capped at max_speed)",
+    ),
+    ("HEADING", "deg", "heading in [0,360), 0 = north, clockwise"),
+    ("DEPTH", "m", "depth, positive down"),
+    ("Z", "m", "-depth (classic)"),
+    ("PITCH", "rad", "pitch (classic)"),
+    ("YAW", "rad", "yaw, east-north-up sense (classic)"),
+    ("HEADING_OVER_GROUND", "deg", "course over ground"),
+    ("SPEED_OVER_GROUND", "m/s", "speed over ground (with drift)"),
+    (
+        "ALTITUDE",
+        "m",
+        "height above the bottom, once water depth is known",
+    ),
+    (
+        "GT_X, _GT_Y, ...",
+        "",
+        "ground truth, with dual_state = true",
+    ),
+];
+
+/// Print the example config.
+pub fn example(_a: ExampleArgs) -> anyhow::Result<ExitCode> {
+    print!("{EXAMPLE_CONFIG}");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Print the interface.
-pub fn interface(_a: InterfaceArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+pub fn interface(a: InterfaceArgs) -> anyhow::Result<ExitCode> {
+    println!("SUBSCRIPTIONS (MQTT: {{topic_root}}/{{vehicle}}/VARIABLE; MOOS: VARIABLE)");
+    println!("{}", "-".repeat(72));
+    for (name, kind, what) in SUBSCRIPTIONS {
+        let k = match kind {
+            Kind::Number => "number",
+            Kind::Text => "string",
+        };
+        println!("  {name:<26} {k:<7} {what}");
+    }
+    println!();
+    println!("PUBLICATIONS (each iteration; V22: even iterations only)");
+    println!("{}", "-".repeat(72));
+    for (name, unit, what) in PUBLICATIONS {
+        let full = format!("{}_{name}", a.prefix);
+        println!("  {full:<26} {unit:<7} {what}");
+    }
+    for (name, what) in [
+        ("TRUE_X, TRUE_Y", "ground position, m (classic)"),
+        (
+            "USM_DRIFT_SUMMARY",
+            "\"ang=..,mag=..,xmag=..,ymag=..\" when the drift changed",
+        ),
+        ("USM_RESET_COUNT", "number of USM_RESETs"),
+        ("NODE_REPORT", "JSON: every CSV column (MQTT only)"),
+        ("USM_TIME", "vehicle clock, s (MQTT only)"),
+        ("status", "retained online / offline (MQTT only)"),
+    ] {
+        println!("  {name:<26} {:<7} {what}", "");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_config_loads_without_warnings() {
+        let c = crate::config::parse_vehicle(
+            std::path::Path::new("configs/example.toml"),
+            EXAMPLE_CONFIG,
+        )
+        .expect("the example config is valid");
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.name, "alpha");
+    }
 }
