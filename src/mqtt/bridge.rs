@@ -152,7 +152,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     spec.credentials = opts.credentials.clone();
     spec.ca_file = opts.ca_file.clone();
     spec.last_will = Some((topics.status(), OFFLINE.to_string()));
-    let (client, eventloop) = AsyncClient::new(spec.mqtt_options()?, REQUEST_CAPACITY);
+    let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
     let shared = Arc::new(Shared {
         connected: AtomicBool::new(false),
@@ -452,11 +452,16 @@ async fn drive_connection(
                         attempts,
                         last_warn,
                     } => {
-                        if *attempts == 0 {
+                        if *attempts == 0 && hint.is_empty() {
                             error!(
-                                "cannot reach the MQTT broker at {url}: {e}{hint}. {}. \
+                                "cannot reach the MQTT broker at {url}: {e}. {}. \
                                  Retrying; the simulation runs meanwhile.",
                                 no_broker_hint()
+                            );
+                        } else if *attempts == 0 {
+                            error!(
+                                "the MQTT broker at {url} refused the connection: {e}{hint}. \
+                                 Retrying; the simulation runs meanwhile."
                             );
                         } else if last_warn.elapsed() >= REMIND_EVERY {
                             *last_warn = Instant::now();

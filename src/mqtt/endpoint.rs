@@ -8,7 +8,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rumqttc::{LastWill, MqttOptions, QoS};
+use rumqttc::{
+    AsyncClient, ConnectionError, EventLoop, LastWill, MqttOptions, NetworkOptions, QoS,
+};
 
 use super::BridgeError;
 
@@ -124,6 +126,19 @@ impl ConnectSpec {
         }
     }
 
+    /// A client and its event loop, with `TCP_NODELAY` set (small messages
+    /// must not wait for Nagle's algorithm: it adds tens of milliseconds
+    /// to command-to-effect latency) and a 5 s connection timeout.
+    /// `capacity` bounds the request channel.
+    pub fn client(&self, capacity: usize) -> Result<(AsyncClient, EventLoop), BridgeError> {
+        let (client, mut eventloop) = AsyncClient::new(self.mqtt_options()?, capacity);
+        let mut net = NetworkOptions::new();
+        net.set_tcp_nodelay(true);
+        net.set_connection_timeout(5);
+        eventloop.set_network_options(net);
+        Ok((client, eventloop))
+    }
+
     /// The rumqttc options (clean session: subscriptions are made again on
     /// every connection).
     pub fn mqtt_options(&self) -> Result<MqttOptions, BridgeError> {
@@ -147,6 +162,21 @@ impl ConnectSpec {
             set_tls(&mut o, self.ca_file.as_deref())?;
         }
         Ok(o)
+    }
+}
+
+/// The error for a failed connection: [`BridgeError::Refused`] when the
+/// broker answered with a refusal, else [`BridgeError::Connect`].
+pub fn connection_failure(url: &BrokerUrl, e: &ConnectionError) -> BridgeError {
+    match e {
+        ConnectionError::ConnectionRefused(code) => BridgeError::Refused {
+            url: url.to_string(),
+            reason: format!("{code:?}"),
+        },
+        _ => BridgeError::Connect {
+            url: url.to_string(),
+            reason: e.to_string(),
+        },
     }
 }
 

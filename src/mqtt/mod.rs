@@ -48,6 +48,13 @@ pub enum BridgeError {
         /// What happened.
         reason: String,
     },
+    /// The broker answered but refused the connection (credentials, ACL).
+    Refused {
+        /// The broker URL.
+        url: String,
+        /// What the broker said.
+        reason: String,
+    },
     /// The embedded broker could not start.
     Broker(String),
     /// A local I/O error (signals, files, child processes).
@@ -69,6 +76,12 @@ impl fmt::Display for BridgeError {
                 f,
                 "cannot reach the MQTT broker at {url}: {reason}. {}",
                 no_broker_hint()
+            ),
+            BridgeError::Refused { url, reason } => write!(
+                f,
+                "the MQTT broker at {url} refused the connection: {reason} (check the user \
+                 name and password: --username or [mqtt] username, USIM_MQTT_PASSWORD or \
+                 [mqtt] password)"
             ),
             BridgeError::Broker(s) => write!(f, "embedded broker: {s}"),
             BridgeError::Io(e) => write!(f, "{e}"),

@@ -6,11 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use rumqttc::{AsyncClient, Event, Outgoing, Packet, QoS, SubscribeFilter};
+use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
 use tokio::sync::mpsc;
 
 use super::bridge::shutdown_signal;
-use super::endpoint::{BrokerUrl, ConnectSpec};
+use super::endpoint::{connection_failure, BrokerUrl, ConnectSpec};
 use super::topics::{check_var, Topics, STATUS, USM_TIME};
 use super::BridgeError;
 use crate::command::parse_text;
@@ -76,7 +76,7 @@ pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
         })?;
     }
     let topic = topics.var(&o.var);
-    let (client, mut eventloop) = AsyncClient::new(o.conn.spec("post").mqtt_options()?, 8);
+    let (client, mut eventloop) = o.conn.spec("post").client(8)?;
     let exchange = async {
         let mut sent = false;
         loop {
@@ -97,7 +97,7 @@ pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
                 }
                 Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(()),
                 Ok(_) => {}
-                Err(e) => return Err(o.conn.connect_error(e)),
+                Err(e) => return Err(connection_failure(&o.conn.url, &e)),
             }
         }
     };
@@ -170,11 +170,12 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
             .map(|v| SubscribeFilter::new(topics.var(v), QoS::AtMostOnce))
             .collect()
     };
-    let (client, mut eventloop) = AsyncClient::new(o.conn.spec("watch").mqtt_options()?, 8);
+    let (client, mut eventloop) = o.conn.spec("watch").client(8)?;
 
     // The event loop runs in its own task (it must be polled continuously);
     // messages come here through a bounded channel.
-    let (tx, mut rx) = mpsc::channel::<Result<(String, String), String>>(1024);
+    let (tx, mut rx) = mpsc::channel::<Result<(String, String), BridgeError>>(1024);
+    let url = o.conn.url.clone();
     let poller = tokio::spawn(async move {
         let mut connected_once = false;
         loop {
@@ -191,7 +192,7 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
                 }
                 Ok(_) => {}
                 Err(e) if !connected_once => {
-                    let _ = tx.send(Err(e.to_string())).await;
+                    let _ = tx.send(Err(connection_failure(&url, &e))).await;
                     return;
                 }
                 Err(e) => {
@@ -229,7 +230,7 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
             msg = rx.recv() => {
                 let (topic, payload) = match msg {
                     Some(Ok(m)) => m,
-                    Some(Err(e)) => return Err(o.conn.connect_error(e)),
+                    Some(Err(e)) => return Err(e),
                     None => return Err(o.conn.connect_error("connection task ended")),
                 };
                 let var = topics
