@@ -206,6 +206,9 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
             _ = tokio::time::sleep_until(deadline) => {}
         }
         let wake = schedule.on_wake(Instant::now());
+        // Let the connection task take what the socket already holds, so
+        // mail that arrived before this deadline is in this iteration.
+        tokio::task::yield_now().await;
         ticker.stats.record(&wake);
         ticker.iterate(&mut vehicle, wake.clock_s);
         if last_stats_log.elapsed() >= STATS_EVERY {
