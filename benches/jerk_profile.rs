@@ -1,1 +1,103 @@
-fn main() {}
+//! Speed of the jerk-limited profile generator on random general cases.
+//!
+//! `cargo bench --bench jerk_profile`. Each iteration is one 1-DOF
+//! calculation (`plan`) or one sampled setpoint (`Profile::at`), cycling
+//! through 4096 fixed pseudo-random cases: limits uniform in [0.1, 10],
+//! start and target positions ~ N(0, 4), velocities and accelerations
+//! uniform inside the limits (start without unavoidable overshoot, target
+//! reachable) — the same distribution as `scripts/compare_ruckig.py`.
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use usim::interp::jerk_profile::{plan, Limits, Profile, State};
+
+/// SplitMix64: a tiny deterministic generator (no extra dependency).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+    fn normal(&mut self, sd: f64) -> f64 {
+        let u = self.next().max(1e-300);
+        let v = self.next();
+        sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+fn cases(n: usize) -> Vec<(State, State, Limits)> {
+    let mut r = Rng(42);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let (vm, am, jm) = (
+            r.uniform(0.1, 10.0),
+            r.uniform(0.1, 10.0),
+            r.uniform(0.1, 10.0),
+        );
+        let state = |r: &mut Rng, start: bool| loop {
+            let v = r.uniform(-vm, vm);
+            let a = r.uniform(-am, am);
+            let w = if start {
+                v + a * a.abs() / (2.0 * jm)
+            } else {
+                v - a * a.abs() / (2.0 * jm)
+            };
+            if w.abs() <= vm {
+                return (v, a);
+            }
+        };
+        let (v0, a0) = state(&mut r, true);
+        let (vf, af) = state(&mut r, false);
+        let Ok(l) = Limits::symmetric(vm, am, jm) else {
+            continue;
+        };
+        out.push((
+            State::new(r.normal(4.0), v0, a0),
+            State::new(r.normal(4.0), vf, af),
+            l,
+        ));
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let cases = cases(4096);
+    let mut i = 0usize;
+    c.bench_function("jerk_profile/plan (per 1-DOF calculation)", |b| {
+        b.iter(|| {
+            i = (i + 1) & 4095;
+            let (s, t, l) = &cases[i];
+            black_box(plan(black_box(*s), black_box(*t), l))
+        })
+    });
+    let profiles: Vec<Profile> = cases
+        .iter()
+        .filter_map(|(s, t, l)| plan(*s, *t, l).ok())
+        .collect();
+    let mut r = Rng(7);
+    let queries: Vec<(usize, f64)> = (0..4096)
+        .map(|k| {
+            let p = k % profiles.len();
+            (p, r.next() * profiles[p].duration())
+        })
+        .collect();
+    let mut k = 0usize;
+    c.bench_function("jerk_profile/at (per sampled setpoint)", |b| {
+        b.iter(|| {
+            k = (k + 1) & 4095;
+            let (p, t) = queries[k];
+            black_box(profiles[p].at(black_box(t)))
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

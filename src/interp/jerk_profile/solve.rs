@@ -226,8 +226,20 @@ fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bo
     true
 }
 
-/// All candidate profiles in one frame.
-fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
+/// Whether a candidate whose duration is at least `bound` may still beat
+/// the best so far.
+#[inline]
+fn may_beat(best: &Best, bound: f64) -> bool {
+    match &best.seven {
+        Some(b) => bound < b.total * (1.0 + EPS_T) + EPS_T,
+        None => true,
+    }
+}
+
+/// Candidate profiles in one frame: the cruise (`VEL`) when `vel` is set
+/// (returns whether it is valid), else the others, skipping those that
+/// cannot beat the best so far.
+fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> bool {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -242,7 +254,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
     let s = ju + jd;
 
     // VEL: cruise at vmax.
-    {
+    if vel {
         let rad_a = (vmax - v0 + a0 * a0 / (2.0 * ju)) / c;
         let rad_b = (vmax - vf + af * af / (2.0 * ju)) / c;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
@@ -267,12 +279,11 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
             t[6] = (af - a5) / ju;
             let (p, _, _) = run(v0, a0, &t, &j);
             t[3] = (pd - p) / vmax;
-            if check(pr, l, &mut t, sign, best) {
-                // A valid cruise at the velocity limit cannot be beaten
-                // in this frame.
-                return;
-            }
+            // A valid cruise at the velocity limit cannot be beaten in
+            // this frame.
+            return check(pr, l, &mut t, sign, best);
         }
+        return false;
     }
 
     // NONE: phases 1, 3+5 (one pulse of length T), 7.
@@ -291,7 +302,13 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
         let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
         let lo = ((a0 - af) / jd).max(0.0);
         let hi = (amax - amin) / jd;
-        for &tt in roots_in(&poly, lo, hi).as_slice() {
+        let bound = lo * (1.0 + jd / ju) + (af - a0) / ju;
+        let roots = if lo <= hi && may_beat(best, bound) {
+            roots_in(&poly, lo, hi)
+        } else {
+            Default::default()
+        };
+        for &tt in roots.as_slice() {
             if tt <= 0.0 {
                 continue;
             }
@@ -309,7 +326,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
     {
         let lo = ((amax - af) / jd).max(0.0);
         let hi = (amax - amin) / jd;
-        if lo <= hi + EPS_T {
+        let bound = (amax - a0) / ju + lo + (af - amax + jd * lo) / ju;
+        if lo <= hi + EPS_T && may_beat(best, bound) {
             let acc0 = |tt: f64| -> [f64; 7] {
                 let mut t = [
                     (amax - a0) / ju,
@@ -344,7 +362,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
     {
         let lo = a0.max(amin);
         let hi = amax;
-        if lo <= hi {
+        let bound = (lo - a0) / ju + (lo - amin) / jd + (af - amin) / ju;
+        if lo <= hi && may_beat(best, bound) {
             let acc1 = |a1: f64| -> [f64; 7] {
                 let mut t = [
                     (a1 - a0) / ju,
@@ -376,7 +395,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
     }
 
     // ACC0_ACC1: both plateaus, unknown plateau length t2.
-    {
+    let bound = (amax - a0) / ju + (amax - amin) / jd + (af - amin) / ju;
+    if may_beat(best, bound) {
         let acc01 = |t2: f64| -> [f64; 7] {
             let mut t = [
                 (amax - a0) / ju,
@@ -409,13 +429,21 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
             check(pr, l, &mut t, sign, best);
         }
     }
+    false
 }
 
 /// The time-optimal profile from a start inside the limits, or `None`.
 pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
     let mut best = Best { seven: None };
-    solve_frame(pr, l, 1.0, &mut best);
-    solve_frame(&pr.mirror(), &l.mirror(), -1.0, &mut best);
+    let (mpr, ml) = (pr.mirror(), l.mirror());
+    let up = solve_frame(pr, l, 1.0, true, &mut best);
+    let down = solve_frame(&mpr, &ml, -1.0, true, &mut best);
+    if !up {
+        solve_frame(pr, l, 1.0, false, &mut best);
+    }
+    if !down {
+        solve_frame(&mpr, &ml, -1.0, false, &mut best);
+    }
     best.seven
 }
 
