@@ -168,3 +168,8 @@ fn up_post_watch_and_clean_stop() {
         );
     }
 }
+
+#[test]
+fn flood_is_bounded_and_last_setpoint_wins() {
+    scenarios::flood_is_bounded(Embedded);
+}

@@ -24,3 +24,8 @@ fn broker_restart_reconnects_with_clock_intact() {
 fn killed_vehicle_goes_offline() {
     scenarios::killed_vehicle_goes_offline(Mosquitto);
 }
+
+#[test]
+fn flood_is_bounded_and_last_setpoint_wins() {
+    scenarios::flood_is_bounded(Mosquitto);
+}

@@ -276,3 +276,72 @@ pub fn killed_vehicle_goes_offline(kind: BrokerKind) {
     w2.wait_after(0, &topic("alpha", "status"), WAIT, |p| p == "offline")
         .expect("offline is not retained");
 }
+
+/// Resident memory of a process, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A flood of setpoints, accumulating commands and bad payloads does not
+/// grow the vehicle's memory without bound; it keeps iterating and
+/// publishing, rate-limits its log, and the last setpoint wins.
+pub fn flood_is_bounded(kind: BrokerKind) {
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");
+    let v = spawn_vehicle(&cfg, &[]);
+    let w = Watcher::vehicle(broker.port, "alpha");
+    wait_online(&w, "alpha");
+    std::thread::sleep(Duration::from_millis(500));
+    let rss0 = rss_kib(v.pid());
+    let mut rss_max = rss0;
+    let t0 = Instant::now();
+    for i in 0..20_000u32 {
+        w.post("alpha", "DESIRED_RUDDER", format!("{}", i % 50));
+        if i % 4 == 0 {
+            w.post("alpha", "DRIFT_VECTOR_ADD", "90, 0");
+        }
+        if i % 10 == 0 {
+            w.post("alpha", "DESIRED_THRUST", "not a number");
+        }
+        if i % 1000 == 0 {
+            rss_max = rss_max.max(rss_kib(v.pid()));
+        }
+    }
+    w.post("alpha", "DESIRED_RUDDER", "0");
+    w.post("alpha", "DESIRED_THRUST", "40");
+    let m = w.mark();
+    let flood_s = t0.elapsed().as_secs_f64();
+    // The last values won: thrust 40, rudder 0 → speed 2 m/s, heading steady.
+    w.wait_num(m, &topic("alpha", "NAV_SPEED"), WAIT, |s| {
+        (s - 2.0).abs() < 1e-9
+    })
+    .unwrap_or_else(|| panic!("last setpoint lost after the flood:\n{}", v.log()));
+    for _ in 0..20 {
+        rss_max = rss_max.max(rss_kib(v.pid()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let grown = rss_max.saturating_sub(rss0);
+    eprintln!(
+        "flood of {} messages in {flood_s:.1} s: RSS {rss0} KiB -> max {rss_max} KiB",
+        20_000 + 5_000 + 2_000
+    );
+    assert!(grown < 6 * 1024, "RSS grew by {grown} KiB under a flood");
+    assert!(
+        v.log().contains("without a log line"),
+        "bad-message log not rate-limited:\n{}",
+        v.log().lines().take(40).collect::<Vec<_>>().join("\n")
+    );
+    let t = w.latest_num(&topic("alpha", "USM_TIME")).expect("USM_TIME");
+    w.wait_num(w.mark(), &topic("alpha", "USM_TIME"), WAIT, |x| x > t)
+        .expect("vehicle stopped publishing after the flood");
+}
