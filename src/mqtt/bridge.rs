@@ -546,6 +546,10 @@ fn refusal_hint(e: &ConnectionError) -> &'static str {
         ConnectionError::ConnectionRefused(ConnectReturnCode::BadClientId) => {
             " (client id rejected: is another process running this vehicle name?)"
         }
+        #[cfg(feature = "tls")]
+        ConnectionError::Tls(_) => {
+            " (TLS: if the broker's certificate is signed by a private CA, give it with --ca-file)"
+        }
         _ => "",
     }
 }

@@ -173,6 +173,11 @@ pub fn connection_failure(url: &BrokerUrl, e: &ConnectionError) -> BridgeError {
             url: url.to_string(),
             reason: format!("{code:?}"),
         },
+        #[cfg(feature = "tls")]
+        ConnectionError::Tls(e) => BridgeError::Tls(format!(
+            "{url}: {e} (if the broker's certificate is signed by a private CA, give it with \
+             --ca-file PEM)"
+        )),
         _ => BridgeError::Connect {
             url: url.to_string(),
             reason: e.to_string(),
