@@ -294,7 +294,7 @@ impl Profile {
     #[inline]
     pub fn at(&self, t: f64) -> Setpoint {
         let n = self.n;
-        if !(t < self.start[n]) {
+        if t >= self.start[n] || t.is_nan() {
             let dt = if t.is_finite() {
                 t - self.start[n]
             } else {
@@ -702,10 +702,11 @@ impl JerkFollower {
         // Advance to t_s first so that a new target is planned from the
         // state at t_s.
         let sp = self.interp.setpoint(t_s);
-        if target.is_finite() && target != self.interp.goal.p {
-            if self.interp.set_goal(State::rest(target)).is_ok() {
-                return self.interp.setpoint(t_s).p;
-            }
+        if target.is_finite()
+            && target != self.interp.goal.p
+            && self.interp.set_goal(State::rest(target)).is_ok()
+        {
+            return self.interp.setpoint(t_s).p;
         }
         sp.p
     }

@@ -96,7 +96,7 @@ fn bracketed(c: &[f64], mut a: f64, mut b: f64, fa: f64) -> f64 {
 /// dropped.
 pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
     let mut out = Roots::default();
-    if !(lo <= hi) {
+    if lo > hi || lo.is_nan() || hi.is_nan() {
         return out;
     }
     let scale = c.iter().fold(0.0f64, |m, v| m.max(v.abs()));
