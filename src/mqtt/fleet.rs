@@ -81,6 +81,8 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
         }
     };
 
+    // Signals first: a Ctrl-C while children start must stop them too.
+    let shutdown = shutdown_signal()?;
     let exe = std::env::current_exe()?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
     let (exit_tx, mut exit_rx) = mpsc::channel::<(String, std::io::Result<ExitStatus>)>(64);
@@ -133,7 +135,6 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
         names.join(", ")
     );
 
-    let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
     let mut all_ok = true;
     loop {
