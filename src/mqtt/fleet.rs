@@ -23,6 +23,9 @@ use super::BridgeError;
 /// How long children get to exit after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How long the embedded broker outlives the vehicles at a stop.
+pub const BROKER_DRAIN: Duration = Duration::from_millis(500);
+
 /// What `usim up` launches.
 #[derive(Debug, Clone)]
 pub struct FleetOptions {
@@ -71,7 +74,7 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
         return Err(BridgeError::BadOption(problems.join("\n")));
     }
 
-    let (_broker, url) = match &o.external {
+    let (broker, url) = match &o.external {
         Some(url) => (None, url.clone()),
         None => {
             let b = EmbeddedBroker::start(o.bind)?;
@@ -142,6 +145,11 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
             why = &mut shutdown => {
                 info!("{why}: stopping {} vehicles", running.len());
                 stop_all(&running, &mut exit_rx).await;
+                if broker.is_some() {
+                    // Let the embedded broker deliver the vehicles' last
+                    // messages (their retained `offline`) before it goes.
+                    tokio::time::sleep(BROKER_DRAIN).await;
+                }
                 return Ok(FleetEnd::Stopped);
             }
             exited = exit_rx.recv() => {

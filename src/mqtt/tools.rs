@@ -176,6 +176,7 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
     // messages come here through a bounded channel.
     let (tx, mut rx) = mpsc::channel::<Result<(String, String), BridgeError>>(1024);
     let url = o.conn.url.clone();
+    let closer = client.clone();
     let poller = tokio::spawn(async move {
         let mut connected_once = false;
         loop {
@@ -190,6 +191,7 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
                         return;
                     }
                 }
+                Ok(Event::Outgoing(Outgoing::Disconnect)) => return,
                 Ok(_) => {}
                 Err(e) if !connected_once => {
                     let _ = tx.send(Err(connection_failure(&url, &e))).await;
@@ -262,7 +264,15 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
             }
         }
     };
-    poller.abort();
+    // A clean MQTT disconnect (the broker would log a broken connection).
+    rx.close();
+    let _ = closer.try_disconnect();
+    if tokio::time::timeout(Duration::from_millis(300), poller)
+        .await
+        .is_err()
+    {
+        tracing::debug!("no clean disconnect within 300 ms");
+    }
     match o.mode {
         WatchMode::Once if end == WatchEnd::Done => {
             for (var, row) in &rows {
