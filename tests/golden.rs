@@ -33,7 +33,10 @@ fn read_csv(data: &[u8]) -> Table {
         .map(|rec| {
             rec.unwrap()
                 .iter()
-                .map(|v| v.parse::<f64>().unwrap_or_else(|_| panic!("bad number {v}")))
+                .map(|v| {
+                    v.parse::<f64>()
+                        .unwrap_or_else(|_| panic!("bad number {v}"))
+                })
                 .collect()
         })
         .collect();
@@ -72,7 +75,11 @@ fn check(case: &str) {
     let ours = read_csv(&out);
     let theirs = read_csv(&std::fs::read(dir.join(format!("{case}.csv"))).unwrap());
     assert_eq!(ours.rows.len(), theirs.rows.len(), "{case}: row count");
-    let (lat0, lon0) = mission.vehicle.params.origin.expect("golden missions set an origin");
+    let (lat0, lon0) = mission
+        .vehicle
+        .params
+        .origin
+        .expect("golden missions set an origin");
     let utm = GeoConverter::new(lat0, lon0, Geodesy::Utm).unwrap();
     let mut worst: HashMap<String, f64> = HashMap::new();
     let mut failures = Vec::new();
@@ -104,7 +111,11 @@ fn check(case: &str) {
             break;
         }
     }
-    assert!(failures.is_empty(), "first differences:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "first differences:\n{}",
+        failures.join("\n")
+    );
 }
 
 macro_rules! golden {
@@ -137,11 +148,16 @@ fn every_golden_case_has_a_test() {
         .unwrap()
         .filter_map(|e| {
             let p = e.unwrap().path();
-            (p.extension()? == "toml").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+            (p.extension()? == "toml")
+                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
         })
         .collect();
     cases.sort();
-    assert_eq!(cases.len(), 12, "add a golden! line for each new reference run: {cases:?}");
+    assert_eq!(
+        cases.len(),
+        12,
+        "add a golden! line for each new reference run: {cases:?}"
+    );
 }
 
 #[test]

@@ -44,10 +44,19 @@ fn drift_only_moves_by_drift_times_time() {
 fn reset_sets_both_records_and_keeps_the_rest() {
     let mut v = vehicle("drift_x = 1\ndual_state = true\n");
     v.step(1.0);
-    send(&mut v, "USM_RESET", "x=200, y=250, speed=0.4, heading=400, depth=10", 1.0);
+    send(
+        &mut v,
+        "USM_RESET",
+        "x=200, y=250, speed=0.4, heading=400, depth=10",
+        1.0,
+    );
     assert_eq!(v.nav().x, 200.0);
     assert_eq!(v.ground_truth().y, 250.0);
-    assert_eq!(v.nav().heading, 400.0, "stored verbatim until the next step");
+    assert_eq!(
+        v.nav().heading,
+        400.0,
+        "stored verbatim until the next step"
+    );
     assert_eq!(v.drift(), (1.0, 0.0), "drift is not reset");
     v.step(2.0);
     assert!(v.nav().heading < 360.0 && (v.nav().heading - 40.0).abs() < 1e-9);
@@ -73,7 +82,10 @@ fn dual_state_nav_without_drift_gt_with_drift() {
         v.step(k as f64 * 0.1);
     }
     assert!(v.nav().x.abs() < 1e-12, "NAV has no drift");
-    assert!((v.ground_truth().x - 1.0).abs() < 1e-9, "GT drifts east 1 m/s");
+    assert!(
+        (v.ground_truth().x - 1.0).abs() < 1e-9,
+        "GT drifts east 1 m/s"
+    );
     assert!((v.nav().y - v.ground_truth().y).abs() < 1e-12);
     assert!(published(&v, "USM_GT_X").is_some());
 }
@@ -182,7 +194,10 @@ fn classic_reverse_publishes_heading_rotated() {
     v.step(0.1);
     assert!(v.nav().speed < 0.0, "positive thrust goes astern");
     assert!((num(&v, "USM_HEADING") - 190.0).abs() < 1e-9);
-    assert!((v.nav().heading - 10.0).abs() < 1e-9, "stored heading unchanged");
+    assert!(
+        (v.nav().heading - 10.0).abs() < 1e-9,
+        "stored heading unchanged"
+    );
 }
 
 #[test]
@@ -217,8 +232,11 @@ fn malformed_drift_vector_is_dropped() {
 fn classic_obstacle_hit_freezes() {
     let mut v = vehicle("drift_x = 1\n");
     v.step(1.0);
-    v.handle_command(Command::ObstacleHit(usim::command::Payload::Text("false".into())), 1.0)
-        .unwrap(); // a string message reads -1 in classic: a hit
+    v.handle_command(
+        Command::ObstacleHit(usim::command::Payload::Text("false".into())),
+        1.0,
+    )
+    .unwrap(); // a string message reads -1 in classic: a hit
     v.step(2.0);
     v.step(3.0);
     assert_eq!(v.nav().x, 1.0);
@@ -245,7 +263,12 @@ fn huge_inputs_never_put_non_finite_numbers_in_the_state() {
     for k in 1..=20 {
         v.step(k as f64 * 1e10);
         let s = v.snapshot();
-        for (name, x) in [("x", s.x), ("y", s.y), ("speed", s.speed), ("heading", s.heading)] {
+        for (name, x) in [
+            ("x", s.x),
+            ("y", s.y),
+            ("speed", s.speed),
+            ("heading", s.heading),
+        ] {
             assert!(x.is_finite(), "{name} = {x} at step {k}");
         }
     }

@@ -216,7 +216,11 @@ pub struct Vehicle {
     drift_fresh: bool,
     nav_speed: Option<f64>,
     nav_heading: Option<f64>,
-    pubs: Vec<Publication>,
+    posted: Option<Posting>,
+    /// (heading, (sin, cos)) of the last new heading, NAV and GT records.
+    trig: [(f64, (f64, f64)); 2],
+    /// (thrust, M(thrust)) of the last thrust-map lookup.
+    map_cache: (f64, f64),
     geo: Option<geodesy::GeoConverter>,
     shaping: Shaping,
 }
@@ -280,7 +284,9 @@ impl Vehicle {
             drift_fresh: true,
             nav_speed: None,
             nav_heading: None,
-            pubs: Vec::new(),
+            posted: None,
+            trig: [(f64::NAN, (0.0, 0.0)); 2],
+            map_cache: (f64::NAN, 0.0),
             geo,
             shaping,
             params,
@@ -555,9 +561,16 @@ impl Vehicle {
     /// [`Vehicle::publications`] returns until the next step.
     pub fn step(&mut self, t_s: f64) {
         self.iteration += 1;
-        self.pubs.clear();
-        for (act, v) in self.shaping.cycle(t_s) {
-            self.apply_actuator(act, v, t_s);
+        self.posted = None;
+        if self.shaping.is_busy() {
+            let mut shaped = [None; 5];
+            self.shaping
+                .cycle(t_s, |act, v| shaped[act.index()] = Some(v));
+            for act in Actuator::ALL {
+                if let Some(v) = shaped[act.index()] {
+                    self.apply_actuator(act, v, t_s);
+                }
+            }
         }
         let v22 = self.is_v22();
         if !v22 && self.obstacle {
@@ -599,15 +612,21 @@ impl Vehicle {
         let dual = self.params.dual_state;
         let nav_drift = !dual;
         let mut nav = self.nav;
-        self.propagate_record(&mut nav, dt, nav_drift);
-        let mut gt = self.gt;
-        if dual {
-            self.propagate_record(&mut gt, dt, true);
-        }
+        self.propagate_record(&mut nav, dt, nav_drift, false);
         // Quarantine (rapier-style): a non-finite result never enters the state.
-        if record_is_finite(&nav) && record_is_finite(&gt) {
+        let ok = if dual {
+            let mut gt = self.gt;
+            self.propagate_record(&mut gt, dt, true, true);
+            let ok = record_is_finite(&nav) && record_is_finite(&gt);
+            if ok {
+                self.gt = gt;
+            }
+            ok
+        } else {
+            record_is_finite(&nav)
+        };
+        if ok {
             self.nav = nav;
-            self.gt = gt;
         } else {
             tracing::warn!("step at t={t_s} produced a non-finite state; step skipped");
         }
@@ -615,7 +634,7 @@ impl Vehicle {
 
     /// `propagateNodeRecord` for one record: speed, heading, depth, position,
     /// altitude (model.md §6).
-    fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool) {
+    fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool, which_gt: bool) {
         let p = &self.params;
         let v_p = rec.speed;
         let h_p = rec.heading;
@@ -632,9 +651,13 @@ impl Vehicle {
         } else {
             (self.thrust, self.rudder)
         };
-        let v_n =
-            speed::propagate_speed(&p.thrust_map, &lim, thrust, rudder, self.reverse, v_p, dt)
-                .unwrap_or(v_p);
+        // M(T) of the (reverse-negated) thrust, cached: thrust rarely changes.
+        let t_eff = if self.reverse { -thrust } else { thrust };
+        if self.map_cache.0.to_bits() != t_eff.to_bits() {
+            self.map_cache = (t_eff, p.thrust_map.speed(t_eff));
+        }
+        let v_n = speed::propagate_speed_raw(self.map_cache.1, &lim, rudder, self.reverse, v_p, dt)
+            .unwrap_or(v_p);
         let (h_n, yaw) = if self.mode_diff {
             heading::propagate_heading_diff(
                 self.thrust_l,
@@ -676,7 +699,16 @@ impl Vehicle {
         } else {
             (0.0, 0.0)
         };
-        let pos = position::propagate_position(rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt);
+        // sin/cos of the prior heading: last step's new heading, cached.
+        let cache = &mut self.trig[usize::from(which_gt)];
+        let sc_p = if cache.0.to_bits() == h_p.to_bits() {
+            cache.1
+        } else {
+            position::heading_sin_cos(h_p)
+        };
+        let sc_n = position::heading_sin_cos(h_n);
+        *cache = (h_n, sc_n);
+        let pos = position::propagate_position_sc(rec.x, rec.y, v_p, v_n, sc_p, sc_n, drift, dt);
         rec.x = pos.x;
         rec.y = pos.y;
         rec.speed = pos.speed;
@@ -692,25 +724,49 @@ impl Vehicle {
         }
     }
 
-    /// The postings of one iteration (model.md §4) for the NAV record `rec`.
+    /// Record what this iteration posts (model.md §4) for the NAV record
+    /// `rec`; the postings themselves are built on demand by
+    /// [`Vehicle::publications`], so replays pay nothing for them.
     fn post(&mut self, rec: &Record) {
         let v22 = self.is_v22();
-        let prefix = self.params.prefix.clone();
         let mut speed = snap_to_step(rec.speed, 0.01);
         if v22 && speed > self.params.max_speed {
             speed = self.params.max_speed;
         }
-        let flip = |h: f64, rev: bool| if rev { angle360(h + 180.0) } else { h };
         let rev = self.reverse && !v22;
-        let heading = flip(angle360(rec.heading), rev);
-        let hog = flip(angle360(rec.hog), rev);
-        let yaw = if rev {
-            heading::yaw_of(heading)
-        } else {
-            rec.yaw
-        };
+        let heading = flip180(angle360(rec.heading), rev);
         self.nav_speed = Some(speed);
         self.nav_heading = Some(heading);
+        let drift_summary = if self.drift_fresh {
+            self.drift_fresh = false;
+            Some(self.drift)
+        } else {
+            None
+        };
+        let reset_count = if self.reset_fresh {
+            self.reset_fresh = false;
+            Some(self.reset_count)
+        } else {
+            None
+        };
+        self.posted = Some(Posting {
+            speed,
+            heading,
+            reverse: rev,
+            drift_summary,
+            reset_count,
+        });
+    }
+
+    /// What the last iteration posted, as uSimMarine's `Notify` calls
+    /// (empty on V22's odd iterations and while nothing is posted).
+    pub fn publications(&self) -> Vec<Publication> {
+        let Some(p) = &self.posted else {
+            return Vec::new();
+        };
+        let v22 = self.is_v22();
+        let prefix = &self.params.prefix;
+        let rec = &self.nav;
         let mut out = Vec::with_capacity(24);
         let mut num = |name: &str, v: f64| {
             out.push(Publication {
@@ -725,68 +781,54 @@ impl Vehicle {
             num("LAT", lat);
             num("LONG", lon);
         }
-        num("SPEED", speed);
-        num("HEADING", heading);
+        num("SPEED", p.speed);
+        num("HEADING", p.heading);
         num("DEPTH", rec.depth);
         if !v22 {
+            let yaw = if p.reverse {
+                heading::yaw_of(p.heading)
+            } else {
+                rec.yaw
+            };
             num("Z", -rec.depth);
             num("PITCH", rec.pitch);
             num("YAW", yaw);
         }
-        num("HEADING_OVER_GROUND", hog);
+        num("HEADING_OVER_GROUND", flip180(angle360(rec.hog), p.reverse));
         num("SPEED_OVER_GROUND", rec.sog);
         if let Some(alt) = rec.altitude {
             num("ALTITUDE", alt);
         }
         if self.params.dual_state {
-            let gt = self.gt;
+            let gt = &self.gt;
             num("GT_X", gt.x);
             num("GT_Y", gt.y);
             num("GT_SPEED", snap_to_step(gt.speed, 0.01));
-            num("GT_HEADING", flip(angle360(gt.heading), rev));
+            num("GT_HEADING", flip180(angle360(gt.heading), p.reverse));
             num("GT_DEPTH", gt.depth);
         }
+        let mut fixed = |var: &str, value: PubValue| {
+            out.push(Publication {
+                var: var.to_string(),
+                value,
+            })
+        };
         if !v22 {
-            out.push(Publication {
-                var: "TRUE_X".into(),
-                value: PubValue::Number(rec.x),
-            });
-            out.push(Publication {
-                var: "TRUE_Y".into(),
-                value: PubValue::Number(rec.y),
-            });
-            out.push(Publication {
-                var: "SIMULATION_MODE".into(),
-                value: PubValue::Text("TRUE".into()),
-            });
+            fixed("TRUE_X", PubValue::Number(rec.x));
+            fixed("TRUE_Y", PubValue::Number(rec.y));
+            fixed("SIMULATION_MODE", PubValue::Text("TRUE".into()));
         }
-        if self.drift_fresh {
-            let s = drift::summary(self.drift);
+        if let Some(d) = p.drift_summary {
+            let s = drift::summary(d);
             if !v22 {
-                out.push(Publication {
-                    var: "USM_FSUMMARY".into(),
-                    value: PubValue::Text(s.clone()),
-                });
+                fixed("USM_FSUMMARY", PubValue::Text(s.clone()));
             }
-            out.push(Publication {
-                var: "USM_DRIFT_SUMMARY".into(),
-                value: PubValue::Text(s),
-            });
-            self.drift_fresh = false;
+            fixed("USM_DRIFT_SUMMARY", PubValue::Text(s));
         }
-        if self.reset_fresh {
-            out.push(Publication {
-                var: "USM_RESET_COUNT".into(),
-                value: PubValue::Number(self.reset_count as f64),
-            });
-            self.reset_fresh = false;
+        if let Some(n) = p.reset_count {
+            fixed("USM_RESET_COUNT", PubValue::Number(n as f64));
         }
-        self.pubs = out;
-    }
-
-    /// What the last iteration posted (empty on V22's odd iterations).
-    pub fn publications(&self) -> &[Publication] {
-        &self.pubs
+        out
     }
 
     /// The state for the CSV / `NODE_REPORT` at clock `now_s`... as of the last step.
@@ -824,6 +866,27 @@ impl Vehicle {
     }
 }
 
+/// What one iteration posted, kept compact until asked for.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    /// Published speed (rounded, V22-capped), m/s.
+    speed: f64,
+    /// Published heading (classic reverse: rotated 180), degrees.
+    heading: f64,
+    reverse: bool,
+    drift_summary: Option<(f64, f64)>,
+    reset_count: Option<u64>,
+}
+
+/// Rotate a published angle by 180 degrees in classic reverse mode.
+fn flip180(h: f64, rev: bool) -> f64 {
+    if rev {
+        angle360(h + 180.0)
+    } else {
+        h
+    }
+}
+
 fn apply_pose(rec: &mut Record, p: &pose::PoseUpdate) {
     if let Some(v) = p.x {
         rec.x = v;
@@ -843,12 +906,18 @@ fn apply_pose(rec: &mut Record, p: &pose::PoseUpdate) {
 }
 
 fn record_is_finite(r: &Record) -> bool {
-    [
-        r.x, r.y, r.speed, r.heading, r.depth, r.pitch, r.yaw, r.sog, r.hog, r.stamp,
-    ]
-    .iter()
-    .all(|v| v.is_finite())
-        && r.altitude.is_none_or(f64::is_finite)
+    // NaN or ±inf anywhere makes the sum non-finite.
+    (r.x + r.y
+        + r.speed
+        + r.heading
+        + r.depth
+        + r.pitch
+        + r.yaw
+        + r.sog
+        + r.hog
+        + r.stamp
+        + r.altitude.unwrap_or(0.0))
+    .is_finite()
 }
 
 /// true/false, case-insensitive (also on/off, yes/no as MOOS's setBooleanOnString).

@@ -17,6 +17,13 @@ pub struct PositionOut {
     pub hog: f64,
 }
 
+/// Sine and cosine of a marine heading in degrees, as the position step
+/// needs them (`sin(deg2rad(h))`, `cos(deg2rad(h))`).
+pub fn heading_sin_cos(h_deg: f64) -> (f64, f64) {
+    let r = deg_to_radians(h_deg);
+    (r.sin(), r.cos())
+}
+
 /// Advance (x_p, y_p) over `dt_s` with speeds `v_p → v_n` (m/s), headings
 /// `h_p → h_n` (degrees) and drift (d_x, d_y) (m/s).
 #[allow(clippy::too_many_arguments)]
@@ -30,20 +37,40 @@ pub fn propagate_position(
     drift: (f64, f64),
     dt_s: f64,
 ) -> PositionOut {
+    let sc_p = heading_sin_cos(h_p);
+    let sc_n = heading_sin_cos(h_n);
+    propagate_position_sc(x_p, y_p, v_p, v_n, sc_p, sc_n, drift, dt_s)
+}
+
+/// [`propagate_position`] with the headings given as their
+/// [`heading_sin_cos`], so a caller can reuse last step's `h_n` as `h_p`.
+#[allow(clippy::too_many_arguments)]
+pub fn propagate_position_sc(
+    x_p: f64,
+    y_p: f64,
+    v_p: f64,
+    v_n: f64,
+    sc_p: (f64, f64),
+    sc_n: (f64, f64),
+    drift: (f64, f64),
+    dt_s: f64,
+) -> PositionOut {
     let v_mean = (v_n + v_p) / 2.0;
-    let (rp, rn) = (deg_to_radians(h_p), deg_to_radians(h_n));
-    let s = rp.sin() + rn.sin();
-    let c = rp.cos() + rn.cos();
+    let s = sc_p.0 + sc_n.0;
+    let c = sc_p.1 + sc_n.1;
     let phi = s.atan2(c);
     let xdot = phi.sin() * v_mean;
     let ydot = phi.cos() * v_mean;
     let x = (x_p + xdot * dt_s) + drift.0 * dt_s;
     let y = (y_p + ydot * dt_s) + drift.1 * dt_s;
-    let mut speed = xdot.hypot(ydot);
-    if v_mean < 0.0 {
-        speed = -speed;
-    }
-    let sog = (xdot + drift.0).hypot(ydot + drift.1);
+    let magnitude = xdot.hypot(ydot);
+    let speed = if v_mean < 0.0 { -magnitude } else { magnitude };
+    // Without drift, hypot(ẋ + 0, ẏ + 0) is the same number as above.
+    let sog = if drift == (0.0, 0.0) {
+        magnitude
+    } else {
+        (xdot + drift.0).hypot(ydot + drift.1)
+    };
     let hog = rel_ang(x_p, y_p, x, y);
     PositionOut {
         x,

@@ -15,6 +15,7 @@ pub struct SpeedLimits {
 
 /// New speed `v_n` (m/s) from thrust `T` (%), rudder `R` (±100), prior speed
 /// `v_p` (m/s) over `dt_s`; `None` when Δt ≤ 0 (speed unchanged).
+#[allow(clippy::too_many_arguments)]
 pub fn propagate_speed(
     map: &ThrustMap,
     lim: &SpeedLimits,
@@ -24,15 +25,24 @@ pub fn propagate_speed(
     v_p: f64,
     dt_s: f64,
 ) -> Option<f64> {
+    let thrust = if reverse { -thrust } else { thrust };
+    propagate_speed_raw(map.speed(thrust), lim, rudder, reverse, v_p, dt_s)
+}
+
+/// [`propagate_speed`] from the raw map speed `v_raw = M(T)` (m/s) of the
+/// (reverse-negated) thrust, so a caller can cache the map lookup.
+pub fn propagate_speed_raw(
+    v_raw: f64,
+    lim: &SpeedLimits,
+    rudder: f64,
+    reverse: bool,
+    v_p: f64,
+    dt_s: f64,
+) -> Option<f64> {
     if dt_s <= 0.0 {
         return None;
     }
-    let (thrust, rudder) = if reverse {
-        (-thrust, -rudder)
-    } else {
-        (thrust, rudder)
-    };
-    let v_raw = map.speed(thrust);
+    let rudder = if reverse { -rudder } else { rudder };
     let r = rudder.clamp(-100.0, 100.0);
     let vpct = (r.abs() / 100.0) * lim.turn_loss;
     let mut v = v_raw * (1.0 - vpct);

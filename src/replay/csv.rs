@@ -67,18 +67,17 @@ impl<W: Write> CsvWriter<W> {
     }
 }
 
-/// Append `v` in a form that reads back to the same f64: Rust's shortest
-/// round-trip `{}`, switching to its `{:e}` form for magnitudes below 1e-5
-/// or from 1e16 up (so a subnormal speed is `4.0e-305`, not 300 digits);
-/// `nan` for NaN.
+/// Append `v` in its shortest form that reads back to the same f64 (Ryū:
+/// `0.1`, `42`, `4.008336720018362e-305`); `nan` for NaN.
 pub fn push_f64(buf: &mut Vec<u8>, v: f64) {
-    // Writing into a Vec cannot fail.
     if v.is_nan() {
         buf.extend_from_slice(b"nan");
-    } else if v != 0.0 && (v.abs() < 1e-5 || v.abs() >= 1e16) {
-        let _ = write!(buf, "{v:e}");
     } else {
-        let _ = write!(buf, "{v}");
+        let mut b = ryu::Buffer::new();
+        let text = b.format_finite(v);
+        // `42.0` -> `42`: shorter, and reads back the same.
+        let text = text.strip_suffix(".0").unwrap_or(text);
+        buf.extend_from_slice(text.as_bytes());
     }
 }
 
@@ -88,26 +87,30 @@ mod tests {
 
     #[test]
     fn round_trip_and_nan() {
+        let values = [
+            0.1 + 0.2,
+            -0.0,
+            4.008336720018362e-305,
+            1.5e-7,
+            2.5e20,
+            1e-5,
+            123.456,
+            42.0,
+        ];
         let mut b = Vec::new();
-        push_f64(&mut b, 0.1 + 0.2);
-        b.push(b',');
         push_f64(&mut b, f64::NAN);
-        b.push(b',');
-        push_f64(&mut b, -0.0);
-        for v in [4.008336720018362e-305, 1.5e-7, 2.5e20, 1e-5, 123.456] {
+        for v in values {
             b.push(b',');
             push_f64(&mut b, v);
         }
         let s = String::from_utf8(b).unwrap();
         let parts: Vec<&str> = s.split(',').collect();
-        assert_eq!(parts[3], "4.008336720018362e-305");
-        assert_eq!(parts[4], "1.5e-7");
-        assert_eq!(parts[5], "2.5e20");
-        assert_eq!(parts[6], "0.00001");
-        assert_eq!(parts[7], "123.456");
-        assert_eq!(parts[0].parse::<f64>().unwrap(), 0.1 + 0.2);
-        assert_eq!(parts[1], "nan");
-        assert_eq!(parts[2], "-0");
+        assert_eq!(parts[0], "nan");
+        for (text, v) in parts[1..].iter().zip(values) {
+            let back: f64 = text.parse().unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{text}");
+            assert!(text.len() <= 24, "short form: {text}");
+        }
     }
 
     #[test]
