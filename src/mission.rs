@@ -21,7 +21,7 @@ pub struct Post {
     pub var: String,
     /// The parsed message.
     pub command: Command,
-    /// Line in the mission file (for messages).
+    /// Line of the post's value in the mission file (for messages).
     pub line: usize,
 }
 
@@ -249,7 +249,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
 
     let mut posts = Vec::new();
     for p in raw.post.iter().flatten() {
-        let at = p.span().start;
         let p = p.get_ref();
         let t = *p.t.get_ref();
         if !t.is_finite() || t < 0.0 {
@@ -302,7 +301,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             t,
             var,
             command,
-            line: src.line_of(at),
+            line: src.line_of(p.value.span().start),
         });
     }
 
@@ -373,7 +372,7 @@ mod tests {
         .unwrap();
         assert_eq!(m.steps, 10);
         assert_eq!(m.posts[0].command, Command::DesiredThrust(60.0));
-        assert_eq!(m.posts[0].line, 6);
+        assert_eq!(m.posts[0].line, 9, "the value line");
         assert_eq!(m.rel_time(3), 3.0 * 0.1);
         assert_eq!(m.vehicle.params.turn_rate, 40.0);
     }

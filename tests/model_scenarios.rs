@@ -286,3 +286,117 @@ fn v22_turns_not_astern_classic_does() {
         assert_eq!(v.nav().heading != 0.0, turns, "{model}");
     }
 }
+
+#[test]
+fn set_list_ramps_the_rudder_each_iteration() {
+    // A SET received at t=1 with (30, t=2): the DCM ramp from the start-up
+    // cycle reaches 15 at t=1.5 and 30 exactly at t=2.
+    let mut v = vehicle("");
+    send(
+        &mut v,
+        "SET",
+        r#"["DESIRED_RUDDER", "ClearAll", [[30, 2.0]]]"#,
+        1.0,
+    );
+    v.step(1.0);
+    let r1 = v.snapshot().rudder;
+    assert!((r1 - 15.0).abs() < 1e-9, "halfway from t=0: {r1}");
+    v.step(1.5);
+    let r15 = v.snapshot().rudder;
+    assert!((r15 - 22.5).abs() < 1e-9, "{r15}");
+    v.step(2.0);
+    assert_eq!(v.snapshot().rudder, 30.0);
+    v.step(3.0);
+    assert_eq!(v.snapshot().rudder, 30.0);
+}
+
+#[test]
+fn set_with_relative_times_and_alias() {
+    let mut v = vehicle("[aliases]\nTHRUSTERS = [\"DESIRED_THRUST_L\", \"DESIRED_THRUST_R\"]\n");
+    send(&mut v, "THRUST_MODE_DIFFERENTIAL", "true", 0.0);
+    send(
+        &mut v,
+        "SET",
+        r#"["THRUSTERS", "ClearAll", [[60, "+1"]]]"#,
+        10.0,
+    );
+    v.step(10.0);
+    v.step(11.0);
+    // both thrusters at 60: straight ahead, no turn
+    v.step(12.0);
+    assert!(v.nav().speed > 0.0);
+    assert_eq!(v.nav().heading, 0.0);
+}
+
+#[test]
+fn bad_set_is_dropped_and_leaves_the_buffer() {
+    let mut v = vehicle("");
+    send(
+        &mut v,
+        "SET",
+        r#"["DESIRED_RUDDER", "ClearAll", [[30, 5.0]]]"#,
+        0.0,
+    );
+    for bad in [
+        r#"["DESIRED_RUDDER", "Merge", [[30, 5.0]"#,
+        r#"["DESIRED_RUDDER", "Replace", [[30, 5.0]]]"#,
+        r#"["DESIRED_RUDDR", "Merge", [[30, 5.0]]]"#,
+        r#"["DESIRED_RUDDER", "ClearAll", [[1e400, 5.0]]]"#,
+    ] {
+        let cmd = parse_text("SET", bad).unwrap();
+        assert!(v.handle_command(cmd, 0.0).is_err(), "{bad}");
+    }
+    v.step(5.0);
+    assert_eq!(v.snapshot().rudder, 30.0, "the earlier list still runs");
+}
+
+#[test]
+fn jerk_smoothing_limits_the_rudder_rate() {
+    let mut v = vehicle(
+        "[actuators.DESIRED_RUDDER]\ninterpolation = \"jerk\"\nmax_rate = 20\nmax_accel = 40\nmax_jerk = 200\n",
+    );
+    send(&mut v, "DESIRED_RUDDER", "30", 0.0);
+    assert_eq!(
+        v.snapshot().rudder,
+        0.0,
+        "delivered by the follower, not at once"
+    );
+    let mut prev = 0.0;
+    let mut reached = None;
+    for k in 1..=40 {
+        let t = k as f64 * 0.1;
+        v.step(t);
+        let r = v.snapshot().rudder;
+        assert!(
+            (r - prev) / 0.1 <= 20.0 + 1e-9,
+            "rate limit at t={t}: {prev} -> {r}"
+        );
+        assert!(r <= 30.0 + 1e-9);
+        if reached.is_none() && (r - 30.0).abs() < 1e-9 {
+            reached = Some(t);
+        }
+        prev = r;
+    }
+    // 30 degrees at 20 deg/s needs at least 1.5 s, plus the ramps
+    let t = reached.expect("reaches the target");
+    assert!((1.5..=2.5).contains(&t), "{t}");
+}
+
+#[test]
+fn interpolation_none_steps_at_command_times() {
+    let mut v = vehicle("[actuators.DESIRED_RUDDER]\ninterpolation = \"none\"\n");
+    send(
+        &mut v,
+        "SET",
+        r#"["DESIRED_RUDDER", "ClearAll", [[10, 1.0], [20, 2.0]]]"#,
+        0.0,
+    );
+    v.step(0.5);
+    assert_eq!(v.snapshot().rudder, 0.0);
+    v.step(1.0);
+    assert_eq!(v.snapshot().rudder, 10.0);
+    v.step(1.5);
+    assert_eq!(v.snapshot().rudder, 10.0);
+    v.step(2.0);
+    assert_eq!(v.snapshot().rudder, 20.0);
+}

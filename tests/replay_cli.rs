@@ -1,0 +1,171 @@
+//! `usim replay`, `usim example`, `usim interface` as a user runs them, and
+//! every shipped mission replays without dropped messages.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn usim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_usim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("usim runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn replay_to_stdout_has_the_contract_header() {
+    let o = usim(&["replay", "missions/gusts.toml", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(usim::replay::csv::HEADER));
+    // 180 s at 0.1 s: rows k = 0..=1800
+    assert_eq!(lines.count(), 1801);
+}
+
+#[test]
+fn replay_to_file_is_byte_identical_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    let b = dir.path().join("b.csv");
+    for out in [&a, &b] {
+        let o = usim(&["replay", "missions/dive.toml", "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("wrote 4001 rows"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+#[test]
+fn every_shipped_mission_replays_cleanly() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(root().join("missions")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let mission = usim::mission::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            mission.vehicle.warnings.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            mission.vehicle.warnings
+        );
+        let summary = usim::replay::run(&mission, std::io::sink(), |_, _| {}).unwrap();
+        assert!(
+            summary.dropped.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            summary.dropped
+        );
+        let every = mission.output_every;
+        let expected = 1
+            + (1..=mission.steps)
+                .filter(|k| k % every == 0 || *k == mission.steps)
+                .count();
+        assert_eq!(summary.rows, expected as u64, "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 5, "at least five missions ship, found {n}");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn config_typo_is_a_clear_error_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "boat.toml",
+        "name = \"b\"\nthrust_mpa = \"100:2\"\n",
+    );
+    let m = write(
+        dir.path(),
+        "m.toml",
+        "[mission]\nvehicle = \"boat.toml\"\nsteps = 10\n",
+    );
+    let o = usim(&["replay", m.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("boat.toml:2"), "{e}");
+    assert!(e.contains("thrust_mpa") && e.contains("thrust_map"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn mission_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, needle) in [
+        ("[mission]\nsteps = 5\n[vehicle]\n[[post]]\nt = -2\nvar = \"DESIRED_THRUST\"\nvalue = 1\n", ":5"),
+        ("[mission]\nsteps = 5\n[vehicle]\n[[post]]\nt = 1\nvar = \"DESIRED_THRUSTER\"\nvalue = 1\n", "DESIRED_THRUST"),
+        ("[mission]\nsteps = 5\n[vehicle]\n[[post]]\nt = 1\nvar = \"DRIFT_X\"\nvalue = \"east\"\n", "not a number"),
+        ("[mission]\nsteps = 5\n[vehicle]\ndrift_x = nan\n", "finite"),
+        ("[mission]\nsteps = 5\n[vehicle]\n[[post]]\nt = 1\nvar = \"SET\"\nvalue = '[\"DESIRED_RUDDER\", \"Sometimes\", []]'\n", "Sometimes"),
+        ("[mission\nsteps = 5\n", "m.toml:1"),
+    ] {
+        let m = write(dir.path(), "m.toml", text);
+        let o = usim(&["replay", m.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let e = stderr(&o);
+        assert!(e.contains(needle), "expected {needle:?} in {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+#[test]
+fn rejected_string_values_are_warnings_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "m.toml",
+        "[mission]\nsteps = 20\n[vehicle]\nthrust_map = \"-120:-5, 50:2\"\n[[post]]\nt = 1\nvar = \"DRIFT_VECTOR\"\nvalue = \"10, 2e-1\"\n",
+    );
+    let o = usim(&[
+        "replay",
+        m.to_str().unwrap(),
+        "-o",
+        dir.path().join("o.csv").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("warning") && e.contains("thrust_map"), "{e}");
+    assert!(e.contains("DRIFT_VECTOR") && e.contains("m.toml:8"), "{e}");
+}
+
+#[test]
+fn example_config_and_interface() {
+    let o = usim(&["example"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("max_deceleration = 0.5"));
+    let o = usim(&["interface", "--prefix", "NAV"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    for needle in [
+        "DESIRED_THRUST",
+        "DRIFT_VECTOR_ADD",
+        "USM_RESET",
+        "NAV_SPEED",
+        "m/s",
+        "NAV_YAW",
+    ] {
+        assert!(text.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn missing_mission_file_is_a_clear_error() {
+    let o = usim(&["replay", "missions/nope.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missions/nope.toml"), "{}", stderr(&o));
+}
