@@ -21,7 +21,7 @@ pub struct RunArgs {
     /// Vehicle config (TOML, formats.md §1).
     pub config: PathBuf,
     /// Broker URL (mqtt://HOST:PORT, or mqtts:// with the `tls` feature);
-    /// default: [mqtt] broker of the config, else mqtt://127.0.0.1:1883.
+    /// default: mqtt.broker of the config, else mqtt://127.0.0.1:1883.
     #[arg(long, value_name = "URL")]
     pub broker: Option<String>,
     /// Vehicle name (topics, logs); default: `name` of the config.
@@ -30,10 +30,10 @@ pub struct RunArgs {
     /// MOOS-style time warp: the clock and the iteration rate run W times faster.
     #[arg(long, value_name = "W", default_value_t = 1.0)]
     pub time_warp: f64,
-    /// Topic root; default: [mqtt] topic_root of the config.
+    /// Topic root; default: mqtt.topic_root of the config.
     #[arg(long, value_name = "ROOT")]
     pub topic_root: Option<String>,
-    /// Broker user name (password: [mqtt] password or $USIM_MQTT_PASSWORD).
+    /// Broker user name (password: mqtt.password of the config or $USIM_MQTT_PASSWORD).
     #[arg(long)]
     pub username: Option<String>,
     /// CA bundle (PEM) for mqtts://; default: the system bundle.
