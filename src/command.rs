@@ -347,11 +347,7 @@ mod tests {
         assert!(parse_text("DESIRED_THRUST", "NaN").is_err());
         assert!(parse_text("DESIRED_THRUST", "inf").is_err());
         assert!(parse_text("DESIRED_THRUST", "sixty").is_err());
-        assert!(parse(
-            &"DESIRED_RUDDER".to_string(),
-            &Payload::Number(f64::INFINITY)
-        )
-        .is_err());
+        assert!(parse("DESIRED_RUDDER", &Payload::Number(f64::INFINITY)).is_err());
     }
 
     #[test]

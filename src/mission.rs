@@ -336,7 +336,7 @@ fn steps_for_duration(timing: &Timing, duration: f64) -> Option<u64> {
     match timing {
         Timing::Uniform(dt) => {
             let n = (duration / dt - 1e-9).ceil();
-            (n >= 0.0 && n < 1e12).then_some(n.max(0.0) as u64)
+            (0.0..1e12).contains(&n).then_some(n.max(0.0) as u64)
         }
         Timing::Pattern(p) => {
             let cycle: f64 = p.iter().sum();

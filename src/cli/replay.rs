@@ -33,7 +33,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
     let mut progress = |k: u64, n: u64| {
         if show_progress {
-            let pct = if n == 0 { 100 } else { k * 100 / n };
+            let pct = (k * 100).checked_div(n).unwrap_or(100);
             let bar = "#".repeat((pct / 4) as usize);
             eprint!("\r[{bar:<25}] {pct:3}% {k}/{n} steps");
             if k == n {

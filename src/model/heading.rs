@@ -95,7 +95,8 @@ pub fn propagate_heading(
     let tr = rate_of(inp.turn_rate).clamp(0.0, 100.0);
     let rudder = rudder.clamp(-100.0, 100.0);
     let mut delta = (rudder * (tr / 100.0)) * dt_s;
-    delta = (1.0 + ((thrust - 50.0) / 50.0)) * delta;
+    // (1 + (T − 50)/50)·δ: IEEE multiplication commutes, so this is bit-identical.
+    delta *= 1.0 + ((thrust - 50.0) / 50.0);
     delta += dt_s * inp.rotate_speed;
     let h = angle360(delta + h_p);
     (h, yaw_of(h))

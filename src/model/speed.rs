@@ -50,7 +50,7 @@ pub fn propagate_speed_raw(
         v = lim.max_accel * dt_s + v_p;
     }
     if v < v_p && lim.max_decel > 0.0 && (v_p - v) / dt_s > lim.max_decel {
-        v = (lim.max_decel * dt_s * (-1.0)) + v_p;
+        v = -(lim.max_decel * dt_s) + v_p; // x·(−1) is exactly −x
     }
     Some(v)
 }
