@@ -10,7 +10,7 @@
 #   usim watch VEHICLE USM_DRIFT_SUMMARY NAV_X NAV_Y
 set -euo pipefail
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
     exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

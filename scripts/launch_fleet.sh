@@ -13,7 +13,7 @@
 #   scripts/launch_fleet.sh configs/kayak.toml configs/uuv.toml
 # Generated configs go to $FLEET_DIR (default: a temporary directory).
 set -euo pipefail
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 usim=${USIM:-$(command -v usim || echo "$here/../target/release/usim")}
 up_args=()

@@ -9,7 +9,7 @@
 # sail off from each pose: usim post VEHICLE DESIRED_THRUST 40
 set -euo pipefail
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
     exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -280,13 +280,27 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     match runtime()?.block_on(tools::watch(&opts, &mut out))? {
         WatchEnd::Done | WatchEnd::Interrupted => Ok(ExitCode::SUCCESS),
-        WatchEnd::TimedOut => anyhow::bail!(
-            "nothing (more) from vehicle {:?} on {} within {:.1} s: is it running (usim run CONFIG) \
-             with the same topic root ({:?})?",
+        WatchEnd::TimedOut { received, missing } if !missing.is_empty() => anyhow::bail!(
+            "no {} from vehicle {:?} on {} within {:.1} s ({received} other messages): is it \
+             running with topic root {:?}? Some variables are posted only when they change \
+             (USM_DRIFT_SUMMARY, USM_RESET_COUNT) or only in some modes",
+            missing.join(", "),
             opts.vehicle,
             opts.conn.url,
             timeout.map(|d| d.as_secs_f64()).unwrap_or(0.0),
             opts.conn.topic_root
+        ),
+        WatchEnd::TimedOut { received: 0, .. } => anyhow::bail!(
+            "nothing from vehicle {:?} on {} within {:.1} s: is it running (usim run CONFIG) \
+             with topic root {:?}?",
+            opts.vehicle,
+            opts.conn.url,
+            timeout.map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            opts.conn.topic_root
+        ),
+        WatchEnd::TimedOut { received, .. } => anyhow::bail!(
+            "timed out after {received} messages from vehicle {:?}",
+            opts.vehicle
         ),
     }
 }

@@ -141,14 +141,19 @@ pub struct WatchOptions {
 }
 
 /// How a watch ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchEnd {
     /// The count was reached, or `Once` saw what it waited for.
     Done,
     /// Stopped by SIGINT/SIGTERM.
     Interrupted,
     /// The timeout expired first.
-    TimedOut,
+    TimedOut {
+        /// Messages received before it did.
+        received: u64,
+        /// Requested variables never seen.
+        missing: Vec<String>,
+    },
 }
 
 struct Row {
@@ -225,7 +230,10 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
         };
         tokio::select! {
             _ = &mut shutdown => break WatchEnd::Interrupted,
-            _ = timeout => break WatchEnd::TimedOut,
+            _ = timeout => break WatchEnd::TimedOut {
+                received,
+                missing: o.vars.iter().filter(|v| !rows.contains_key(*v)).cloned().collect(),
+            },
             _ = redraw.tick(), if o.mode == WatchMode::Table => {
                 draw_table(out, &o.vehicle, &o.conn.url, &rows, received, started).map_err(io)?;
             }
