@@ -400,3 +400,73 @@ fn interpolation_none_steps_at_command_times() {
     v.step(2.0);
     assert_eq!(v.snapshot().rudder, 20.0);
 }
+
+#[test]
+fn current_field_adds_the_local_force_to_the_drift() {
+    // One vector at the origin, 0.5 m/s towards east, radius 20: at the
+    // origin the weight is (1 - 0/20)^2 = 1, averaged over the one vector.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("f.cfd"),
+        "fieldname: test\nradius: 20\nx=0, y=0, mag=0.5, ang=90\n",
+    )
+    .unwrap();
+    let cfg_path = dir.path().join("v.toml");
+    std::fs::write(&cfg_path, "current_field = \"f.cfd\"\ndrift_y = 0.1\n").unwrap();
+    let cfg = usim::config::load_vehicle(&cfg_path).unwrap();
+    let mut v = Vehicle::new(&cfg, 0.0);
+    v.step(0.1);
+    let n = v.nav();
+    assert!((n.x - 0.05).abs() < 1e-12, "current east: {}", n.x);
+    assert!((n.y - 0.01).abs() < 1e-12, "plus the general drift north");
+    assert_eq!(
+        v.drift(),
+        (0.0, 0.1),
+        "DRIFT_* state is separate from the field"
+    );
+    // at x = 10 the weight is (1 - 10/20)^2 = 0.25
+    send(&mut v, "USM_RESET", "x=10, y=0", 0.1);
+    v.step(0.2);
+    assert!((v.nav().x - (10.0 + 0.25 * 0.5 * 0.1)).abs() < 1e-12);
+    // outside the radius: only the general drift
+    send(&mut v, "USM_RESET", "x=100, y=0", 0.2);
+    v.step(0.3);
+    assert!((v.nav().x - 100.0).abs() < 1e-12);
+}
+
+#[test]
+fn inactive_or_missing_current_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_path = dir.path().join("v.toml");
+    std::fs::write(&cfg_path, "current_field = \"missing.cfd\"\n").unwrap();
+    let e = usim::config::load_vehicle(&cfg_path).unwrap_err();
+    assert!(e.to_string().contains("missing.cfd"), "{e}");
+    std::fs::write(
+        &cfg_path,
+        "current_field = \"missing.cfd\"\ncurrent_field_active = false\n",
+    )
+    .unwrap();
+    assert!(usim::config::load_vehicle(&cfg_path)
+        .unwrap()
+        .params
+        .current_field
+        .is_none());
+}
+
+#[test]
+fn v22_config_can_start_in_differential_mode() {
+    let mut v =
+        vehicle("model = \"v22\"\nthrust_mode_diff = \"differential\"\nthrust_map = \"100:2\"\n");
+    send(&mut v, "DESIRED_THRUST", "100", 0.0);
+    v.step(0.1);
+    v.step(0.2);
+    assert_eq!(
+        v.nav().speed,
+        0.0,
+        "DESIRED_THRUST is ignored in differential mode"
+    );
+    send(&mut v, "DESIRED_THRUST_L", "50", 0.2);
+    send(&mut v, "DESIRED_THRUST_R", "50", 0.2);
+    v.step(0.3);
+    assert!(v.nav().speed > 0.0);
+}
