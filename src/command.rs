@@ -88,6 +88,30 @@ pub enum Command {
     Set(String),
 }
 
+impl Command {
+    /// The number a numeric command carries (`None` for string commands).
+    pub fn number(&self) -> Option<f64> {
+        use Command as C;
+        match self {
+            C::DesiredThrust(v)
+            | C::DesiredRudder(v)
+            | C::DesiredElevator(v)
+            | C::DesiredThrustL(v)
+            | C::DesiredThrustR(v)
+            | C::BuoyancyRate(v)
+            | C::RotateSpeed(v)
+            | C::DriftX(v)
+            | C::DriftY(v)
+            | C::DriftVectorMult(v)
+            | C::WaterDepth(v)
+            | C::TurnRate(v)
+            | C::TurnRadius(v) => Some(*v),
+            C::ObstacleHit(Payload::Number(v)) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
 /// Why a message was dropped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageError {

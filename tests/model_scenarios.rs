@@ -470,3 +470,20 @@ fn v22_config_can_start_in_differential_mode() {
     v.step(0.3);
     assert!(v.nav().speed > 0.0);
 }
+
+#[test]
+fn hand_built_non_finite_commands_are_refused() {
+    let mut v = vehicle("");
+    for cmd in [
+        Command::BuoyancyRate(f64::NAN),
+        Command::DriftX(f64::INFINITY),
+        Command::DesiredThrust(f64::NAN),
+        Command::RotateSpeed(f64::NEG_INFINITY),
+    ] {
+        assert!(v.handle_command(cmd, 0.0).is_err());
+    }
+    assert!(v.handle_command(Command::DriftX(1.0), f64::NAN).is_err());
+    v.step(1.0);
+    let s = v.snapshot();
+    assert!(s.x == 0.0 && s.depth == 0.0 && s.heading == 0.0);
+}

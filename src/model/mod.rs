@@ -332,6 +332,24 @@ impl Vehicle {
     /// state is unchanged.
     pub fn handle_command(&mut self, cmd: Command, t_s: f64) -> Result<(), MessageError> {
         use Command as C;
+        // The step-boundary guard for inputs: nothing non-finite gets in,
+        // whoever built the command.
+        if !t_s.is_finite() {
+            return Err(MessageError::new(
+                "message",
+                format!("{cmd:?}"),
+                format!("receipt time {t_s} is not finite"),
+            ));
+        }
+        if let Some(v) = cmd.number() {
+            if !v.is_finite() {
+                return Err(MessageError::new(
+                    "message",
+                    format!("{cmd:?}"),
+                    "not a finite number",
+                ));
+            }
+        }
         match cmd {
             C::DesiredThrust(v) => self.handle_setpoint(Actuator::Thrust, v, t_s),
             C::DesiredRudder(v) => self.handle_setpoint(Actuator::Rudder, v, t_s),
