@@ -8,7 +8,7 @@
 //! reachable) — the same distribution as `scripts/compare_ruckig.py`.
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use usim::interp::jerk_profile::{plan, Limits, Profile, State};
 
 /// SplitMix64: a tiny deterministic generator (no extra dependency).
@@ -100,4 +100,57 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `JERK_PROFILE_COUNT=N`: instead of criterion, plan the 4096 cases N times
+/// and sample every profile at 16 times (for `valgrind --tool=callgrind
+/// --toggle-collect=*count_plans* ...`: instructions per calculation =
+/// Ir / (4096·N); `*count_at*` likewise per setpoint = Ir / (4096·16·N)).
+fn main() {
+    if let Some(n) = std::env::var("JERK_PROFILE_COUNT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        let cases = cases(4096);
+        let profiles = count_plans(&cases, n);
+        let mut sum = 0.0;
+        for _ in 0..n {
+            sum += count_at(&profiles);
+        }
+        println!(
+            "planned {} x {n}; {} setpoints x {n}; checksum {sum}",
+            cases.len(),
+            16 * profiles.len()
+        );
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
+#[inline(never)]
+fn count_plans(cases: &[(State, State, Limits)], n: usize) -> Vec<Profile> {
+    let mut out = Vec::with_capacity(cases.len());
+    for k in 0..n {
+        for (s, t, l) in cases {
+            let p = plan(black_box(*s), black_box(*t), black_box(l));
+            if k == 0 {
+                out.push(p.expect("plan failed"));
+            } else {
+                black_box(&p);
+            }
+        }
+    }
+    out
+}
+
+#[inline(never)]
+fn count_at(profiles: &[Profile]) -> f64 {
+    let mut sum = 0.0;
+    for p in profiles {
+        let d = p.duration();
+        for i in 0..16 {
+            sum += black_box(p.at(black_box(d * (i as f64 + 0.5) / 16.0))).p;
+        }
+    }
+    sum
+}

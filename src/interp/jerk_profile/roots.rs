@@ -184,6 +184,227 @@ fn quadratic(c0: f64, c1: f64, c2: f64, lo: f64, hi: f64, out: &mut Roots) {
     }
 }
 
+/// Value, first and second derivative of `c[0] + ... + c[4] x^4`.
+#[inline(always)]
+fn eval2(c: &[f64; 5], x: f64) -> (f64, f64, f64) {
+    let mut f = c[4];
+    let mut d = 0.0;
+    let mut dd = 0.0;
+    for k in (0..4).rev() {
+        dd = dd * x + d;
+        d = d * x + f;
+        f = f * x + c[k];
+    }
+    (f, d, 2.0 * dd)
+}
+
+/// Value of `c[0] + ... + c[4] x^4` and a bound on its rounding error.
+#[inline(always)]
+fn eval_b(c: &[f64; 5], x: f64) -> (f64, f64) {
+    let ax = x.abs();
+    let mut f = c[4];
+    let mut b = c[4].abs();
+    for k in (0..4).rev() {
+        f = f * x + c[k];
+        b = b * ax + c[k].abs();
+    }
+    (f, b * 40.0 * f64::EPSILON)
+}
+
+/// Root in `(a, b)` of a polynomial that changes sign there and has no
+/// inflection point inside: Newton from `x` (the Fourier end, where the
+/// value and the second derivative have the same sign, so that the
+/// iterates approach the root monotonically), kept inside the bracket.
+fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> f64 {
+    for _ in 0..100 {
+        let (f, d, _) = eval2(c, x);
+        if f == 0.0 {
+            return x;
+        }
+        if (f < 0.0) == rising {
+            a = x;
+        } else {
+            b = x;
+        }
+        let mut next = x - f / d;
+        if !(next > a && next < b) {
+            next = 0.5 * (a + b);
+        }
+        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().max(f64::MIN_POSITIVE)
+            || b - a <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+        {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// Real roots in `[lo, hi]` of `c[0] + c[1] x + ... + c[4] x^4`, ascending,
+/// with the same conventions as [`roots_in`] (a local extremum whose value
+/// is zero within rounding is a double root). The interval is split at the
+/// inflection points (closed form); on each piece the polynomial is convex
+/// or concave, so a sign change is one root found by monotone Newton from
+/// its Fourier end, and equal signs mean no root unless the extremum
+/// between (Newton on the derivative, stopped as soon as the two end
+/// tangents prove the extremum has the endpoints' sign) crosses zero.
+pub(crate) fn poly_roots(mut c: [f64; 5], lo: f64, hi: f64) -> Roots {
+    let mut out = Roots::default();
+    if lo > hi || lo.is_nan() || hi.is_nan() {
+        return out;
+    }
+    let scale = c.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return out;
+    }
+    let mut n = 4;
+    while n > 0 && c[n].abs() <= 1e-15 * scale {
+        c[n] = 0.0;
+        n -= 1;
+    }
+    match n {
+        0 => return out,
+        1 => {
+            let r = -c[0] / c[1];
+            if r >= lo && r <= hi {
+                out.push(r);
+            }
+            return out;
+        }
+        2 => {
+            quadratic(c[0], c[1], c[2], lo, hi, &mut out);
+            return out;
+        }
+        _ => {}
+    }
+    // Inflection points: f''/2 = 6 c4 x^2 + 3 c3 x + c2.
+    let mut infl = Roots::default();
+    if n == 4 {
+        quadratic(c[2], 3.0 * c[3], 6.0 * c[4], lo, hi, &mut infl);
+    } else {
+        let r = -c[2] / (3.0 * c[3]);
+        if r >= lo && r <= hi {
+            infl.push(r);
+        }
+    }
+    let mut a = lo;
+    let (mut fa, mut ba) = eval_b(&c, a);
+    if fa.abs() <= ba {
+        out.push(a);
+    }
+    for &b in infl.as_slice().iter().chain(std::iter::once(&hi)) {
+        if b <= a {
+            continue;
+        }
+        let (fb, bb) = eval_b(&c, b);
+        piece(&c, a, b, fa, ba, fb, bb, &mut out);
+        if fb.abs() <= bb {
+            out.push(b);
+        }
+        a = b;
+        fa = fb;
+        ba = bb;
+    }
+    out
+}
+
+/// Roots strictly inside `(a, b)`, a piece without inflection point.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn piece(c: &[f64; 5], a: f64, b: f64, fa: f64, ba: f64, fb: f64, bb: f64, out: &mut Roots) {
+    let (za, zb) = (fa.abs() <= ba, fb.abs() <= bb);
+    let (_, _, ddm) = eval2(c, 0.5 * (a + b));
+    let convex = ddm >= 0.0;
+    // Sign just inside each end (a zero end takes its slope's sign).
+    let sa = if za {
+        let (_, d, _) = eval2(c, a);
+        if d == 0.0 {
+            convex
+        } else {
+            d > 0.0
+        }
+    } else {
+        fa > 0.0
+    };
+    let sb = if zb {
+        let (_, d, _) = eval2(c, b);
+        if d == 0.0 {
+            convex
+        } else {
+            d < 0.0
+        }
+    } else {
+        fb > 0.0
+    };
+    if sa != sb {
+        // One root; start from the end whose sign is the curvature's.
+        let x = if sb == convex { b } else { a };
+        out.push(newton_in(c, a, b, !sa, x));
+        return;
+    }
+    if sa != convex {
+        // Concave and positive (or convex and negative) at both ends.
+        return;
+    }
+    // Convex and positive at both ends (or the mirror): g = s·f.
+    let s = if sa { 1.0 } else { -1.0 };
+    let (_, da, _) = eval2(c, a);
+    let (_, db, _) = eval2(c, b);
+    let (mut gl, mut dl, mut xl) = (s * fa, s * da, a);
+    let (mut gr, mut dr, mut xr) = (s * fb, s * db, b);
+    if dl >= 0.0 || dr <= 0.0 {
+        return; // monotone
+    }
+    let mut x = if -dl < dr { a } else { b };
+    let mut dd = {
+        let (_, _, d2) = eval2(c, x);
+        s * d2
+    };
+    let mut dx = if x == a { dl } else { dr };
+    for _ in 0..100 {
+        // The tangents at xl and xr bound g from below.
+        let xs = (gr - gl + dl * xl - dr * xr) / (dl - dr);
+        let low = gl + dl * (xs - xl);
+        let (_, bx) = eval_b(c, xs);
+        if low > bx {
+            return;
+        }
+        let mut next = x - dx / dd;
+        if !(next > xl && next < xr) {
+            next = if xs > xl && xs < xr {
+                xs
+            } else {
+                0.5 * (xl + xr)
+            };
+        }
+        let (f, d, d2) = eval2(c, next);
+        let (g, dg) = (s * f, s * d);
+        let (_, bn) = eval_b(c, next);
+        if g < -bn {
+            // Two simple roots around the extremum.
+            out.push(newton_in(c, a, next, s < 0.0, a));
+            out.push(newton_in(c, next, b, s > 0.0, b));
+            return;
+        }
+        let done = (next - x).abs() <= 4.0 * f64::EPSILON * next.abs().max(f64::MIN_POSITIVE)
+            || xr - xl <= 4.0 * f64::EPSILON * xl.abs().max(xr.abs());
+        if done || dg == 0.0 {
+            if g <= bn {
+                out.push(next); // double root
+            }
+            return;
+        }
+        if dg < 0.0 {
+            (gl, dl, xl) = (g, dg, next);
+        } else {
+            (gr, dr, xr) = (g, dg, next);
+        }
+        x = next;
+        dx = dg;
+        dd = s * d2;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +445,49 @@ mod tests {
         let c = poly_from_roots(&[-1.0, 0.5, 3.0]);
         let r = roots_in(&c, 0.0, 1.0);
         assert_eq!(r.as_slice(), &[0.5]);
+    }
+
+    fn both(c: &[f64], lo: f64, hi: f64) -> (Roots, Roots) {
+        let mut a = [0.0; 5];
+        a[..c.len()].copy_from_slice(c);
+        (roots_in(c, lo, hi), poly_roots(a, lo, hi))
+    }
+
+    #[test]
+    fn poly_roots_agrees_with_isolation() {
+        let mut seed = 1u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for k in 0..20000 {
+            let n = 3 + k % 2;
+            let r: Vec<f64> = (0..n).map(|_| 3.0 * rnd()).collect();
+            let mut c = poly_from_roots(&r);
+            if k % 3 == 0 {
+                c[0] += 0.5 * rnd(); // some roots become complex
+            }
+            let (lo, hi) = (-2.0 + rnd(), 2.0 + rnd());
+            let (x, y) = both(&c, lo, hi);
+            assert_eq!(x.len, y.len, "{c:?} [{lo}, {hi}]: {x:?} vs {y:?}");
+            for (p, q) in x.as_slice().iter().zip(y.as_slice()) {
+                assert!((p - q).abs() < 1e-9, "{c:?}: {x:?} vs {y:?}");
+            }
+        }
+        // Double and near-double roots.
+        for c in [
+            poly_from_roots(&[1.0, 1.0, 3.0, -2.0]),
+            poly_from_roots(&[0.5, 0.5, 0.5, -2.0]),
+            poly_from_roots(&[1.0, 1.0, 1.5, 1.5]),
+        ] {
+            let (x, y) = both(&c, 0.0, 2.0);
+            assert_eq!(x.len, y.len, "{c:?}: {x:?} vs {y:?}");
+            for (p, q) in x.as_slice().iter().zip(y.as_slice()) {
+                assert!((p - q).abs() < 1e-6, "{c:?}: {x:?} vs {y:?}");
+            }
+        }
     }
 
     #[test]

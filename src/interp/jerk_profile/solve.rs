@@ -22,7 +22,7 @@
 //! A start that breaks a limit (or cannot avoid breaking one) is first
 //! brought back with a brake of at most two phases.
 
-use super::roots::roots_in;
+use super::roots::{poly_roots, roots_in};
 
 /// Limits in one frame: `vmax > 0 > vmin`, `amax > 0 > amin`; `ju` is the
 /// rising jerk, `jd` the magnitude of the falling jerk (both > 0).
@@ -286,8 +286,27 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         return false;
     }
 
+    // Cheap necessary conditions. Where the falling pulse crosses zero
+    // acceleration the velocity peaks at `v0 + c·a1² - a0²/(2 ju)`, which
+    // may not exceed the limit (the start velocity after a brake), so
+    // `a1² ≤ rad_a`; likewise the fall from that peak to the target needs
+    // `a5² ≤ rad_b`. Margins cover `check`'s tolerances.
+    let vs = l.vmax.max(-l.vmin).max(v0.abs());
+    let vtop = vmax.max(v0) + 1e-9 * vs;
+    let rad_a = (vtop - v0 + a0 * a0 / (2.0 * ju)) / c;
+    let rad_b = (vtop - vf + af * af / (2.0 * ju)) / c;
+    let no_amax_peak = rad_a < amax * amax * (1.0 - 1e-9);
+    let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
+
     // NONE: phases 1, 3+5 (one pulse of length T), 7.
-    {
+    // With `g > 0`, `a1 ≥ √g`; when `af ≤ 0` the pulse crosses zero.
+    let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
+    let a1_cap = if af <= 0.0 {
+        amax.min(rad_a.max(0.0).sqrt())
+    } else {
+        amax
+    };
+    if g <= 0.0 || g <= a1_cap * a1_cap * (1.0 + 1e-9) + 1e-12 {
         let k1 = -a0 * a0 + af * af + 2.0 * ju * (v0 - vf);
         let k2 = -a0 * a0 * a0 + 3.0 * a0 * ju * v0 + af * af * af - 3.0 * af * ju * vf
             + 3.0 * ju * ju * pd;
@@ -299,12 +318,11 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             0.0,
             jd * s * s * (jd + 2.0 * ju),
         ];
-        let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
         let lo = ((a0 - af) / jd).max(0.0);
         let hi = (amax - amin) / jd;
         let bound = lo * (1.0 + jd / ju) + (af - a0) / ju;
         let roots = if lo <= hi && may_beat(best, bound) {
-            roots_in(&poly, lo, hi)
+            poly_roots(poly, lo, hi)
         } else {
             Default::default()
         };
@@ -323,7 +341,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
     }
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
-    {
+    if !(af <= 0.0 && no_amax_peak) {
         let lo = ((amax - af) / jd).max(0.0);
         let hi = (amax - amin) / jd;
         let bound = (amax - a0) / ju + lo + (af - amax + jd * lo) / ju;
@@ -351,7 +369,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 -4.0 * amax * jd * s * (2.0 * jd + ju),
                 3.0 * jd * jd * s * s,
             ];
-            for &tt in roots_in(&poly, lo, hi.max(lo)).as_slice() {
+            for &tt in poly_roots(poly, lo, hi.max(lo)).as_slice() {
                 let mut t = acc0(tt);
                 check(pr, l, &mut t, sign, best);
             }
@@ -359,7 +377,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
     }
 
     // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
-    {
+    if !(a0 >= 0.0 && no_amin_fall) {
         let lo = a0.max(amin);
         let hi = amax;
         let bound = (lo - a0) / ju + (lo - amin) / jd + (af - amin) / ju;
@@ -387,7 +405,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 4.0 * amin * s * (jd + 2.0 * ju),
                 -3.0 * s * s,
             ];
-            for &a1 in roots_in(&poly, lo, hi).as_slice() {
+            for &a1 in poly_roots(poly, lo, hi).as_slice() {
                 let mut t = acc1(a1);
                 check(pr, l, &mut t, sign, best);
             }
@@ -396,7 +414,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 
     // ACC0_ACC1: both plateaus, unknown plateau length t2.
     let bound = (amax - a0) / ju + (amax - amin) / jd + (af - amin) / ju;
-    if may_beat(best, bound) {
+    if !no_amax_peak && !no_amin_fall && may_beat(best, bound) {
         let acc01 = |t2: f64| -> [f64; 7] {
             let mut t = [
                 (amax - a0) / ju,
