@@ -64,12 +64,35 @@ pub struct PostOptions {
     pub timeout: Duration,
 }
 
+/// Whether a vehicle would take `value` for `var`: it parses, and a scratch
+/// vehicle of either model (classic, V22) accepts it (so `"bad"` for
+/// `DRIFT_VECTOR_ADD` or `x=abc` for `USM_RESET` are caught before sending).
+pub fn would_accept(var: &str, value: &str) -> Result<(), crate::command::MessageError> {
+    use crate::model::{ModelVariant, Params, Vehicle};
+    let cmd = parse_text(var, value)?;
+    let mut first_err = None;
+    for variant in [ModelVariant::Classic, ModelVariant::V22] {
+        let params = Params {
+            variant,
+            ..Params::default()
+        };
+        match Vehicle::from_params(params, 0.0).handle_command(cmd.clone(), 0.0) {
+            Ok(()) => return Ok(()),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Publish one value (QoS 1) and wait for the broker's acknowledgement.
 pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
     let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
     check_var(&o.var)?;
     if o.check {
-        parse_text(&o.var, &o.value).map_err(|e| {
+        would_accept(&o.var, &o.value).map_err(|e| {
             BridgeError::BadOption(format!(
                 "{e} (the vehicle would drop it; use --no-check to send it anyway)"
             ))
@@ -351,4 +374,20 @@ fn tool_client_id(tool: &str) -> String {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     format!("usim-{tool}-{}-{nanos}", std::process::id())
+}
+
+#[cfg(test)]
+mod would_accept_tests {
+    use super::would_accept;
+
+    #[test]
+    fn catches_what_the_vehicle_would_drop() {
+        assert!(would_accept("DESIRED_THRUST", "60").is_ok());
+        assert!(would_accept("DRIFT_VECTOR_ADD", "137, 0.25").is_ok());
+        assert!(would_accept("THRUST_MODE_DIFFERENTIAL", "differential").is_ok()); // V22 word
+        assert!(would_accept("DRIFT_VECTOR_ADD", "bad").is_err());
+        assert!(would_accept("USM_RESET", "x=abc").is_err());
+        assert!(would_accept("DESIRED_THRUST", "fast").is_err());
+        assert!(would_accept("SET", r#"["DESIRED_RUDDER", "Mix", []]"#).is_err());
+    }
 }
