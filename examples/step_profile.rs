@@ -1,18 +1,39 @@
+//! Runs the kayak for N model steps (default 200,000) and prints the mean
+//! cost per step: a fixed workload for `valgrind --tool=callgrind` (repeatable
+//! instruction counts) next to `cargo bench --bench model`.
+//!
+//! `cargo run --release --example step_profile [N]`
+use std::time::Instant;
+
 use usim::command::parse_text;
 use usim::model::Vehicle;
-fn main() {
-    let cfg = usim::config::load_vehicle(std::path::Path::new("configs/kayak.toml")).unwrap();
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let n: u64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(200_000);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/kayak.toml");
+    let cfg = usim::config::load_vehicle(&path)?;
     let mut v = Vehicle::new(&cfg, 0.0);
-    v.handle_command(parse_text("DESIRED_THRUST", "80").unwrap(), 0.0)
-        .unwrap();
-    v.handle_command(parse_text("DESIRED_RUDDER", "20").unwrap(), 0.0)
-        .unwrap();
-    v.handle_command(parse_text("DRIFT_VECTOR", "45, 0.2").unwrap(), 0.0)
-        .unwrap();
+    for (var, val) in [
+        ("DESIRED_THRUST", "80"),
+        ("DESIRED_RUDDER", "20"),
+        ("DRIFT_VECTOR", "45, 0.2"),
+    ] {
+        v.handle_command(parse_text(var, val)?, 0.0)?;
+    }
+    let start = Instant::now();
     let mut s = 0.0;
-    for k in 1..=200_000u64 {
+    for k in 1..=n {
         v.step(k as f64 * 0.1);
         s += v.nav().x;
     }
-    println!("{s}");
+    let el = start.elapsed();
+    println!(
+        "{n} steps: {:.1} ns/step (checksum {s})",
+        el.as_nanos() as f64 / n as f64
+    );
+    Ok(())
 }
