@@ -89,6 +89,35 @@ pub enum Command {
 }
 
 impl Command {
+    /// The (modern) MOOS variable name of this command.
+    pub fn var(&self) -> &'static str {
+        use Command as C;
+        match self {
+            C::DesiredThrust(_) => "DESIRED_THRUST",
+            C::DesiredRudder(_) => "DESIRED_RUDDER",
+            C::DesiredElevator(_) => "DESIRED_ELEVATOR",
+            C::DesiredThrustL(_) => "DESIRED_THRUST_L",
+            C::DesiredThrustR(_) => "DESIRED_THRUST_R",
+            C::ThrustModeDifferential(_) => "THRUST_MODE_DIFFERENTIAL",
+            C::ThrustModeReverse(_) => "THRUST_MODE_REVERSE",
+            C::SimPaused(_) => "USM_SIM_PAUSED",
+            C::BuoyancyRate(_) => "BUOYANCY_RATE",
+            C::RotateSpeed(_) => "ROTATE_SPEED",
+            C::DriftX(_) => "DRIFT_X",
+            C::DriftY(_) => "DRIFT_Y",
+            C::DriftVector(_) => "DRIFT_VECTOR",
+            C::DriftVectorAdd(_) => "DRIFT_VECTOR_ADD",
+            C::DriftVectorMult(_) => "DRIFT_VECTOR_MULT",
+            C::WaterDepth(_) => "WATER_DEPTH",
+            C::Reset(_) => "USM_RESET",
+            C::TurnRate(_) => "USM_TURN_RATE",
+            C::Enabled(_) => "USM_ENABLED",
+            C::ObstacleHit(_) => "OBSTACLE_HIT",
+            C::TurnRadius(_) => "USM_TURN_RADIUS",
+            C::Set(_) => "SET",
+        }
+    }
+
     /// The number a numeric command carries (`None` for string commands).
     pub fn number(&self) -> Option<f64> {
         use Command as C;

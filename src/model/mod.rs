@@ -336,18 +336,14 @@ impl Vehicle {
         // whoever built the command.
         if !t_s.is_finite() {
             return Err(MessageError::new(
-                "message",
+                cmd.var(),
                 format!("{cmd:?}"),
                 format!("receipt time {t_s} is not finite"),
             ));
         }
         if let Some(v) = cmd.number() {
             if !v.is_finite() {
-                return Err(MessageError::new(
-                    "message",
-                    format!("{cmd:?}"),
-                    "not a finite number",
-                ));
+                return Err(MessageError::new(cmd.var(), v, "not a finite number"));
             }
         }
         match cmd {
@@ -367,8 +363,9 @@ impl Vehicle {
                         "differential" | "true" => true,
                         "normal" | "false" => false,
                         _ => {
-                            return Err(bad(
-                                &C::ThrustModeDifferential(s.clone()),
+                            return Err(bad_text(
+                                "THRUST_MODE_DIFFERENTIAL",
+                                &s,
                                 "expected differential/true or normal/false",
                             ))
                         }
@@ -949,8 +946,4 @@ fn parse_bool(s: &str) -> Option<bool> {
 
 fn bad_text(var: &str, s: &str, reason: impl Into<String>) -> MessageError {
     MessageError::new(var, format!("{s:?}"), reason)
-}
-
-fn bad(cmd: &Command, reason: &str) -> MessageError {
-    MessageError::new("message", format!("{cmd:?}"), reason)
 }
