@@ -318,8 +318,21 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             0.0,
             jd * s * s * (jd + 2.0 * ju),
         ];
-        let lo = ((a0 - af) / jd).max(0.0);
-        let hi = (amax - amin) / jd;
+        let mut lo = ((a0 - af) / jd).max(0.0);
+        let mut hi = (amax - amin) / jd;
+        // With u = jd·T: a1 = (u + g/u)/2 ≤ a1_cap and a5 = (g/u - u)/2 ≥
+        // amin bound u (limits widened by the margins above).
+        let cap = a1_cap * (1.0 + 1e-9) + 1e-12;
+        let am = amin * (1.0 + 1e-9) - 1e-12;
+        let d1 = cap * cap - g;
+        let d2 = am * am + g;
+        if d2 < 0.0 {
+            hi = -1.0;
+        } else {
+            let (r1, r2) = (d1.max(0.0).sqrt(), d2.sqrt());
+            hi = hi.min((cap + r1).min(r2 - am) / jd);
+            lo = lo.max((cap - r1).max(-am - r2) / jd);
+        }
         let bound = lo * (1.0 + jd / ju) + (af - a0) / ju;
         let roots = if lo <= hi && may_beat(best, bound) {
             poly_roots(poly, lo, hi)
@@ -342,8 +355,27 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
     if !(af <= 0.0 && no_amax_peak) {
-        let lo = ((amax - af) / jd).max(0.0);
-        let hi = (amax - amin) / jd;
+        let mut lo = ((amax - af) / jd).max(0.0);
+        let mut hi = (amax - amin) / jd;
+        // In terms of a5 = amax - jd·T: the plateau is not negative when
+        // `c·a5² ≥ kk`, and a peak (a5 ≤ 0) needs `a5² ≤ rad_b`.
+        let v1 = v0 + (amax * amax - a0 * a0) / (2.0 * ju);
+        let kk = (v1 - vf + amax * amax / (2.0 * jd) + af * af / (2.0 * ju) - 1e-9 * vs) / c;
+        let r = kk.max(0.0).sqrt();
+        let mut a5_lo = if rad_b >= 0.0 {
+            amin.max(-rad_b.sqrt())
+        } else {
+            0.0
+        };
+        let mut a5_hi = af;
+        if a5_hi < r {
+            a5_hi = a5_hi.min(-r);
+        } else if a5_lo > -r {
+            a5_lo = a5_lo.max(r);
+        }
+        let m = 1e-9 * (amax - amin);
+        lo = lo.max((amax - a5_hi - m) / jd);
+        hi = hi.min((amax - a5_lo + m) / jd);
         let bound = (amax - a0) / ju + lo + (af - amax + jd * lo) / ju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
             let acc0 = |tt: f64| -> [f64; 7] {
@@ -378,8 +410,22 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 
     // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
     if !(a0 >= 0.0 && no_amin_fall) {
-        let lo = a0.max(amin);
-        let hi = amax;
+        let mut lo = a0.max(amin);
+        let mut hi = amax;
+        // A peak (a1 > 0) needs `a1² ≤ rad_a`; the plateau is not negative
+        // when `c·a1² ≥ k1`.
+        let k1 = (vf - v0 + a0 * a0 / (2.0 * ju) + amin * amin / (2.0 * jd)
+            - (af * af - amin * amin) / (2.0 * ju)
+            - 1e-9 * vs)
+            / c;
+        let r = k1.max(0.0).sqrt();
+        let m = 1e-9 * (amax - amin);
+        hi = hi.min(rad_a.max(0.0).sqrt() + m);
+        if hi < r - m {
+            hi = hi.min(-r + m);
+        } else if lo > -r + m {
+            lo = lo.max(r - m);
+        }
         let bound = (lo - a0) / ju + (lo - amin) / jd + (af - amin) / ju;
         if lo <= hi && may_beat(best, bound) {
             let acc1 = |a1: f64| -> [f64; 7] {
