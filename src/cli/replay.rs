@@ -31,9 +31,11 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
+    let mut last_pct = u64::MAX;
     let mut progress = |k: u64, n: u64| {
-        if show_progress {
-            let pct = (k * 100).checked_div(n).unwrap_or(100);
+        let pct = (k * 100).checked_div(n).unwrap_or(100);
+        if show_progress && pct != last_pct {
+            last_pct = pct;
             let bar = "#".repeat((pct / 4) as usize);
             eprint!("\r[{bar:<25}] {pct:3}% {k}/{n} steps");
             if k == n {
