@@ -212,12 +212,14 @@ fn eval_b(c: &[f64; 5], x: f64) -> (f64, f64) {
 }
 
 /// Root in `(a, b)` of a polynomial that changes sign there and has no
-/// inflection point inside: Newton from `x` (the Fourier end, where the
-/// value and the second derivative have the same sign, so that the
-/// iterates approach the root monotonically), kept inside the bracket.
+/// inflection point inside: Laguerre steps from `x` (the Fourier end, where
+/// the value and the second derivative have the same sign), kept inside the
+/// shrinking bracket (bisection otherwise).
 fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> f64 {
+    // Steps below this are rounding noise (a root at or near 0 included).
+    let tol = 4.0 * f64::EPSILON * a.abs().max(b.abs());
     for _ in 0..100 {
-        let (f, d, _) = eval2(c, x);
+        let (f, d, dd) = eval2(c, x);
         if f == 0.0 {
             return x;
         }
@@ -226,13 +228,15 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
         } else {
             b = x;
         }
-        let mut next = x - f / d;
+        // Laguerre's step (degree 4): exact for (x - r)^4, so a start far
+        // from the root converges in a few steps where Newton would crawl.
+        let w = (3.0 * (3.0 * d * d - 4.0 * f * dd)).max(0.0).sqrt();
+        let den = if d >= 0.0 { d + w } else { d - w };
+        let mut next = x - 4.0 * f / den;
         if !(next > a && next < b) {
             next = 0.5 * (a + b);
         }
-        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().max(f64::MIN_POSITIVE)
-            || b - a <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
-        {
+        if (next - x).abs() <= tol || b - a <= tol {
             return next;
         }
         x = next;
