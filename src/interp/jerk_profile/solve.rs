@@ -388,7 +388,10 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                     0.0,
                     (af - amax + jd * tt) / ju,
                 ];
-                let (_, v, _) = run(v0, a0, &t, &j);
+                // Velocity without the plateau, closed form.
+                let a5 = amax - jd * tt;
+                let v =
+                    v1 + (amax * amax - a5 * a5) / (2.0 * jd) + (af * af - a5 * a5) / (2.0 * ju);
                 t[1] = (vf - v) / amax;
                 t
             };
@@ -438,7 +441,11 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                     0.0,
                     (af - amin) / ju,
                 ];
-                let (_, v, _) = run(v0, a0, &t, &j);
+                // Velocity without the plateau, closed form.
+                let v = v0
+                    + (a1 * a1 - a0 * a0) / (2.0 * ju)
+                    + (a1 * a1 - amin * amin) / (2.0 * jd)
+                    + (af * af - amin * amin) / (2.0 * ju);
                 t[5] = (vf - v) / amin;
                 t
             };
