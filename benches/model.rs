@@ -9,29 +9,40 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use usim::command::parse_text;
 use usim::model::Vehicle;
 
-fn step(c: &mut Criterion) {
+fn kayak(rudder: &str) -> Vehicle {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cfg = usim::config::load_vehicle(&root.join("configs/kayak.toml")).expect("kayak config");
     let mut v = Vehicle::new(&cfg, 0.0);
-    v.handle_command(parse_text("DESIRED_THRUST", "80").unwrap(), 0.0)
-        .unwrap();
-    v.handle_command(parse_text("DESIRED_RUDDER", "20").unwrap(), 0.0)
-        .unwrap();
-    v.handle_command(parse_text("DRIFT_VECTOR", "45, 0.2").unwrap(), 0.0)
-        .unwrap();
-    let mut k = 0u64;
+    for (var, val) in [
+        ("DESIRED_THRUST", "80"),
+        ("DESIRED_RUDDER", rudder),
+        ("DRIFT_VECTOR", "45, 0.2"),
+        ("USM_RESET", "heading=33"),
+    ] {
+        // at t = 10 s: the kayak's rudder rate limit counts from t = 0
+        v.handle_command(parse_text(var, val).unwrap(), 10.0)
+            .unwrap();
+    }
+    v
+}
+
+fn step(c: &mut Criterion) {
     let mut g = c.benchmark_group("model");
     g.throughput(Throughput::Elements(1));
-    g.bench_function(
-        "step (kayak: thrust map, turn, drift, lat/lon posting)",
-        |b| {
+    for (name, rudder) in [
+        ("step turning (kayak: thrust map, rudder 20, drift)", "20"),
+        ("step holding course (kayak: thrust map, drift)", "0"),
+    ] {
+        let mut v = kayak(rudder);
+        let mut k = 0u64;
+        g.bench_function(name, |b| {
             b.iter(|| {
                 k += 1;
-                v.step(black_box(k as f64 * 0.1));
+                v.step(black_box(10.0 + k as f64 * 0.1));
                 black_box(v.nav().x)
             })
-        },
-    );
+        });
+    }
     g.finish();
 }
 

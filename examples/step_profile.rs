@@ -19,15 +19,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut v = Vehicle::new(&cfg, 0.0);
     for (var, val) in [
         ("DESIRED_THRUST", "80"),
-        ("DESIRED_RUDDER", "20"),
+        (
+            "DESIRED_RUDDER",
+            std::env::var("RUDDER").as_deref().unwrap_or("20"),
+        ),
+        ("USM_RESET", "heading=33"),
         ("DRIFT_VECTOR", "45, 0.2"),
     ] {
-        v.handle_command(parse_text(var, val)?, 0.0)?;
+        // at t = 10 s: the kayak's rudder rate limit counts from t = 0
+        v.handle_command(parse_text(var, val)?, 10.0)?;
     }
     let start = Instant::now();
     let mut s = 0.0;
     for k in 1..=n {
-        v.step(k as f64 * 0.1);
+        v.step(10.0 + k as f64 * 0.1);
         s += v.nav().x;
     }
     let el = start.elapsed();

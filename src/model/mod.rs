@@ -217,8 +217,8 @@ pub struct Vehicle {
     nav_speed: Option<f64>,
     nav_heading: Option<f64>,
     posted: Option<Posting>,
-    /// (heading, (sin, cos)) of the last new heading, NAV and GT records.
-    trig: [(f64, (f64, f64)); 2],
+    /// Position-step trigonometry memos, NAV and GT records.
+    trig: [position::TrigMemo; 2],
     /// (thrust, M(thrust)) of the last thrust-map lookup.
     map_cache: (f64, f64),
     geo: Option<geodesy::GeoConverter>,
@@ -285,7 +285,7 @@ impl Vehicle {
             nav_speed: None,
             nav_heading: None,
             posted: None,
-            trig: [(f64::NAN, (0.0, 0.0)); 2],
+            trig: Default::default(),
             map_cache: (f64::NAN, 0.0),
             geo,
             shaping,
@@ -714,16 +714,9 @@ impl Vehicle {
         } else {
             (0.0, 0.0)
         };
-        // sin/cos of the prior heading: last step's new heading, cached.
-        let cache = &mut self.trig[usize::from(which_gt)];
-        let sc_p = if cache.0.to_bits() == h_p.to_bits() {
-            cache.1
-        } else {
-            position::heading_sin_cos(h_p)
-        };
-        let sc_n = position::heading_sin_cos(h_n);
-        *cache = (h_n, sc_n);
-        let pos = position::propagate_position_sc(rec.x, rec.y, v_p, v_n, sc_p, sc_n, drift, dt);
+        let memo = &mut self.trig[usize::from(which_gt)];
+        let pos =
+            position::propagate_position_memo(rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt, memo);
         rec.x = pos.x;
         rec.y = pos.y;
         rec.speed = pos.speed;

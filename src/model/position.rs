@@ -37,30 +37,76 @@ pub fn propagate_position(
     drift: (f64, f64),
     dt_s: f64,
 ) -> PositionOut {
-    let sc_p = heading_sin_cos(h_p);
-    let sc_n = heading_sin_cos(h_n);
-    propagate_position_sc(x_p, y_p, v_p, v_n, sc_p, sc_n, drift, dt_s)
+    let mut memo = TrigMemo::default();
+    propagate_position_memo(x_p, y_p, v_p, v_n, h_p, h_n, drift, dt_s, &mut memo)
 }
 
-/// [`propagate_position`] with the headings given as their
-/// [`heading_sin_cos`], so a caller can reuse last step's `h_n` as `h_p`.
+/// Memo of the position step's trigonometry. A vehicle's prior heading is
+/// its last new heading, and a vehicle holding course repeats the same
+/// mean direction every step: both are reused instead of recomputed. The
+/// results are the same numbers (same function of the same bits).
+#[derive(Debug, Clone, Copy)]
+pub struct TrigMemo {
+    heading: f64,
+    heading_sc: (f64, f64),
+    sum_bits: (u64, u64),
+    direction_sc: (f64, f64),
+}
+
+impl Default for TrigMemo {
+    fn default() -> Self {
+        TrigMemo {
+            heading: f64::NAN,
+            heading_sc: (0.0, 0.0),
+            sum_bits: (u64::MAX, u64::MAX),
+            direction_sc: (0.0, 1.0),
+        }
+    }
+}
+
+impl TrigMemo {
+    /// [`heading_sin_cos`] of `h_deg`, reusing the last one when equal.
+    pub fn heading_sin_cos(&mut self, h_deg: f64) -> (f64, f64) {
+        if h_deg.to_bits() != self.heading.to_bits() {
+            self.heading = h_deg;
+            self.heading_sc = heading_sin_cos(h_deg);
+        }
+        self.heading_sc
+    }
+
+    /// `(sin φ, cos φ)` with `φ = atan2(s, c)`, reusing the last one when equal.
+    pub fn direction_sin_cos(&mut self, s: f64, c: f64) -> (f64, f64) {
+        let key = (s.to_bits(), c.to_bits());
+        if key != self.sum_bits {
+            let phi = s.atan2(c);
+            self.sum_bits = key;
+            self.direction_sc = (phi.sin(), phi.cos());
+        }
+        self.direction_sc
+    }
+}
+
+/// [`propagate_position`] with its trigonometry memoized in `memo`.
 #[allow(clippy::too_many_arguments)]
-pub fn propagate_position_sc(
+pub fn propagate_position_memo(
     x_p: f64,
     y_p: f64,
     v_p: f64,
     v_n: f64,
-    sc_p: (f64, f64),
-    sc_n: (f64, f64),
+    h_p: f64,
+    h_n: f64,
     drift: (f64, f64),
     dt_s: f64,
+    memo: &mut TrigMemo,
 ) -> PositionOut {
     let v_mean = (v_n + v_p) / 2.0;
+    let sc_p = memo.heading_sin_cos(h_p);
+    let sc_n = memo.heading_sin_cos(h_n);
     let s = sc_p.0 + sc_n.0;
     let c = sc_p.1 + sc_n.1;
-    let phi = s.atan2(c);
-    let xdot = phi.sin() * v_mean;
-    let ydot = phi.cos() * v_mean;
+    let (sin_phi, cos_phi) = memo.direction_sin_cos(s, c);
+    let xdot = sin_phi * v_mean;
+    let ydot = cos_phi * v_mean;
     let x = (x_p + xdot * dt_s) + drift.0 * dt_s;
     let y = (y_p + ydot * dt_s) + drift.1 * dt_s;
     let magnitude = xdot.hypot(ydot);
