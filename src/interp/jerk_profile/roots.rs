@@ -230,9 +230,23 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
         }
         // Laguerre's step (degree 4): exact for (x - r)^4, so a start far
         // from the root converges in a few steps where Newton would crawl.
-        let w = (3.0 * (3.0 * d * d - 4.0 * f * dd)).max(0.0).sqrt();
-        let den = if d >= 0.0 { d + w } else { d - w };
-        let mut next = x - 4.0 * f / den;
+        // With a negative radicand (complex roots near by) take Newton's
+        // step, which converges monotonically from the Fourier end.
+        let rad = 3.0 * (3.0 * d * d - 4.0 * f * dd);
+        let mut next = if rad >= 0.0 {
+            let w = rad.sqrt();
+            x - 4.0 * f / (if d >= 0.0 { d + w } else { d - w })
+        } else {
+            x - f / d
+        };
+        // Converged: the step is rounding noise (x is now a bracket end,
+        // so the step cannot land strictly inside).
+        if (next - x).abs() <= tol {
+            return next.clamp(a, b);
+        }
+        if !(next > a && next < b) {
+            next = x - f / d;
+        }
         if !(next > a && next < b) {
             next = 0.5 * (a + b);
         }

@@ -504,7 +504,60 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 }
 
 /// The time-optimal profile from a start inside the limits, or `None`.
+///
+/// The frame is chosen first. The positions reachable at `(vf, af)` after
+/// a time `T` form an interval that collapses to one point `p*` at the
+/// duration of the fastest velocity change; while the velocity change
+/// stays possible as `T` grows, the optimum is the first `T` whose
+/// interval reaches `pd`, through its upper end (the UDDU frame) when
+/// `pd > p*`, through its lower end (DUUD) when `pd < p*`. So only that
+/// frame is searched. When the velocity change is impossible for a range
+/// of durations (a "gap", see [`direction`]) the other frame is searched
+/// too (pruned by the best duration so far), as it is when the preferred
+/// frame finds nothing. Near `pd = p*` (within rounding) or after a brake,
+/// both frames are searched in full.
 pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
+    let (sign, gap) = direction(pr, l);
+    if sign == 0.0 {
+        return solve_both(pr, l);
+    }
+    let mut best = Best { seven: None };
+    let (mpr, ml) = (pr.mirror(), l.mirror());
+    let (first, second) = if sign > 0.0 {
+        ((pr, l), (&mpr, &ml))
+    } else {
+        ((&mpr, &ml), (pr, l))
+    };
+    search_frame(first.0, first.1, sign, &mut best);
+    let done = match (&best.seven, gap) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        // Before the gap, or after it when the gap ends on the same side.
+        (Some(b), Some((t_a, sign2))) => b.total <= t_a || sign2 == sign,
+    };
+    if !done {
+        search_frame(second.0, second.1, -sign, &mut best);
+    }
+    best.seven
+}
+
+/// All candidates of one frame (the cruise first: when valid it cannot be
+/// beaten in this frame).
+#[inline]
+fn search_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
+    if !solve_frame(pr, l, sign, true, best) {
+        solve_frame(pr, l, sign, false, best);
+    }
+}
+
+/// Reference for the tests: the full search of both frames.
+#[cfg(test)]
+pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
+    solve_both(pr, l)
+}
+
+/// The full search of both frames.
+fn solve_both(pr: &Prob, l: &Lim) -> Option<Seven> {
     let mut best = Best { seven: None };
     let (mpr, ml) = (pr.mirror(), l.mirror());
     let up = solve_frame(pr, l, 1.0, true, &mut best);
@@ -516,6 +569,123 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
         solve_frame(&mpr, &ml, -1.0, false, &mut best);
     }
     best.seven
+}
+
+/// The frame of the optimum, `(sign, gap)`: sign +1 (UDDU) or -1 (DUUD)
+/// from the sign of `pd - p*`, `p*` the displacement of the fastest
+/// velocity change, 0 when the start is outside the limits or `pd` is
+/// within rounding of `p*`. `gap`: see [`gap`].
+#[inline]
+pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        vmax,
+        vmin,
+        amax,
+        amin,
+        ju,
+        jd,
+    } = *l;
+    if !(v0 <= vmax && v0 >= vmin && a0 <= amax && a0 >= amin) {
+        return (0.0, None);
+    }
+    let c = 0.5 * (1.0 / ju + 1.0 / jd);
+    let dv = vf - v0;
+    let vs = vmax.max(-vmin);
+    let gap = if a0 > 0.0 && af > 0.0 {
+        gap(pr, l)
+    } else if a0 < 0.0 && af < 0.0 {
+        gap(&pr.mirror(), &l.mirror()).map(|(t, s)| (t, -s))
+    } else {
+        None
+    };
+    let direct = if af >= a0 {
+        (af * af - a0 * a0) / (2.0 * ju)
+    } else {
+        (a0 * a0 - af * af) / (2.0 * jd)
+    };
+    // Three phases: ramp to the extreme acceleration a1, plateau, ramp to af.
+    let (j1, j3, a1, tp) = if dv >= direct {
+        let mut a1 = ((dv + a0 * a0 / (2.0 * ju) + af * af / (2.0 * jd)) / c)
+            .max(0.0)
+            .sqrt();
+        let mut tp = 0.0;
+        if a1 > amax {
+            a1 = amax;
+            tp = (dv - (amax * amax - a0 * a0) / (2.0 * ju) - (amax * amax - af * af) / (2.0 * jd))
+                / amax;
+        }
+        (ju, -jd, a1, tp)
+    } else {
+        let mut a1 = -((a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju) - dv) / c)
+            .max(0.0)
+            .sqrt();
+        let mut tp = 0.0;
+        if a1 < amin {
+            a1 = amin;
+            tp = (dv - (a0 * a0 - amin * amin) / (2.0 * jd) - (af * af - amin * amin) / (2.0 * ju))
+                / amin;
+        }
+        (-jd, ju, a1, tp)
+    };
+    let t1 = ((a1 - a0) / j1).max(0.0);
+    let t3 = ((af - a1) / j3).max(0.0);
+    let tp = tp.max(0.0);
+    // Displacement: ramp, plateau, ramp.
+    let v1 = v0 + t1 * (a0 + 0.5 * t1 * j1);
+    let mut p = t1 * (v0 + t1 * (0.5 * a0 + t1 * j1 / 6.0));
+    p += tp * (v1 + 0.5 * tp * a1);
+    let v2 = v1 + tp * a1;
+    p += t3 * (v2 + t3 * (0.5 * a1 + t3 * j3 / 6.0));
+    (side(pd, p, vs * (t1 + tp + t3)), gap)
+}
+
+/// Sign of `pd - p` (0 within rounding; `vt`: velocity scale × duration).
+#[inline]
+fn side(pd: f64, p: f64, vt: f64) -> f64 {
+    let tol = 1e-9 * (pd.abs() + p.abs() + vt) + 1e-300;
+    if pd > p + tol {
+        1.0
+    } else if pd < p - tol {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// With `a0 > 0` and `af > 0` the velocity change `dv` takes at least
+/// `B = a0²/(2 jd) + af²/(2 ju)` once the acceleration has time to dip to
+/// 0: the least change in a time `T` is that of the fall to a dip `m` and
+/// the rise to `af`, `B - c·m²`, and `m` falls as `T` grows. So when
+/// `dv < B` the target velocity is reachable for durations up to `t_a`
+/// (dip `+√((B - dv)/c)`), not between, and again from `t_b` (dip
+/// `-√((B - dv)/c)`) on, where the reachable positions restart from the
+/// single point `p**`. Returns `(t_a, sign of pd - p**)`; sign 0 when
+/// unsure (both frames are then searched), `None` without a gap.
+#[inline]
+fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let (ju, jd) = (l.ju, l.jd);
+    let c = 0.5 * (1.0 / ju + 1.0 / jd);
+    let vs = l.vmax.max(-l.vmin);
+    let b = a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju);
+    let dv = vf - v0;
+    let r = b - dv;
+    let unsure = Some((f64::NEG_INFINITY, 0.0));
+    if r < -1e-9 * (vs + v0.abs() + vf.abs()) {
+        return None;
+    }
+    let m = (r.max(0.0) / c).sqrt();
+    if m <= 1e-6 || -m < l.amin {
+        return unsure;
+    }
+    let t_a = (a0 - m) / jd + (af - m) / ju;
+    // The profile at t_b: fall from a0 to -m, rise to af.
+    let (t1, t2) = ((a0 + m) / jd, (af + m) / ju);
+    let v1 = v0 + t1 * (a0 - 0.5 * t1 * jd);
+    let p =
+        t1 * (v0 + t1 * (0.5 * a0 - t1 * jd / 6.0)) + t2 * (v1 + t2 * (-0.5 * m + t2 * ju / 6.0));
+    Some((t_a, side(pd, p, vs * (t1 + t2))))
 }
 
 /// A brake of at most two phases `(jerk, duration)` that brings `(v0, a0)`

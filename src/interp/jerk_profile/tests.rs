@@ -351,3 +351,119 @@ proptest! {
         }
     }
 }
+
+/// The normalised problem `plan` hands to the solver (same conversion).
+fn normalised(start: State, target: State, limits: &Limits) -> (solve::Prob, solve::Lim) {
+    let au = limits.a_max;
+    let tu = limits.a_max / limits.j_max;
+    let vu = au * tu;
+    let pu = vu * tu;
+    let l = solve::Lim {
+        vmax: limits.v_max / vu,
+        vmin: limits.v_min / vu,
+        amax: 1.0,
+        amin: limits.a_min / au,
+        ju: 1.0,
+        jd: -limits.j_min / limits.j_max,
+    };
+    let (v0, a0) = (start.v / vu, start.a / au);
+    let br = solve::brake(v0, a0, &l);
+    let (mut pb, mut vb, mut ab) = (0.0, v0, a0);
+    for &(j, t) in &br {
+        pb += t * (vb + t * (0.5 * ab + t * j / 6.0));
+        vb += t * (ab + 0.5 * t * j);
+        ab += t * j;
+    }
+    let pr = solve::Prob {
+        v0: vb,
+        a0: ab,
+        pd: (target.p - start.p) / pu - pb,
+        vf: target.v / vu,
+        af: target.a / au,
+    };
+    (pr, l)
+}
+
+/// The fast search (one frame when the direction is clear) finds exactly
+/// the profile of the full search of both frames.
+#[test]
+fn fast_search_matches_full_search() {
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut found = 0;
+    let (mut one, mut both) = (0, 0);
+    for k in 0..6000 {
+        let mode = k % 6;
+        let (vm, am, jm) = (0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd());
+        // Asymmetric limits for a third of the cases.
+        let asym = k % 3 == 0;
+        let f = |x: f64, r: f64| if asym { -x * (0.3 + 1.4 * r) } else { -x };
+        let l = Limits::new(vm, f(vm, rnd()), am, f(am, rnd()), jm, f(jm, rnd())).expect("limits");
+        let mut state = |start: bool| loop {
+            let v = l.v_min + (l.v_max - l.v_min) * rnd();
+            let a = l.a_min + (l.a_max - l.a_min) * rnd();
+            let (v, a) = match mode {
+                1 => (0.0, 0.0),
+                5 if start => (4.0 * (rnd() - 0.5) * vm, 4.0 * (rnd() - 0.5) * am),
+                _ => (v, a),
+            };
+            let ok = if start {
+                mode == 5
+                    || (a <= 0.0 || v + a * a / (2.0 * -l.j_min) <= l.v_max)
+                        && (a >= 0.0 || v - a * a / (2.0 * l.j_max) >= l.v_min)
+            } else {
+                (a <= 0.0 || v - a * a / (2.0 * l.j_max) >= l.v_min)
+                    && (a >= 0.0 || v + a * a / (2.0 * -l.j_min) <= l.v_max)
+            };
+            if ok {
+                return (v, a);
+            }
+        };
+        let (v0, a0) = state(true);
+        let (vf, af) = state(false);
+        let p0 = 8.0 * (rnd() - 0.5);
+        let pf = match mode {
+            2 => p0 + 2e5 * (rnd() - 0.5),
+            3 => p0 + 2e-9 * (rnd() - 0.5),
+            4 => p0,
+            _ => 8.0 * (rnd() - 0.5),
+        };
+        let (start, target) = (State::new(p0, v0, a0), State::new(pf, vf, af));
+        let (pr, nl) = normalised(start, target, &l);
+        let want = solve::solve_reference(&pr, &nl);
+        let got = solve::solve(&pr, &nl);
+        match (want, got) {
+            (Some(w), Some(g)) => {
+                found += 1;
+                match solve::direction(&pr, &nl) {
+                    (s, None) if s == w.sign => one += 1,
+                    (s, None) if s != 0.0 => {
+                        panic!("case {k}: frame {s} but the optimum is in {}", w.sign)
+                    }
+                    _ => both += 1,
+                }
+                assert!(
+                    (w.total - g.total).abs() <= 1e-12 * (1.0 + w.total),
+                    "case {k} {start:?} -> {target:?} {l:?}: {} vs full {}",
+                    g.total,
+                    w.total
+                );
+            }
+            (None, _) => {}
+            (Some(w), None) => {
+                panic!(
+                    "case {k} {start:?} -> {target:?} {l:?}: none vs full {}",
+                    w.total
+                )
+            }
+        }
+    }
+    // Most cases need one frame only.
+    assert!(one > both, "one frame {one}, both {both}");
+    assert!(found >= 5900, "{found}");
+}
