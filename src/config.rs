@@ -341,13 +341,18 @@ enum Line {
 
 /// Load a vehicle config file.
 pub fn load_vehicle(path: &Path) -> Result<VehicleConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = read_text(path, "config")?;
+    parse_vehicle(path, &text)
+}
+
+/// Read a whole text file; the error names the file and what it was for.
+pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError {
         path: path.to_path_buf(),
         line: None,
         key: None,
-        message: format!("cannot read the config: {e}"),
-    })?;
-    parse_vehicle(path, &text)
+        message: format!("cannot read the {what}: {e}"),
+    })
 }
 
 /// Parse a vehicle config from its text (`path` names it in messages and

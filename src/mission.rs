@@ -121,12 +121,7 @@ const MISSION_KEYS: &[&str] = &[
 
 /// Load a mission file (and the vehicle file it names).
 pub fn load(path: &Path) -> Result<Mission, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        path: path.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read the mission: {e}"),
-    })?;
+    let text = config::read_text(path, "mission")?;
     parse(path, &text)
 }
 
