@@ -12,7 +12,13 @@ pub mod replay;
 
 /// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
 #[derive(Debug, Parser)]
-#[command(name = "usim", version, about, long_about = None)]
+#[command(
+    name = "usim",
+    version,
+    about,
+    long_about = None,
+    after_help = "Quick start:\n  usim replay missions/harbour_turns.toml -o turns.csv   # offline, to CSV\n  usim up configs/kayak.toml                             # live, with the embedded broker\n  usim post kayak DESIRED_THRUST 60                      # drive it (another terminal)\n  usim watch kayak                                       # what it posts\n\n`usim <command> --help` explains each command; `usim example` prints a config with every key."
+)]
 pub struct Cli {
     /// More log output (-v: debug, -vv: trace). RUST_LOG overrides it.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
