@@ -34,12 +34,20 @@ pub fn propagate_depth(
         };
         pct = pct.sqrt();
         let r = pct * p.max_depth_rate;
-        let q = -pitch_p.sin() * v_n;
+        // sin(±0) is ±0 exactly: skip the call for a level vehicle.
+        let sin_p = if pitch_p == 0.0 {
+            pitch_p
+        } else {
+            pitch_p.sin()
+        };
+        let q = -sin_p * v_n;
         let a = (e / 100.0) * r;
         let rate = ((-b) + q) + a;
         let z = z_p + rate * dt_s;
         let pitch = if (q + a).abs() <= v_n {
-            -((q + a) / v_n).asin()
+            let r = (q + a) / v_n;
+            // asin(±0) is ±0 exactly
+            -(if r == 0.0 { r } else { r.asin() })
         } else {
             0.0
         };

@@ -208,6 +208,8 @@ pub struct Vehicle {
     // app state
     paused_since: Option<f64>,
     paused_centis: i64,
+    /// Whole seconds spent paused (`paused_centis / 100`), s.
+    paused_whole_s: f64,
     enabled: bool,
     obstacle: bool,
     iteration: u64,
@@ -276,6 +278,7 @@ impl Vehicle {
                 None
             },
             paused_centis: 0,
+            paused_whole_s: 0.0,
             enabled: true,
             obstacle: false,
             iteration: 0,
@@ -565,6 +568,7 @@ impl Vehicle {
             (false, Some(since)) => {
                 // MBTimer counts ticks of times() (1/100 s)
                 self.paused_centis += ((t_s - since) * 100.0).round().max(0.0) as i64;
+                self.paused_whole_s = (self.paused_centis / 100) as f64;
                 self.paused_since = None;
             }
             _ => {}
@@ -618,7 +622,7 @@ impl Vehicle {
         if self.is_paused() {
             return;
         }
-        let w = (self.paused_centis / 100) as f64;
+        let w = self.paused_whole_s;
         let t_a = t_s - w;
         let dt = t_a - self.nav.stamp;
         if !dt.is_finite() {
