@@ -166,6 +166,23 @@ impl Limits {
     }
 
     fn validate(&self) -> Result<(), ProfileError> {
+        // Fast path (NaN fails every comparison).
+        let inf = f64::INFINITY;
+        if self.v_max > 0.0
+            && self.v_max < inf
+            && self.a_max > 0.0
+            && self.a_max < inf
+            && self.j_max > 0.0
+            && self.j_max < inf
+            && self.v_min < 0.0
+            && self.v_min > -inf
+            && self.a_min < 0.0
+            && self.a_min > -inf
+            && self.j_min < 0.0
+            && self.j_min > -inf
+        {
+            return Ok(());
+        }
         for (name, value) in [
             ("v_max", self.v_max),
             ("a_max", self.a_max),
@@ -257,7 +274,10 @@ impl Profile {
         }
     }
 
-    fn push(&mut self, dur: f64, s: State, j: f64) {
+    /// Append a segment of `dur` s at jerk `j` from `s`, and advance `s`
+    /// to its end.
+    #[inline(always)]
+    fn push_integrate(&mut self, dur: f64, j: f64, s: &mut State) {
         let i = self.n;
         self.p[i] = s.p;
         self.v[i] = s.v;
@@ -265,6 +285,9 @@ impl Profile {
         self.j[i] = j;
         self.start[i + 1] = self.start[i] + dur;
         self.n += 1;
+        s.p += dur * (s.v + dur * (0.5 * s.a + dur * j / 6.0));
+        s.v += dur * (s.a + 0.5 * dur * j);
+        s.a += dur * j;
     }
 
     /// Total duration, s (brake included).
@@ -360,14 +383,31 @@ fn finite(name: &'static str, x: f64) -> Result<(), ProfileError> {
 ///
 /// The target velocity and acceleration must lie inside the limits; the
 /// start may lie outside (it is braked first).
+#[inline]
 pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, ProfileError> {
+    let mut prof = Profile::hold(target);
+    plan_into(start, target, limits, &mut prof)?;
+    Ok(prof)
+}
+
+/// [`plan`] into `prof` (which holds the target on entry).
+fn plan_into(
+    start: State,
+    target: State,
+    limits: &Limits,
+    prof: &mut Profile,
+) -> Result<(), ProfileError> {
     limits.validate()?;
-    finite("p0", start.p)?;
-    finite("v0", start.v)?;
-    finite("a0", start.a)?;
-    finite("pf", target.p)?;
-    finite("vf", target.v)?;
-    finite("af", target.a)?;
+    // x·0 is 0 exactly when x is finite.
+    let z = start.p * 0.0 + start.v * 0.0 + start.a * 0.0;
+    if z + target.p * 0.0 + target.v * 0.0 + target.a * 0.0 != 0.0 {
+        finite("p0", start.p)?;
+        finite("v0", start.v)?;
+        finite("a0", start.a)?;
+        finite("pf", target.p)?;
+        finite("vf", target.v)?;
+        finite("af", target.a)?;
+    }
     if target.v > limits.v_max || target.v < limits.v_min {
         return Err(ProfileError::TargetOutOfLimits {
             name: "vf",
@@ -410,16 +450,19 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
         return Err(ProfileError::NonFinite { name: "pf - p0" });
     }
     if start.p == target.p && start.v == target.v && start.a == target.a {
-        return Ok(Profile::hold(target));
+        return Ok(());
     }
 
     // Brake back inside the limits.
     let br = solve::brake(v0, a0, &l);
+    let braked = br[0].1 > 0.0 || br[1].1 > 0.0;
     let (mut pb, mut vb, mut ab) = (0.0, v0, a0);
-    for &(j, t) in &br {
-        pb += t * (vb + t * (0.5 * ab + t * j / 6.0));
-        vb += t * (ab + 0.5 * t * j);
-        ab += t * j;
+    if braked {
+        for &(j, t) in &br {
+            pb += t * (vb + t * (0.5 * ab + t * j / 6.0));
+            vb += t * (ab + 0.5 * t * j);
+            ab += t * j;
+        }
     }
     let pr = Prob {
         v0: vb,
@@ -431,21 +474,14 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     let seven = solve::solve(&pr, &l).ok_or(ProfileError::NoSolution)?;
 
     // Back to user units.
-    let mut prof = Profile::hold(target);
     let mut s = start;
-    let add = |prof: &mut Profile, dur_n: f64, jn: f64, s: &mut State| {
-        if dur_n <= 0.0 {
-            return;
+    let ju_ = limits.j_max;
+    if braked {
+        for &(j, t) in &br {
+            if t > 0.0 {
+                prof.push_integrate(t * tu, j * ju_, &mut s);
+            }
         }
-        let dur = dur_n * tu;
-        let j = jn * limits.j_max;
-        prof.push(dur, *s, j);
-        s.p += dur * (s.v + dur * (0.5 * s.a + dur * j / 6.0));
-        s.v += dur * (s.a + 0.5 * dur * j);
-        s.a += dur * j;
-    };
-    for &(j, t) in &br {
-        add(&mut prof, t, j, &mut s);
     }
     prof.brake = prof.duration();
     // Plateaus and cruise hold their limit exactly (no drift over long
@@ -456,7 +492,8 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
         (limits.a_min, limits.a_max, limits.v_min)
     };
     for i in 0..7 {
-        if seven.t[i] > 0.0 {
+        let ti = seven.t[i];
+        if ti > 0.0 {
             match i {
                 1 => s.a = a_hi,
                 3 => {
@@ -466,10 +503,10 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
                 5 => s.a = a_lo,
                 _ => {}
             }
+            prof.push_integrate(ti * tu, seven.jerk(i) * ju_, &mut s);
         }
-        add(&mut prof, seven.t[i], seven.jerk(i), &mut s);
     }
-    Ok(prof)
+    Ok(())
 }
 
 /// The stateless "simulation mode": every setpoint of the motion from
