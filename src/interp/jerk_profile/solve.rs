@@ -131,22 +131,24 @@ struct Best {
 /// and keep them if shorter than the best so far. Returns whether valid.
 fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
     let mut total = 0.0;
-    for ti in t.iter() {
-        if !ti.is_finite() {
+    let mut min = 0.0f64;
+    for &ti in t.iter() {
+        total += ti.abs();
+        min = min.min(ti);
+    }
+    // (A NaN or infinite duration makes the sum NaN or infinite.)
+    if !total.is_finite() {
+        return false;
+    }
+    if min < 0.0 {
+        if min < -EPS_T * (1.0 + total) {
             return false;
         }
-        total += ti.abs();
-    }
-    let tol_t = EPS_T * (1.0 + total);
-    for ti in t.iter_mut() {
-        if *ti < 0.0 {
-            if *ti < -tol_t {
-                return false;
-            }
-            *ti = 0.0;
+        for ti in t.iter_mut() {
+            *ti = ti.max(0.0);
         }
+        total = t.iter().sum();
     }
-    let total: f64 = t.iter().sum();
     if let Some(b) = &best.seven {
         if total >= b.total {
             return false;
@@ -277,7 +279,24 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             }
             t[4] = -a5 / jd;
             t[6] = (af - a5) / ju;
-            let (p, _, _) = run(v0, a0, &t, &j);
+            // Displacement without the cruise, straight-line (phase 4 has
+            // zero length here).
+            let (t0, t1, t2) = (t[0], t[1], t[2]);
+            let a1 = a0 + t0 * ju;
+            let v1 = v0 + t0 * (a0 + 0.5 * t0 * ju);
+            let v2 = v1 + t1 * a1;
+            let mut p = t0 * (v0 + t0 * (0.5 * a0 + t0 * ju / 6.0))
+                + t1 * (v1 + 0.5 * t1 * a1)
+                + t2 * (v2 + t2 * (0.5 * a1 - t2 * jd / 6.0));
+            let v3 = v2 + t2 * (a1 - 0.5 * t2 * jd);
+            let a3 = a1 - t2 * jd;
+            let (t4, t5, t6) = (t[4], t[5], t[6]);
+            let a4 = a3 - t4 * jd;
+            let v4 = v3 + t4 * (a3 - 0.5 * t4 * jd);
+            let v5 = v4 + t5 * a4;
+            p += t4 * (v3 + t4 * (0.5 * a3 - t4 * jd / 6.0))
+                + t5 * (v4 + 0.5 * t5 * a4)
+                + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju / 6.0));
             t[3] = (pd - p) / vmax;
             // A valid cruise at the velocity limit cannot be beaten in
             // this frame.

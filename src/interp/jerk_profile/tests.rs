@@ -395,6 +395,43 @@ fn fast_search_matches_full_search() {
             .wrapping_add(1442695040888963407);
         (seed >> 11) as f64 / (1u64 << 53) as f64
     };
+    // Cases where stopping at a frame's first valid candidate was wrong
+    // (the frame held a longer valid profile too): [p0 v0 a0 pf vf af
+    // vmax amax jmax].
+    for c in [
+        [
+            -1.4764423842193257,
+            0.6567146520645615,
+            6.135386555702306,
+            2.5434944271568503,
+            -3.4723585068744303,
+            -8.09058741743817,
+            6.54686642263019,
+            8.586944555061091,
+            6.621740079734486,
+        ],
+        [
+            -7.438644490800496,
+            2.1822346707624796,
+            -5.33979638790663,
+            -7.438644490800496,
+            -2.182218497124306,
+            -4.1639622251471735,
+            7.546533511498872,
+            6.0228008935495545,
+            5.768361170105026,
+        ],
+    ] {
+        let l = lim(c[6], c[7], c[8]);
+        let (pr, nl) = normalised(
+            State::new(c[0], c[1], c[2]),
+            State::new(c[3], c[4], c[5]),
+            &l,
+        );
+        let want = solve::solve_reference(&pr, &nl).expect("reference").total;
+        let got = solve::solve(&pr, &nl).expect("fast").total;
+        assert!((want - got).abs() <= 1e-12 * want, "{c:?}: {got} vs {want}");
+    }
     let mut found = 0;
     let (mut one, mut both) = (0, 0);
     for k in 0..6000 {
