@@ -12,7 +12,7 @@ use anyhow::Context;
     after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n\nThe CSV columns are described in the README (formats.md §3). The same mission always gives byte-identical CSV."
 )]
 pub struct ReplayArgs {
-    /// Mission file (TOML: [mission], [vehicle] or mission.vehicle, [[post]]).
+    /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).
     pub mission: PathBuf,
     /// Write the CSV here instead of stdout.
     #[arg(short, long, value_name = "OUT.csv")]
