@@ -29,6 +29,7 @@ mod solve;
 
 use std::fmt;
 
+use roots::FastMinMax;
 use solve::{Lim, Prob};
 
 /// Why a profile could not be planned.
@@ -166,21 +167,17 @@ impl Limits {
     }
 
     fn validate(&self) -> Result<(), ProfileError> {
-        // Fast path (NaN fails every comparison).
-        let inf = f64::INFINITY;
-        if self.v_max > 0.0
-            && self.v_max < inf
-            && self.a_max > 0.0
-            && self.a_max < inf
-            && self.j_max > 0.0
-            && self.j_max < inf
-            && self.v_min < 0.0
-            && self.v_min > -inf
-            && self.a_min < 0.0
-            && self.a_min > -inf
-            && self.j_min < 0.0
-            && self.j_min > -inf
-        {
+        // Fast path: x·0 is 0 exactly when x is finite (NaN and infinities
+        // give NaN), then the signs (few branches).
+        let z = self.v_max * 0.0
+            + self.v_min * 0.0
+            + self.a_max * 0.0
+            + self.a_min * 0.0
+            + self.j_max * 0.0
+            + self.j_min * 0.0;
+        let lo = self.v_max.fmin(self.a_max).fmin(self.j_max);
+        let hi = self.v_min.fmax(self.a_min).fmax(self.j_min);
+        if (z == 0.0) & (lo > 0.0) & (hi < 0.0) {
             return Ok(());
         }
         for (name, value) in [
@@ -383,20 +380,7 @@ fn finite(name: &'static str, x: f64) -> Result<(), ProfileError> {
 ///
 /// The target velocity and acceleration must lie inside the limits; the
 /// start may lie outside (it is braked first).
-#[inline]
 pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, ProfileError> {
-    let mut prof = Profile::hold(target);
-    plan_into(start, target, limits, &mut prof)?;
-    Ok(prof)
-}
-
-/// [`plan`] into `prof` (which holds the target on entry).
-fn plan_into(
-    start: State,
-    target: State,
-    limits: &Limits,
-    prof: &mut Profile,
-) -> Result<(), ProfileError> {
     limits.validate()?;
     // x·0 is 0 exactly when x is finite.
     let z = start.p * 0.0 + start.v * 0.0 + start.a * 0.0;
@@ -450,9 +434,10 @@ fn plan_into(
         return Err(ProfileError::NonFinite { name: "pf - p0" });
     }
     if start.p == target.p && start.v == target.v && start.a == target.a {
-        return Ok(());
+        return Ok(Profile::hold(target));
     }
 
+    let mut prof = Profile::hold(target);
     // Brake back inside the limits.
     let br = solve::brake(v0, a0, &l);
     let braked = br[0].1 > 0.0 || br[1].1 > 0.0;
@@ -506,7 +491,7 @@ fn plan_into(
             prof.push_integrate(ti * tu, seven.jerk(i) * ju_, &mut s);
         }
     }
-    Ok(())
+    Ok(prof)
 }
 
 /// The stateless "simulation mode": every setpoint of the motion from

@@ -7,6 +7,33 @@
 //! with a sign change is solved by safeguarded Newton iteration. A local
 //! extremum whose value is zero within rounding counts as a (double) root.
 
+/// `max`/`min` without the NaN handling of `f64::max` (one instruction
+/// each): a NaN `self` gives `other`, like `f64::max`; a NaN `other` gives
+/// NaN (never the case here: the second operand is a bound or a constant).
+pub(crate) trait FastMinMax {
+    fn fmax(self, other: Self) -> Self;
+    fn fmin(self, other: Self) -> Self;
+}
+
+impl FastMinMax for f64 {
+    #[inline(always)]
+    fn fmax(self, other: f64) -> f64 {
+        if self > other {
+            self
+        } else {
+            other
+        }
+    }
+    #[inline(always)]
+    fn fmin(self, other: f64) -> f64 {
+        if self < other {
+            self
+        } else {
+            other
+        }
+    }
+}
+
 /// Maximum number of roots returned (degree 4).
 pub(crate) const MAX_ROOTS: usize = 4;
 
@@ -81,8 +108,8 @@ fn bracketed(c: &[f64], mut a: f64, mut b: f64, fa: f64) -> f64 {
         if !(next > a && next < b) {
             next = 0.5 * (a + b);
         }
-        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().max(f64::MIN_POSITIVE)
-            || b - a <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+        if (next - x).abs() <= 4.0 * f64::EPSILON * x.abs().fmax(f64::MIN_POSITIVE)
+            || b - a <= 4.0 * f64::EPSILON * a.abs().fmax(b.abs())
         {
             return next;
         }
@@ -99,7 +126,7 @@ pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
     if lo > hi || lo.is_nan() || hi.is_nan() {
         return out;
     }
-    let scale = c.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = c.iter().fold(0.0f64, |m, v| m.fmax(v.abs()));
     if scale == 0.0 || !scale.is_finite() {
         return out;
     }
@@ -174,7 +201,7 @@ fn quadratic(c0: f64, c1: f64, c2: f64, lo: f64, hi: f64, out: &mut Roots) {
         } else {
             let x1 = q / c2;
             let x2 = c0 / q;
-            (x1.min(x2), x1.max(x2))
+            (x1.fmin(x2), x1.fmax(x2))
         }
     };
     for r in [r1, r2] {
@@ -217,7 +244,7 @@ fn eval_b(c: &[f64; 5], x: f64) -> (f64, f64) {
 /// shrinking bracket (bisection otherwise).
 fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> f64 {
     // Steps below this are rounding noise (a root at or near 0 included).
-    let tol = 4.0 * f64::EPSILON * a.abs().max(b.abs());
+    let tol = 4.0 * f64::EPSILON * a.abs().fmax(b.abs());
     for _ in 0..100 {
         let (f, d, dd) = eval2(c, x);
         if f == 0.0 {
@@ -271,7 +298,7 @@ pub(crate) fn poly_roots(mut c: [f64; 5], lo: f64, hi: f64) -> Roots {
     if lo > hi || lo.is_nan() || hi.is_nan() {
         return out;
     }
-    let scale = c.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = c.iter().fold(0.0f64, |m, v| m.fmax(v.abs()));
     if scale == 0.0 || !scale.is_finite() {
         return out;
     }
@@ -404,8 +431,8 @@ fn piece(c: &[f64; 5], a: f64, b: f64, fa: f64, ba: f64, fb: f64, bb: f64, out: 
             out.push(newton_in(c, next, b, s > 0.0, b));
             return;
         }
-        let done = (next - x).abs() <= 4.0 * f64::EPSILON * next.abs().max(f64::MIN_POSITIVE)
-            || xr - xl <= 4.0 * f64::EPSILON * xl.abs().max(xr.abs());
+        let done = (next - x).abs() <= 4.0 * f64::EPSILON * next.abs().fmax(f64::MIN_POSITIVE)
+            || xr - xl <= 4.0 * f64::EPSILON * xl.abs().fmax(xr.abs());
         if done || dg == 0.0 {
             if g <= bn {
                 out.push(next); // double root

@@ -22,7 +22,7 @@
 //! A start that breaks a limit (or cannot avoid breaking one) is first
 //! brought back with a brake of at most two phases.
 
-use super::roots::{poly_roots, roots_in};
+use super::roots::{poly_roots, roots_in, FastMinMax};
 
 /// Limits in one frame: `vmax > 0 > vmin`, `amax > 0 > amin`; `ju` is the
 /// rising jerk, `jd` the magnitude of the falling jerk (both > 0).
@@ -95,25 +95,24 @@ impl Seven {
     }
 }
 
-#[inline]
-fn jerks(l: &Lim) -> [f64; 7] {
-    [l.ju, 0.0, -l.jd, 0.0, -l.jd, 0.0, l.ju]
-}
-
-/// End state `(p, v, a)` after the phases `t` with jerks `j`, from `(0, v0, a0)`.
-#[inline]
-fn run(v0: f64, a0: f64, t: &[f64; 7], j: &[f64; 7]) -> (f64, f64, f64) {
+/// End state `(p, v, a)` after the phases `t` of the UDDU jerk pattern
+/// `+ju, 0, -jd, 0, -jd, 0, +ju` from `(0, v0, a0)` (straight-line: a
+/// zero-length phase adds nothing).
+#[inline(always)]
+fn run(v0: f64, a0: f64, t: &[f64; 7], ju: f64, jd: f64) -> (f64, f64, f64) {
     let (mut p, mut v, mut a) = (0.0, v0, a0);
-    for i in 0..7 {
-        let ti = t[i];
-        if ti == 0.0 {
-            continue;
-        }
-        let ji = j[i];
+    let mut step = |ti: f64, ji: f64| {
         p += ti * (v + ti * (0.5 * a + ti * ji / 6.0));
         v += ti * (a + 0.5 * ti * ji);
         a += ti * ji;
-    }
+    };
+    step(t[0], ju);
+    step(t[1], 0.0);
+    step(t[2], -jd);
+    step(t[3], 0.0);
+    step(t[4], -jd);
+    step(t[5], 0.0);
+    step(t[6], ju);
     (p, v, a)
 }
 
@@ -127,14 +126,59 @@ struct Best {
     seven: Option<Seven>,
 }
 
+/// Velocity and acceleration bounds (tolerances included) for [`check`].
+struct PhaseLim {
+    vhi: f64,
+    vlo: f64,
+    ahi: f64,
+    alo: f64,
+}
+
+impl PhaseLim {
+    /// A phase of jerk `ji` for `ti` from `st = (p, v, a)`: advances `st`,
+    /// returns whether the velocity extremum inside and the end stay within
+    /// the bounds (a zero-length phase is skipped).
+    #[inline(always)]
+    fn jerk(&self, ti: f64, ji: f64, st: &mut (f64, f64, f64)) -> bool {
+        if ti == 0.0 {
+            return true;
+        }
+        let (p, v, a) = *st;
+        // Velocity extremum inside the phase (acceleration crosses zero).
+        let tz = -a / ji;
+        if tz > 0.0 && tz < ti {
+            let vz = v - 0.5 * a * a / ji;
+            if vz > self.vhi || vz < self.vlo {
+                return false;
+            }
+        }
+        let p = p + ti * (v + ti * (0.5 * a + ti * ji / 6.0));
+        let v = v + ti * (a + 0.5 * ti * ji);
+        let a = a + ti * ji;
+        *st = (p, v, a);
+        v <= self.vhi && v >= self.vlo && a <= self.ahi && a >= self.alo
+    }
+
+    /// A constant-acceleration phase (a plateau or the cruise) of `ti > 0`.
+    #[inline(always)]
+    fn hold(&self, ti: f64, st: &mut (f64, f64, f64)) -> bool {
+        let (p, v, a) = *st;
+        let p = p + ti * (v + ti * 0.5 * a);
+        let v = v + ti * a;
+        *st = (p, v, a);
+        v <= self.vhi && v >= self.vlo
+    }
+}
+
 /// Validate the durations `t` in frame `l` (clamping round-off negatives),
 /// and keep them if shorter than the best so far. Returns whether valid.
+#[inline(always)]
 fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
     let mut total = 0.0;
     let mut min = 0.0f64;
     for &ti in t.iter() {
         total += ti.abs();
-        min = min.min(ti);
+        min = min.fmin(ti);
     }
     // (A NaN or infinite duration makes the sum NaN or infinite.)
     if !total.is_finite() {
@@ -145,7 +189,7 @@ fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bo
             return false;
         }
         for ti in t.iter_mut() {
-            *ti = ti.max(0.0);
+            *ti = ti.fmax(0.0);
         }
         total = t.iter().sum();
     }
@@ -154,67 +198,56 @@ fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bo
             return false;
         }
     }
-    let j = jerks(l);
-    let vs = l.vmax.max(-l.vmin);
-    let tol_v = EPS_LIM * vs.max(pr.v0.abs());
-    let tol_a = EPS_LIM * l.amax.max(-l.amin).max(pr.a0.abs());
+    check_limits(pr, l, t, total, sign, best)
+}
+
+/// The rest of [`check`] (out of line: most rejections are by the
+/// durations): limits at every phase end and velocity extremum, end state.
+#[inline(never)]
+fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &mut Best) -> bool {
+    let vs = l.vmax.fmax(-l.vmin);
+    let tol_v = EPS_LIM * vs.fmax(pr.v0.abs());
+    let tol_a = EPS_LIM * l.amax.fmax(-l.amin).fmax(pr.a0.abs());
     // After a brake the start may still be beyond a velocity limit while
     // returning towards it (going further would break the other limit):
     // the motion may not go further out than the start.
-    let (vhi, vlo) = (l.vmax.max(pr.v0) + tol_v, l.vmin.min(pr.v0) - tol_v);
-    let (ahi, alo) = (l.amax + tol_a, l.amin - tol_a);
-    let (mut p, mut v, mut a) = (0.0, pr.v0, pr.a0);
-    for i in 0..7 {
-        let ti = t[i];
-        if ti == 0.0 {
-            continue;
-        }
-        let ji = j[i];
-        // Plateaus and the cruise hold their limit exactly.
-        match i {
-            1 => {
-                if (a - l.amax).abs() > tol_a {
-                    return false;
-                }
-                a = l.amax;
-            }
-            3 => {
-                if a.abs() > tol_a || (v - l.vmax).abs() > tol_v {
-                    return false;
-                }
-                a = 0.0;
-                v = l.vmax;
-            }
-            5 => {
-                if (a - l.amin).abs() > tol_a {
-                    return false;
-                }
-                a = l.amin;
-            }
-            _ => {}
-        }
-        if ji != 0.0 {
-            // Velocity extremum inside the phase (acceleration crosses zero).
-            let tz = -a / ji;
-            if tz > 0.0 && tz < ti {
-                let vz = v - 0.5 * a * a / ji;
-                if vz > vhi || vz < vlo {
-                    return false;
-                }
-            }
-        }
-        p += ti * (v + ti * (0.5 * a + ti * ji / 6.0));
-        v += ti * (a + 0.5 * ti * ji);
-        a += ti * ji;
-        if v > vhi || v < vlo || a > ahi || a < alo {
-            return false;
-        }
+    let lim = PhaseLim {
+        vhi: l.vmax.fmax(pr.v0) + tol_v,
+        vlo: l.vmin.fmin(pr.v0) - tol_v,
+        ahi: l.amax + tol_a,
+        alo: l.amin - tol_a,
+    };
+    let mut st = (0.0, pr.v0, pr.a0);
+    // Plateaus and the cruise hold their limit exactly.
+    let ok = lim.jerk(t[0], l.ju, &mut st)
+        && (t[1] == 0.0 || {
+            let ok = (st.2 - l.amax).abs() <= tol_a;
+            st.2 = l.amax;
+            ok && lim.hold(t[1], &mut st)
+        })
+        && lim.jerk(t[2], -l.jd, &mut st)
+        && (t[3] == 0.0 || {
+            let ok = st.2.abs() <= tol_a && (st.1 - l.vmax).abs() <= tol_v;
+            st.2 = 0.0;
+            st.1 = l.vmax;
+            ok && lim.hold(t[3], &mut st)
+        })
+        && lim.jerk(t[4], -l.jd, &mut st)
+        && (t[5] == 0.0 || {
+            let ok = (st.2 - l.amin).abs() <= tol_a;
+            st.2 = l.amin;
+            ok && lim.hold(t[5], &mut st)
+        })
+        && lim.jerk(t[6], l.ju, &mut st);
+    if !ok {
+        return false;
     }
-    let vscale = vs.max(pr.v0.abs()).max(pr.vf.abs());
+    let (p, v, a) = st;
+    let vscale = vs.fmax(pr.v0.abs()).fmax(pr.vf.abs());
     let tol_p = EPS_END * (pr.pd.abs() + vscale * total) + 1e-300;
     if (p - pr.pd).abs() > tol_p
         || (v - pr.vf).abs() > EPS_END * vscale
-        || (a - pr.af).abs() > EPS_END * l.amax.max(-l.amin)
+        || (a - pr.af).abs() > EPS_END * l.amax.fmax(-l.amin)
     {
         return false;
     }
@@ -251,7 +284,6 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         jd,
         ..
     } = *l;
-    let j = jerks(l);
     let c = 0.5 * (1.0 / ju + 1.0 / jd);
     let s = ju + jd;
 
@@ -261,7 +293,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         let rad_b = (vmax - vf + af * af / (2.0 * ju)) / c;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
             let mut t = [0.0; 7];
-            let mut a1 = rad_a.max(0.0).sqrt();
+            let mut a1 = rad_a.fmax(0.0).sqrt();
             if a1 > amax {
                 a1 = amax;
                 t[1] =
@@ -270,7 +302,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             }
             t[0] = (a1 - a0) / ju;
             t[2] = a1 / jd;
-            let mut a5 = -rad_b.max(0.0).sqrt();
+            let mut a5 = -rad_b.fmax(0.0).sqrt();
             if a5 < amin {
                 a5 = amin;
                 t[5] = (vf - vmax + amin * amin / (2.0 * jd)
@@ -310,8 +342,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
     // may not exceed the limit (the start velocity after a brake), so
     // `a1² ≤ rad_a`; likewise the fall from that peak to the target needs
     // `a5² ≤ rad_b`. Margins cover `check`'s tolerances.
-    let vs = l.vmax.max(-l.vmin).max(v0.abs());
-    let vtop = vmax.max(v0) + 1e-9 * vs;
+    let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
+    let vtop = vmax.fmax(v0) + 1e-9 * vs;
     let rad_a = (vtop - v0 + a0 * a0 / (2.0 * ju)) / c;
     let rad_b = (vtop - vf + af * af / (2.0 * ju)) / c;
     let no_amax_peak = rad_a < amax * amax * (1.0 - 1e-9);
@@ -321,7 +353,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
     // With `g > 0`, `a1 ≥ √g`; when `af ≤ 0` the pulse crosses zero.
     let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
     let a1_cap = if af <= 0.0 {
-        amax.min(rad_a.max(0.0).sqrt())
+        amax.fmin(rad_a.fmax(0.0).sqrt())
     } else {
         amax
     };
@@ -337,7 +369,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             0.0,
             jd * s * s * (jd + 2.0 * ju),
         ];
-        let mut lo = ((a0 - af) / jd).max(0.0);
+        let mut lo = ((a0 - af) / jd).fmax(0.0);
         let mut hi = (amax - amin) / jd;
         // With u = jd·T: a1 = (u + g/u)/2 ≤ a1_cap and a5 = (g/u - u)/2 ≥
         // amin bound u (limits widened by the margins above).
@@ -348,9 +380,9 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         if d2 < 0.0 {
             hi = -1.0;
         } else {
-            let (r1, r2) = (d1.max(0.0).sqrt(), d2.sqrt());
-            hi = hi.min((cap + r1).min(r2 - am) / jd);
-            lo = lo.max((cap - r1).max(-am - r2) / jd);
+            let (r1, r2) = (d1.fmax(0.0).sqrt(), d2.sqrt());
+            hi = hi.fmin((cap + r1).fmin(r2 - am) / jd);
+            lo = lo.fmax((cap - r1).fmax(-am - r2) / jd);
         }
         let bound = lo * (1.0 + jd / ju) + (af - a0) / ju;
         let roots = if lo <= hi && may_beat(best, bound) {
@@ -374,27 +406,27 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
     if !(af <= 0.0 && no_amax_peak) {
-        let mut lo = ((amax - af) / jd).max(0.0);
+        let mut lo = ((amax - af) / jd).fmax(0.0);
         let mut hi = (amax - amin) / jd;
         // In terms of a5 = amax - jd·T: the plateau is not negative when
         // `c·a5² ≥ kk`, and a peak (a5 ≤ 0) needs `a5² ≤ rad_b`.
         let v1 = v0 + (amax * amax - a0 * a0) / (2.0 * ju);
         let kk = (v1 - vf + amax * amax / (2.0 * jd) + af * af / (2.0 * ju) - 1e-9 * vs) / c;
-        let r = kk.max(0.0).sqrt();
+        let r = kk.fmax(0.0).sqrt();
         let mut a5_lo = if rad_b >= 0.0 {
-            amin.max(-rad_b.sqrt())
+            amin.fmax(-rad_b.sqrt())
         } else {
             0.0
         };
         let mut a5_hi = af;
         if a5_hi < r {
-            a5_hi = a5_hi.min(-r);
+            a5_hi = a5_hi.fmin(-r);
         } else if a5_lo > -r {
-            a5_lo = a5_lo.max(r);
+            a5_lo = a5_lo.fmax(r);
         }
         let m = 1e-9 * (amax - amin);
-        lo = lo.max((amax - a5_hi - m) / jd);
-        hi = hi.min((amax - a5_lo + m) / jd);
+        lo = lo.fmax((amax - a5_hi - m) / jd);
+        hi = hi.fmin((amax - a5_lo + m) / jd);
         let bound = (amax - a0) / ju + lo + (af - amax + jd * lo) / ju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
             let acc0 = |tt: f64| -> [f64; 7] {
@@ -415,7 +447,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 t
             };
             let t0 = acc0(0.0);
-            let (p0, _, _) = run(v0, a0, &t0, &j);
+            let (p0, _, _) = run(v0, a0, &t0, ju, jd);
             let poly = [
                 24.0 * amax * ju * ju * (p0 - pd),
                 0.0,
@@ -423,7 +455,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 -4.0 * amax * jd * s * (2.0 * jd + ju),
                 3.0 * jd * jd * s * s,
             ];
-            for &tt in poly_roots(poly, lo, hi.max(lo)).as_slice() {
+            for &tt in poly_roots(poly, lo, hi.fmax(lo)).as_slice() {
                 let mut t = acc0(tt);
                 check(pr, l, &mut t, sign, best);
             }
@@ -432,7 +464,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
 
     // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
     if !(a0 >= 0.0 && no_amin_fall) {
-        let mut lo = a0.max(amin);
+        let mut lo = a0.fmax(amin);
         let mut hi = amax;
         // A peak (a1 > 0) needs `a1² ≤ rad_a`; the plateau is not negative
         // when `c·a1² ≥ k1`.
@@ -440,13 +472,13 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             - (af * af - amin * amin) / (2.0 * ju)
             - 1e-9 * vs)
             / c;
-        let r = k1.max(0.0).sqrt();
+        let r = k1.fmax(0.0).sqrt();
         let m = 1e-9 * (amax - amin);
-        hi = hi.min(rad_a.max(0.0).sqrt() + m);
+        hi = hi.fmin(rad_a.fmax(0.0).sqrt() + m);
         if hi < r - m {
-            hi = hi.min(-r + m);
+            hi = hi.fmin(-r + m);
         } else if lo > -r + m {
-            lo = lo.max(r - m);
+            lo = lo.fmax(r - m);
         }
         let bound = (lo - a0) / ju + (lo - amin) / jd + (af - amin) / ju;
         if lo <= hi && may_beat(best, bound) {
@@ -469,7 +501,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 t
             };
             let t0 = acc1(0.0);
-            let (p0, _, _) = run(v0, a0, &t0, &j);
+            let (p0, _, _) = run(v0, a0, &t0, ju, jd);
             let poly = [
                 24.0 * amin * jd * jd * ju * ju * (p0 - pd),
                 12.0 * amin * jd * s * (2.0 * ju * v0 - a0 * a0),
@@ -497,12 +529,12 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
                 0.0,
                 (af - amin) / ju,
             ];
-            let (_, v, _) = run(v0, a0, &t, &j);
+            let (_, v, _) = run(v0, a0, &t, ju, jd);
             t[5] = (vf - v) / amin;
             t
         };
         let t0 = acc01(0.0);
-        let (p0, _, _) = run(v0, a0, &t0, &j);
+        let (p0, _, _) = run(v0, a0, &t0, ju, jd);
         let da = amax - amin;
         let poly = [
             24.0 * amin * jd * jd * ju * ju * (p0 - pd),
@@ -610,7 +642,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
     }
     let c = 0.5 * (1.0 / ju + 1.0 / jd);
     let dv = vf - v0;
-    let vs = vmax.max(-vmin);
+    let vs = vmax.fmax(-vmin);
     let gap = if a0 > 0.0 && af > 0.0 {
         gap(pr, l)
     } else if a0 < 0.0 && af < 0.0 {
@@ -626,7 +658,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
     // Three phases: ramp to the extreme acceleration a1, plateau, ramp to af.
     let (j1, j3, a1, tp) = if dv >= direct {
         let mut a1 = ((dv + a0 * a0 / (2.0 * ju) + af * af / (2.0 * jd)) / c)
-            .max(0.0)
+            .fmax(0.0)
             .sqrt();
         let mut tp = 0.0;
         if a1 > amax {
@@ -637,7 +669,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
         (ju, -jd, a1, tp)
     } else {
         let mut a1 = -((a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju) - dv) / c)
-            .max(0.0)
+            .fmax(0.0)
             .sqrt();
         let mut tp = 0.0;
         if a1 < amin {
@@ -647,9 +679,9 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
         }
         (-jd, ju, a1, tp)
     };
-    let t1 = ((a1 - a0) / j1).max(0.0);
-    let t3 = ((af - a1) / j3).max(0.0);
-    let tp = tp.max(0.0);
+    let t1 = ((a1 - a0) / j1).fmax(0.0);
+    let t3 = ((af - a1) / j3).fmax(0.0);
+    let tp = tp.fmax(0.0);
     // Displacement: ramp, plateau, ramp.
     let v1 = v0 + t1 * (a0 + 0.5 * t1 * j1);
     let mut p = t1 * (v0 + t1 * (0.5 * a0 + t1 * j1 / 6.0));
@@ -686,7 +718,7 @@ fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let (ju, jd) = (l.ju, l.jd);
     let c = 0.5 * (1.0 / ju + 1.0 / jd);
-    let vs = l.vmax.max(-l.vmin);
+    let vs = l.vmax.fmax(-l.vmin);
     let b = a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju);
     let dv = vf - v0;
     let r = b - dv;
@@ -694,7 +726,7 @@ fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
     if r < -1e-9 * (vs + v0.abs() + vf.abs()) {
         return None;
     }
-    let m = (r.max(0.0) / c).sqrt();
+    let m = (r.fmax(0.0) / c).sqrt();
     if m <= 1e-6 || -m < l.amin {
         return unsure;
     }
@@ -745,7 +777,7 @@ fn acceleration_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
         // but not so long that vmax would be overshot afterwards.
         let to_vmin = (l.vmin - v1) / l.amax;
         let to_vmax = (l.vmax - l.amax * l.amax / (2.0 * jd) - v1) / l.amax;
-        return [(-jd, t1), (0.0, to_vmin.min(to_vmax).max(0.0))];
+        return [(-jd, t1), (0.0, to_vmin.fmin(to_vmax).fmax(0.0))];
     }
     [(-jd, t1), (0.0, 0.0)]
 }
@@ -756,7 +788,7 @@ fn acceleration_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
 fn velocity_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
     let (ju, jd) = (l.ju, l.jd);
     let t_amin = (a0 - l.amin) / jd;
-    let t_vmax = (a0 + (a0 * a0 + 2.0 * jd * (v0 - l.vmax)).max(0.0).sqrt()) / jd;
+    let t_vmax = (a0 + (a0 * a0 + 2.0 * jd * (v0 - l.vmax)).fmax(0.0).sqrt()) / jd;
     // v(t) - a(t)^2 / (2 ju) = vmin with a(t) = a0 - jd t.
     let qa = 0.5 * jd + jd * jd / (2.0 * ju);
     let qb = a0 * (1.0 + jd / ju);
@@ -769,9 +801,9 @@ fn velocity_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
     } else {
         (qb + disc.sqrt()) / (2.0 * qa)
     };
-    let t_stop = t_vmax.min(t_vmin);
+    let t_stop = t_vmax.fmin(t_vmin);
     if t_amin < t_stop {
-        let t1 = t_amin.max(0.0);
+        let t1 = t_amin.fmax(0.0);
         let v1 = v0 + t1 * (a0 - 0.5 * jd * t1);
         let to_vmax = (v1 - l.vmax) / -l.amin;
         let to_vmin = if doomed_low {
@@ -779,8 +811,8 @@ fn velocity_brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
         } else {
             (v1 - l.amin * l.amin / (2.0 * ju) - l.vmin) / -l.amin
         };
-        [(-jd, t1), (0.0, to_vmax.min(to_vmin).max(0.0))]
+        [(-jd, t1), (0.0, to_vmax.fmin(to_vmin).fmax(0.0))]
     } else {
-        [(-jd, t_stop.max(0.0)), (0.0, 0.0)]
+        [(-jd, t_stop.fmax(0.0)), (0.0, 0.0)]
     }
 }
