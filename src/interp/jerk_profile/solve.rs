@@ -274,6 +274,7 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 /// Candidate profiles in one frame: the cruise (`VEL`) when `vel` is set
 /// (returns whether it is valid), else the others, skipping those that
 /// cannot beat the best so far.
+#[inline(always)]
 fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> bool {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
@@ -596,9 +597,22 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// beaten in this frame).
 #[inline]
 fn search_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
-    if !solve_frame(pr, l, sign, true, best) {
-        solve_frame(pr, l, sign, false, best);
+    if !solve_vel(pr, l, sign, best) {
+        solve_no_cruise(pr, l, sign, best);
     }
+}
+
+/// The cruise candidate of one frame (whether valid); separate from
+/// [`solve_no_cruise`] so each call sets up only what it uses.
+#[inline(never)]
+fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
+    solve_frame(pr, l, sign, true, best)
+}
+
+/// The candidates without cruise of one frame.
+#[inline(never)]
+fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
+    solve_frame(pr, l, sign, false, best);
 }
 
 /// Reference for the tests: the full search of both frames.
@@ -611,13 +625,13 @@ pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
 fn solve_both(pr: &Prob, l: &Lim) -> Option<Seven> {
     let mut best = Best { seven: None };
     let (mpr, ml) = (pr.mirror(), l.mirror());
-    let up = solve_frame(pr, l, 1.0, true, &mut best);
-    let down = solve_frame(&mpr, &ml, -1.0, true, &mut best);
+    let up = solve_vel(pr, l, 1.0, &mut best);
+    let down = solve_vel(&mpr, &ml, -1.0, &mut best);
     if !up {
-        solve_frame(pr, l, 1.0, false, &mut best);
+        solve_no_cruise(pr, l, 1.0, &mut best);
     }
     if !down {
-        solve_frame(&mpr, &ml, -1.0, false, &mut best);
+        solve_no_cruise(&mpr, &ml, -1.0, &mut best);
     }
     best.seven
 }
