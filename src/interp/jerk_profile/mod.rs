@@ -166,6 +166,7 @@ impl Limits {
         Ok(l)
     }
 
+    #[inline]
     fn validate(&self) -> Result<(), ProfileError> {
         // Fast path: x·0 is 0 exactly when x is finite (NaN and infinities
         // give NaN), then the signs (few branches).
@@ -180,6 +181,12 @@ impl Limits {
         if (z == 0.0) & (lo > 0.0) & (hi < 0.0) {
             return Ok(());
         }
+        self.invalid()
+    }
+
+    /// The error of [`Limits::validate`] (out of line).
+    #[inline(never)]
+    fn invalid(&self) -> Result<(), ProfileError> {
         for (name, value) in [
             ("v_max", self.v_max),
             ("a_max", self.a_max),

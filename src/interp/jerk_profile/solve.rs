@@ -756,7 +756,25 @@ fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
 /// A brake of at most two phases `(jerk, duration)` that brings `(v0, a0)`
 /// back inside the limits as fast as possible (zero durations when already
 /// inside).
+#[inline]
 pub(crate) fn brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
+    let none = [(0.0, 0.0); 2];
+    // Common case: inside, and no unavoidable overshoot.
+    let inside = (v0 <= l.vmax) & (v0 >= l.vmin) & (a0 <= l.amax) & (a0 >= l.amin);
+    let w = if a0 >= 0.0 {
+        v0 + a0 * a0 / (2.0 * l.jd)
+    } else {
+        v0 - a0 * a0 / (2.0 * l.ju)
+    };
+    if inside & (w <= l.vmax) & (w >= l.vmin) {
+        return none;
+    }
+    brake_outside(v0, a0, l)
+}
+
+/// [`brake`] for a start outside the limits or about to leave them.
+#[inline(never)]
+fn brake_outside(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
     let none = [(0.0, 0.0); 2];
     let over_up = a0 > 0.0 && v0 + a0 * a0 / (2.0 * l.jd) > l.vmax;
     let under_low = a0 < 0.0 && v0 - a0 * a0 / (2.0 * l.ju) < l.vmin;
