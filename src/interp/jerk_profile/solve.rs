@@ -261,6 +261,41 @@ fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &
     true
 }
 
+/// [`check`] for the cruise candidate. Its construction holds every limit
+/// but the velocity dips where the acceleration crosses zero in phase 1
+/// (`a0 < 0`) or phase 7 (`af > 0`), and reaches the end state exactly
+/// (the cruise absorbs the position): with no negative duration only the
+/// dips are tested instead of the limit walk (the full [`check`] otherwise).
+#[inline(always)]
+fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
+    let mut total = 0.0;
+    let mut min = 0.0f64;
+    for &ti in t.iter() {
+        total += ti;
+        min = min.fmin(ti);
+    }
+    let inside = pr.v0 <= l.vmax && pr.v0 >= l.vmin && pr.a0 <= l.amax && pr.a0 >= l.amin;
+    if !(min >= 0.0 && total.is_finite() && inside && best.seven.is_none()) {
+        return check(pr, l, t, sign, best);
+    }
+    let tol_v = EPS_LIM * l.vmax.fmax(-l.vmin);
+    let vlo = l.vmin - tol_v;
+    let dip0 = pr.v0 - 0.5 * pr.a0 * pr.a0 / l.ju;
+    let dipf = pr.vf - 0.5 * pr.af * pr.af / l.ju;
+    let ok = !((pr.a0 < 0.0 && dip0 < vlo) || (pr.af > 0.0 && dipf < vlo));
+    if !ok {
+        return false;
+    }
+    best.seven = Some(Seven {
+        t: *t,
+        total,
+        sign,
+        ju: l.ju,
+        jd: l.jd,
+    });
+    true
+}
+
 /// Whether a candidate whose duration is at least `bound` may still beat
 /// the best so far.
 #[inline]
@@ -273,9 +308,12 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 
 /// Candidate profiles in one frame: the cruise (`VEL`) when `vel` is set
 /// (returns whether it is valid), else the others, skipping those that
-/// cannot beat the best so far.
+/// cannot beat the best so far. `fast` (a frame without a velocity gap):
+/// the both-plateau family is tried first and, when it holds a valid
+/// profile, ends the search (it is then the frame's optimum); otherwise the
+/// remaining families follow as in the full search.
 #[inline(always)]
-fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> bool {
+fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut Best) -> bool {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -333,7 +371,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
             t[3] = (pd - p) / vmax;
             // A valid cruise at the velocity limit cannot be beaten in
             // this frame.
-            return check(pr, l, &mut t, sign, best);
+            return check_vel(pr, l, &mut t, sign, best);
         }
         return false;
     }
@@ -349,6 +387,14 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
     let rad_b = (vtop - vf + af * af / (2.0 * ju)) / c;
     let no_amax_peak = rad_a < amax * amax * (1.0 - 1e-9);
     let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
+
+    // Fast search: both plateaus first; when that family holds a valid
+    // profile it is the frame's optimum (the families without one are not
+    // searched). Otherwise the other families follow as in the full search.
+    let both = !no_amax_peak && !no_amin_fall;
+    if fast && both && acc0_acc1(pr, l, sign, best) {
+        return true;
+    }
 
     // NONE: phases 1, 3+5 (one pulse of length T), 7.
     // With `g > 0`, `a1 ≥ √g`; when `af ≤ 0` the pulse crosses zero.
@@ -517,9 +563,23 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         }
     }
 
-    // ACC0_ACC1: both plateaus, unknown plateau length t2.
+    if !fast && both {
+        acc0_acc1(pr, l, sign, best);
+    }
+    false
+}
+
+/// `ACC0_ACC1`: both plateaus, unknown plateau length t2 (whether a valid
+/// candidate was found).
+#[inline(always)]
+fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        amax, amin, ju, jd, ..
+    } = *l;
+    let mut found = false;
     let bound = (amax - a0) / ju + (amax - amin) / jd + (af - amin) / ju;
-    if !no_amax_peak && !no_amin_fall && may_beat(best, bound) {
+    if may_beat(best, bound) {
         let acc01 = |t2: f64| -> [f64; 7] {
             let mut t = [
                 (amax - a0) / ju,
@@ -549,10 +609,10 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, best: &mut Best) -> boo
         ];
         for &t2 in roots_in(&poly, 0.0, f64::MAX).as_slice() {
             let mut t = acc01(t2);
-            check(pr, l, &mut t, sign, best);
+            found |= check(pr, l, &mut t, sign, best);
         }
     }
-    false
+    found
 }
 
 /// The time-optimal profile from a start inside the limits, or `None`.
@@ -580,7 +640,10 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
     } else {
         ((&mpr, &ml), (pr, l))
     };
-    search_frame(first.0, first.1, sign, &mut best);
+    // Deciding the family early (see [`solve_frame`]) is only safe without
+    // a gap: across one, a longer profile of another family may be valid.
+    let fast = gap.is_none();
+    search_frame(first.0, first.1, sign, fast, &mut best);
     let done = match (&best.seven, gap) {
         (None, _) => false,
         (Some(_), None) => true,
@@ -588,7 +651,7 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
         (Some(b), Some((t_a, sign2))) => b.total <= t_a || sign2 == sign,
     };
     if !done {
-        search_frame(second.0, second.1, -sign, &mut best);
+        search_frame(second.0, second.1, -sign, false, &mut best);
     }
     best.seven
 }
@@ -596,9 +659,9 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// All candidates of one frame (the cruise first: when valid it cannot be
 /// beaten in this frame).
 #[inline]
-fn search_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
+fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
     if !solve_vel(pr, l, sign, best) {
-        solve_no_cruise(pr, l, sign, best);
+        solve_no_cruise(pr, l, sign, fast, best);
     }
 }
 
@@ -606,13 +669,13 @@ fn search_frame(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
 /// [`solve_no_cruise`] so each call sets up only what it uses.
 #[inline(never)]
 fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
-    solve_frame(pr, l, sign, true, best)
+    solve_frame(pr, l, sign, true, false, best)
 }
 
 /// The candidates without cruise of one frame.
 #[inline(never)]
-fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) {
-    solve_frame(pr, l, sign, false, best);
+fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
+    solve_frame(pr, l, sign, false, fast, best);
 }
 
 /// Reference for the tests: the full search of both frames.
@@ -628,10 +691,10 @@ fn solve_both(pr: &Prob, l: &Lim) -> Option<Seven> {
     let up = solve_vel(pr, l, 1.0, &mut best);
     let down = solve_vel(&mpr, &ml, -1.0, &mut best);
     if !up {
-        solve_no_cruise(pr, l, 1.0, &mut best);
+        solve_no_cruise(pr, l, 1.0, false, &mut best);
     }
     if !down {
-        solve_no_cruise(&mpr, &ml, -1.0, &mut best);
+        solve_no_cruise(&mpr, &ml, -1.0, false, &mut best);
     }
     best.seven
 }

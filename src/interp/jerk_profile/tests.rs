@@ -432,9 +432,45 @@ fn fast_search_matches_full_search() {
         let got = solve::solve(&pr, &nl).expect("fast").total;
         assert!((want - got).abs() <= 1e-12 * want, "{c:?}: {got} vs {want}");
     }
+    // A valid profile with both plateaus ends the fast search of a frame
+    // only without a velocity gap: here (asymmetric limits) the frame holds
+    // one after the gap (3.98) and a shorter one without the `a_max`
+    // plateau before it (1.25). [p0 v0 a0 pf vf af vmax vmin amax amin
+    // jmax jmin].
+    {
+        let c = [
+            2.188952642008214,
+            -11.452744435830445,
+            5.521083431428169,
+            -3.7001960200076356,
+            8.612261202712116,
+            5.44363163475391,
+            8.807164139635143,
+            -13.246597104932505,
+            5.77791334424039,
+            -2.3462921570974324,
+            2.007163510426088,
+            -1.1313278515394378,
+        ];
+        let l = Limits::new(c[6], c[7], c[8], c[9], c[10], c[11]).expect("limits");
+        let (pr, nl) = normalised(
+            State::new(c[0], c[1], c[2]),
+            State::new(c[3], c[4], c[5]),
+            &l,
+        );
+        let want = solve::solve_reference(&pr, &nl).expect("reference").total;
+        let got = solve::solve(&pr, &nl).expect("fast").total;
+        assert!((want - got).abs() <= 1e-12 * want, "{c:?}: {got} vs {want}");
+    }
+    // JP_N=<cases> runs more random cases (3 of the first 3 000 000 are
+    // known direction-rule misses in gap cases, see docs/jerk_profile.md).
+    let n: usize = std::env::var("JP_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6000);
     let mut found = 0;
     let (mut one, mut both) = (0, 0);
-    for k in 0..6000 {
+    for k in 0..n {
         let mode = k % 6;
         let (vm, am, jm) = (0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd());
         // Asymmetric limits for a third of the cases.
@@ -502,5 +538,5 @@ fn fast_search_matches_full_search() {
     }
     // Most cases need one frame only.
     assert!(one > both, "one frame {one}, both {both}");
-    assert!(found >= 5900, "{found}");
+    assert!(found >= n - n / 60, "{found}");
 }
