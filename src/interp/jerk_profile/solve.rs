@@ -326,48 +326,49 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     let c = 0.5 * (1.0 / ju + 1.0 / jd);
     let s = ju + jd;
 
-    // VEL: cruise at vmax.
+    // VEL: cruise at vmax (reciprocals: a few independent divisions
+    // instead of a chain of them).
     if vel {
-        let rad_a = (vmax - v0 + a0 * a0 / (2.0 * ju)) / c;
-        let rad_b = (vmax - vf + af * af / (2.0 * ju)) / c;
+        let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+        let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+        let ic = 2.0 / (iju + ijd);
+        let rad_a = (vmax - v0 + a0 * a0 * h_ju) * ic;
+        let rad_b = (vmax - vf + af * af * h_ju) * ic;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
             let mut t = [0.0; 7];
             let mut a1 = rad_a.fmax(0.0).sqrt();
             if a1 > amax {
                 a1 = amax;
-                t[1] =
-                    (vmax - v0 - (amax * amax - a0 * a0) / (2.0 * ju) - amax * amax / (2.0 * jd))
-                        / amax;
+                t[1] = (vmax - v0 - (amax * amax - a0 * a0) * h_ju - amax * amax * h_jd) / amax;
             }
-            t[0] = (a1 - a0) / ju;
-            t[2] = a1 / jd;
+            t[0] = (a1 - a0) * iju;
+            t[2] = a1 * ijd;
             let mut a5 = -rad_b.fmax(0.0).sqrt();
             if a5 < amin {
                 a5 = amin;
-                t[5] = (vf - vmax + amin * amin / (2.0 * jd)
-                    - (af * af - amin * amin) / (2.0 * ju))
-                    / amin;
+                t[5] = (vf - vmax + amin * amin * h_jd - (af * af - amin * amin) * h_ju) / amin;
             }
-            t[4] = -a5 / jd;
-            t[6] = (af - a5) / ju;
+            t[4] = -a5 * ijd;
+            t[6] = (af - a5) * iju;
             // Displacement without the cruise, straight-line (phase 4 has
             // zero length here).
+            let (ju6, jd6) = (ju * (1.0 / 6.0), jd * (1.0 / 6.0));
             let (t0, t1, t2) = (t[0], t[1], t[2]);
             let a1 = a0 + t0 * ju;
             let v1 = v0 + t0 * (a0 + 0.5 * t0 * ju);
             let v2 = v1 + t1 * a1;
-            let mut p = t0 * (v0 + t0 * (0.5 * a0 + t0 * ju / 6.0))
+            let mut p = t0 * (v0 + t0 * (0.5 * a0 + t0 * ju6))
                 + t1 * (v1 + 0.5 * t1 * a1)
-                + t2 * (v2 + t2 * (0.5 * a1 - t2 * jd / 6.0));
+                + t2 * (v2 + t2 * (0.5 * a1 - t2 * jd6));
             let v3 = v2 + t2 * (a1 - 0.5 * t2 * jd);
             let a3 = a1 - t2 * jd;
             let (t4, t5, t6) = (t[4], t[5], t[6]);
             let a4 = a3 - t4 * jd;
             let v4 = v3 + t4 * (a3 - 0.5 * t4 * jd);
             let v5 = v4 + t5 * a4;
-            p += t4 * (v3 + t4 * (0.5 * a3 - t4 * jd / 6.0))
+            p += t4 * (v3 + t4 * (0.5 * a3 - t4 * jd6))
                 + t5 * (v4 + 0.5 * t5 * a4)
-                + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju / 6.0));
+                + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju6));
             t[3] = (pd - p) / vmax;
             // A valid cruise at the velocity limit cannot be beaten in
             // this frame.
@@ -388,10 +389,11 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     let no_amax_peak = rad_a < amax * amax * (1.0 - 1e-9);
     let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
 
+    let both = !no_amax_peak && !no_amin_fall;
+
     // Fast search: both plateaus first; when that family holds a valid
     // profile it is the frame's optimum (the families without one are not
     // searched). Otherwise the other families follow as in the full search.
-    let both = !no_amax_peak && !no_amin_fall;
     if fast && both && acc0_acc1(pr, l, sign, best) {
         return true;
     }
@@ -717,7 +719,9 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
     if !(v0 <= vmax && v0 >= vmin && a0 <= amax && a0 >= amin) {
         return (0.0, None);
     }
-    let c = 0.5 * (1.0 / ju + 1.0 / jd);
+    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+    let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+    let ic = 2.0 / (iju + ijd);
     let dv = vf - v0;
     let vs = vmax.fmax(-vmin);
     let gap = if a0 > 0.0 && af > 0.0 {
@@ -728,43 +732,41 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
         None
     };
     let direct = if af >= a0 {
-        (af * af - a0 * a0) / (2.0 * ju)
+        (af * af - a0 * a0) * h_ju
     } else {
-        (a0 * a0 - af * af) / (2.0 * jd)
+        (a0 * a0 - af * af) * h_jd
     };
     // Three phases: ramp to the extreme acceleration a1, plateau, ramp to af.
-    let (j1, j3, a1, tp) = if dv >= direct {
-        let mut a1 = ((dv + a0 * a0 / (2.0 * ju) + af * af / (2.0 * jd)) / c)
+    let (j1, j3, ij1, ij3, a1, tp) = if dv >= direct {
+        let mut a1 = ((dv + a0 * a0 * h_ju + af * af * h_jd) * ic)
             .fmax(0.0)
             .sqrt();
         let mut tp = 0.0;
         if a1 > amax {
             a1 = amax;
-            tp = (dv - (amax * amax - a0 * a0) / (2.0 * ju) - (amax * amax - af * af) / (2.0 * jd))
-                / amax;
+            tp = (dv - (amax * amax - a0 * a0) * h_ju - (amax * amax - af * af) * h_jd) / amax;
         }
-        (ju, -jd, a1, tp)
+        (ju, -jd, iju, -ijd, a1, tp)
     } else {
-        let mut a1 = -((a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju) - dv) / c)
+        let mut a1 = -((a0 * a0 * h_jd + af * af * h_ju - dv) * ic)
             .fmax(0.0)
             .sqrt();
         let mut tp = 0.0;
         if a1 < amin {
             a1 = amin;
-            tp = (dv - (a0 * a0 - amin * amin) / (2.0 * jd) - (af * af - amin * amin) / (2.0 * ju))
-                / amin;
+            tp = (dv - (a0 * a0 - amin * amin) * h_jd - (af * af - amin * amin) * h_ju) / amin;
         }
-        (-jd, ju, a1, tp)
+        (-jd, ju, -ijd, iju, a1, tp)
     };
-    let t1 = ((a1 - a0) / j1).fmax(0.0);
-    let t3 = ((af - a1) / j3).fmax(0.0);
+    let t1 = ((a1 - a0) * ij1).fmax(0.0);
+    let t3 = ((af - a1) * ij3).fmax(0.0);
     let tp = tp.fmax(0.0);
     // Displacement: ramp, plateau, ramp.
     let v1 = v0 + t1 * (a0 + 0.5 * t1 * j1);
-    let mut p = t1 * (v0 + t1 * (0.5 * a0 + t1 * j1 / 6.0));
+    let mut p = t1 * (v0 + t1 * (0.5 * a0 + t1 * j1 * (1.0 / 6.0)));
     p += tp * (v1 + 0.5 * tp * a1);
     let v2 = v1 + tp * a1;
-    p += t3 * (v2 + t3 * (0.5 * a1 + t3 * j3 / 6.0));
+    p += t3 * (v2 + t3 * (0.5 * a1 + t3 * j3 * (1.0 / 6.0)));
     (side(pd, p, vs * (t1 + tp + t3)), gap)
 }
 
