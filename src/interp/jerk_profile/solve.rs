@@ -139,20 +139,20 @@ impl PhaseLim {
     /// returns whether the velocity extremum inside and the end stay within
     /// the bounds (a zero-length phase is skipped).
     #[inline(always)]
-    fn jerk(&self, ti: f64, ji: f64, st: &mut (f64, f64, f64)) -> bool {
+    fn jerk(&self, ti: f64, ji: f64, inv_ji: f64, st: &mut (f64, f64, f64)) -> bool {
         if ti == 0.0 {
             return true;
         }
         let (p, v, a) = *st;
         // Velocity extremum inside the phase (acceleration crosses zero).
-        let tz = -a / ji;
+        let tz = -a * inv_ji;
         if tz > 0.0 && tz < ti {
-            let vz = v - 0.5 * a * a / ji;
+            let vz = v - 0.5 * a * a * inv_ji;
             if vz > self.vhi || vz < self.vlo {
                 return false;
             }
         }
-        let p = p + ti * (v + ti * (0.5 * a + ti * ji / 6.0));
+        let p = p + ti * (v + ti * (0.5 * a + ti * ji * (1.0 / 6.0)));
         let v = v + ti * (a + 0.5 * ti * ji);
         let a = a + ti * ji;
         *st = (p, v, a);
@@ -218,27 +218,28 @@ fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &
         alo: l.amin - tol_a,
     };
     let mut st = (0.0, pr.v0, pr.a0);
+    let (iju, ijd) = (1.0 / l.ju, -1.0 / l.jd);
     // Plateaus and the cruise hold their limit exactly.
-    let ok = lim.jerk(t[0], l.ju, &mut st)
+    let ok = lim.jerk(t[0], l.ju, iju, &mut st)
         && (t[1] == 0.0 || {
             let ok = (st.2 - l.amax).abs() <= tol_a;
             st.2 = l.amax;
             ok && lim.hold(t[1], &mut st)
         })
-        && lim.jerk(t[2], -l.jd, &mut st)
+        && lim.jerk(t[2], -l.jd, ijd, &mut st)
         && (t[3] == 0.0 || {
             let ok = st.2.abs() <= tol_a && (st.1 - l.vmax).abs() <= tol_v;
             st.2 = 0.0;
             st.1 = l.vmax;
             ok && lim.hold(t[3], &mut st)
         })
-        && lim.jerk(t[4], -l.jd, &mut st)
+        && lim.jerk(t[4], -l.jd, ijd, &mut st)
         && (t[5] == 0.0 || {
             let ok = (st.2 - l.amin).abs() <= tol_a;
             st.2 = l.amin;
             ok && lim.hold(t[5], &mut st)
         })
-        && lim.jerk(t[6], l.ju, &mut st);
+        && lim.jerk(t[6], l.ju, iju, &mut st);
     if !ok {
         return false;
     }
@@ -377,6 +378,9 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         return false;
     }
 
+    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+    let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+    let ic = 1.0 / c;
     // Cheap necessary conditions. Where the falling pulse crosses zero
     // acceleration the velocity peaks at `v0 + c·a1² - a0²/(2 ju)`, which
     // may not exceed the limit (the start velocity after a brake), so
@@ -384,8 +388,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     // `a5² ≤ rad_b`. Margins cover `check`'s tolerances.
     let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
     let vtop = vmax.fmax(v0) + 1e-9 * vs;
-    let rad_a = (vtop - v0 + a0 * a0 / (2.0 * ju)) / c;
-    let rad_b = (vtop - vf + af * af / (2.0 * ju)) / c;
+    let rad_a = (vtop - v0 + a0 * a0 * h_ju) * ic;
+    let rad_b = (vtop - vf + af * af * h_ju) * ic;
     let no_amax_peak = rad_a < amax * amax * (1.0 - 1e-9);
     let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
 
@@ -400,7 +404,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
 
     // NONE: phases 1, 3+5 (one pulse of length T), 7.
     // With `g > 0`, `a1 ≥ √g`; when `af ≤ 0` the pulse crosses zero.
-    let g = ((vf - v0) - (af * af - a0 * a0) / (2.0 * ju)) / c;
+    let g = ((vf - v0) - (af * af - a0 * a0) * h_ju) * ic;
     let a1_cap = if af <= 0.0 {
         amax.fmin(rad_a.fmax(0.0).sqrt())
     } else {
@@ -418,8 +422,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
             0.0,
             jd * s * s * (jd + 2.0 * ju),
         ];
-        let mut lo = ((a0 - af) / jd).fmax(0.0);
-        let mut hi = (amax - amin) / jd;
+        let mut lo = ((a0 - af) * ijd).fmax(0.0);
+        let mut hi = (amax - amin) * ijd;
         // With u = jd·T: a1 = (u + g/u)/2 ≤ a1_cap and a5 = (g/u - u)/2 ≥
         // amin bound u (limits widened by the margins above).
         let cap = a1_cap * (1.0 + 1e-9) + 1e-12;
@@ -430,10 +434,10 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
             hi = -1.0;
         } else {
             let (r1, r2) = (d1.fmax(0.0).sqrt(), d2.sqrt());
-            hi = hi.fmin((cap + r1).fmin(r2 - am) / jd);
-            lo = lo.fmax((cap - r1).fmax(-am - r2) / jd);
+            hi = hi.fmin((cap + r1).fmin(r2 - am) * ijd);
+            lo = lo.fmax((cap - r1).fmax(-am - r2) * ijd);
         }
-        let bound = lo * (1.0 + jd / ju) + (af - a0) / ju;
+        let bound = lo * (1.0 + jd * iju) + (af - a0) * iju;
         let roots = if lo <= hi && may_beat(best, bound) {
             poly_roots(poly, lo, hi)
         } else {
@@ -446,7 +450,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
             let h = g / (jd * tt);
             let a1 = 0.5 * (jd * tt + h);
             let a5 = 0.5 * (h - jd * tt);
-            let mut t = [(a1 - a0) / ju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) / ju];
+            let mut t = [(a1 - a0) * iju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) * iju];
             if check(pr, l, &mut t, sign, best) {
                 break; // duration grows with T
             }
@@ -455,12 +459,12 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
     if !(af <= 0.0 && no_amax_peak) {
-        let mut lo = ((amax - af) / jd).fmax(0.0);
-        let mut hi = (amax - amin) / jd;
+        let mut lo = ((amax - af) * ijd).fmax(0.0);
+        let mut hi = (amax - amin) * ijd;
         // In terms of a5 = amax - jd·T: the plateau is not negative when
         // `c·a5² ≥ kk`, and a peak (a5 ≤ 0) needs `a5² ≤ rad_b`.
-        let v1 = v0 + (amax * amax - a0 * a0) / (2.0 * ju);
-        let kk = (v1 - vf + amax * amax / (2.0 * jd) + af * af / (2.0 * ju) - 1e-9 * vs) / c;
+        let v1 = v0 + (amax * amax - a0 * a0) * h_ju;
+        let kk = (v1 - vf + amax * amax * h_jd + af * af * h_ju - 1e-9 * vs) * ic;
         let r = kk.fmax(0.0).sqrt();
         let mut a5_lo = if rad_b >= 0.0 {
             amin.fmax(-rad_b.sqrt())
@@ -474,24 +478,23 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
             a5_lo = a5_lo.fmax(r);
         }
         let m = 1e-9 * (amax - amin);
-        lo = lo.fmax((amax - a5_hi - m) / jd);
-        hi = hi.fmin((amax - a5_lo + m) / jd);
-        let bound = (amax - a0) / ju + lo + (af - amax + jd * lo) / ju;
+        lo = lo.fmax((amax - a5_hi - m) * ijd);
+        hi = hi.fmin((amax - a5_lo + m) * ijd);
+        let bound = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
             let acc0 = |tt: f64| -> [f64; 7] {
                 let mut t = [
-                    (amax - a0) / ju,
+                    (amax - a0) * iju,
                     0.0,
                     tt,
                     0.0,
                     0.0,
                     0.0,
-                    (af - amax + jd * tt) / ju,
+                    (af - amax + jd * tt) * iju,
                 ];
                 // Velocity without the plateau, closed form.
                 let a5 = amax - jd * tt;
-                let v =
-                    v1 + (amax * amax - a5 * a5) / (2.0 * jd) + (af * af - a5 * a5) / (2.0 * ju);
+                let v = v1 + (amax * amax - a5 * a5) * h_jd + (af * af - a5 * a5) * h_ju;
                 t[1] = (vf - v) / amax;
                 t
             };
@@ -517,10 +520,10 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         let mut hi = amax;
         // A peak (a1 > 0) needs `a1² ≤ rad_a`; the plateau is not negative
         // when `c·a1² ≥ k1`.
-        let k1 = (vf - v0 + a0 * a0 / (2.0 * ju) + amin * amin / (2.0 * jd)
-            - (af * af - amin * amin) / (2.0 * ju)
+        let k1 = (vf - v0 + a0 * a0 * h_ju + amin * amin * h_jd
+            - (af * af - amin * amin) * h_ju
             - 1e-9 * vs)
-            / c;
+            * ic;
         let r = k1.fmax(0.0).sqrt();
         let m = 1e-9 * (amax - amin);
         hi = hi.fmin(rad_a.fmax(0.0).sqrt() + m);
@@ -529,23 +532,23 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         } else if lo > -r + m {
             lo = lo.fmax(r - m);
         }
-        let bound = (lo - a0) / ju + (lo - amin) / jd + (af - amin) / ju;
+        let bound = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         if lo <= hi && may_beat(best, bound) {
             let acc1 = |a1: f64| -> [f64; 7] {
                 let mut t = [
-                    (a1 - a0) / ju,
+                    (a1 - a0) * iju,
                     0.0,
-                    (a1 - amin) / jd,
+                    (a1 - amin) * ijd,
                     0.0,
                     0.0,
                     0.0,
-                    (af - amin) / ju,
+                    (af - amin) * iju,
                 ];
                 // Velocity without the plateau, closed form.
                 let v = v0
-                    + (a1 * a1 - a0 * a0) / (2.0 * ju)
-                    + (a1 * a1 - amin * amin) / (2.0 * jd)
-                    + (af * af - amin * amin) / (2.0 * ju);
+                    + (a1 * a1 - a0 * a0) * h_ju
+                    + (a1 * a1 - amin * amin) * h_jd
+                    + (af * af - amin * amin) * h_ju;
                 t[5] = (vf - v) / amin;
                 t
             };
