@@ -421,25 +421,26 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     // Normalised units: acceleration unit a_max, time unit a_max / j_max.
     let au = limits.a_max;
     let tu = limits.a_max / limits.j_max;
-    let vu = au * tu;
-    let pu = vu * tu;
+    // Reciprocals: one division instead of one per velocity/position.
+    let ivu = limits.j_max / (au * au);
+    let ipu = ivu * ivu * au;
     let l = Lim {
-        vmax: limits.v_max / vu,
-        vmin: limits.v_min / vu,
+        vmax: limits.v_max * ivu,
+        vmin: limits.v_min * ivu,
         amax: 1.0,
         amin: limits.a_min / au,
         ju: 1.0,
         jd: -limits.j_min / limits.j_max,
     };
-    let (vf, af) = (target.v / vu, target.a / au);
+    let (vf, af) = (target.v * ivu, target.a / au);
     let reach_tol = 1e-12 * l.vmax.max(-l.vmin);
     if (af > 0.0 && vf - af * af / (2.0 * l.ju) < l.vmin - reach_tol)
         || (af < 0.0 && vf + af * af / (2.0 * l.jd) > l.vmax + reach_tol)
     {
         return Err(ProfileError::TargetUnreachable);
     }
-    let (v0, a0) = (start.v / vu, start.a / au);
-    let pd_total = (target.p - start.p) / pu;
+    let (v0, a0) = (start.v * ivu, start.a / au);
+    let pd_total = (target.p - start.p) * ipu;
     if !pd_total.is_finite() {
         return Err(ProfileError::NonFinite { name: "pf - p0" });
     }

@@ -102,7 +102,7 @@ impl Seven {
 fn run(v0: f64, a0: f64, t: &[f64; 7], ju: f64, jd: f64) -> (f64, f64, f64) {
     let (mut p, mut v, mut a) = (0.0, v0, a0);
     let mut step = |ti: f64, ji: f64| {
-        p += ti * (v + ti * (0.5 * a + ti * ji / 6.0));
+        p += ti * (v + ti * (0.5 * a + ti * ji * (1.0 / 6.0)));
         v += ti * (a + 0.5 * ti * ji);
         a += ti * ji;
     };
@@ -324,7 +324,6 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         jd,
         ..
     } = *l;
-    let c = 0.5 * (1.0 / ju + 1.0 / jd);
     let s = ju + jd;
 
     // VEL: cruise at vmax (reciprocals: a few independent divisions
@@ -332,7 +331,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     if vel {
         let (iju, ijd) = (1.0 / ju, 1.0 / jd);
         let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-        let ic = 2.0 / (iju + ijd);
+        let ic = 2.0 * ju * jd / s;
+        let ivmax = 1.0 / vmax;
         let rad_a = (vmax - v0 + a0 * a0 * h_ju) * ic;
         let rad_b = (vmax - vf + af * af * h_ju) * ic;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
@@ -370,7 +370,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
             p += t4 * (v3 + t4 * (0.5 * a3 - t4 * jd6))
                 + t5 * (v4 + 0.5 * t5 * a4)
                 + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju6));
-            t[3] = (pd - p) / vmax;
+            t[3] = (pd - p) * ivmax;
             // A valid cruise at the velocity limit cannot be beaten in
             // this frame.
             return check_vel(pr, l, &mut t, sign, best);
@@ -380,7 +380,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
 
     let (iju, ijd) = (1.0 / ju, 1.0 / jd);
     let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-    let ic = 1.0 / c;
+    let ic = 2.0 * ju * jd / s;
     // Cheap necessary conditions. Where the falling pulse crosses zero
     // acceleration the velocity peaks at `v0 + c·a1² - a0²/(2 ju)`, which
     // may not exceed the limit (the start velocity after a brake), so
@@ -482,6 +482,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         hi = hi.fmin((amax - a5_lo + m) * ijd);
         let bound = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
+            let iamax = 1.0 / amax;
             let acc0 = |tt: f64| -> [f64; 7] {
                 let mut t = [
                     (amax - a0) * iju,
@@ -495,7 +496,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
                 // Velocity without the plateau, closed form.
                 let a5 = amax - jd * tt;
                 let v = v1 + (amax * amax - a5 * a5) * h_jd + (af * af - a5 * a5) * h_ju;
-                t[1] = (vf - v) / amax;
+                t[1] = (vf - v) * iamax;
                 t
             };
             let t0 = acc0(0.0);
@@ -534,6 +535,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         }
         let bound = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         if lo <= hi && may_beat(best, bound) {
+            let iamin = 1.0 / amin;
             let acc1 = |a1: f64| -> [f64; 7] {
                 let mut t = [
                     (a1 - a0) * iju,
@@ -549,7 +551,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
                     + (a1 * a1 - a0 * a0) * h_ju
                     + (a1 * a1 - amin * amin) * h_jd
                     + (af * af - amin * amin) * h_ju;
-                t[5] = (vf - v) / amin;
+                t[5] = (vf - v) * iamin;
                 t
             };
             let t0 = acc1(0.0);
@@ -583,20 +585,21 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
         amax, amin, ju, jd, ..
     } = *l;
     let mut found = false;
-    let bound = (amax - a0) / ju + (amax - amin) / jd + (af - amin) / ju;
+    let (iju, ijd, iamin) = (1.0 / ju, 1.0 / jd, 1.0 / amin);
+    let bound = (amax - a0) * iju + (amax - amin) * ijd + (af - amin) * iju;
     if may_beat(best, bound) {
         let acc01 = |t2: f64| -> [f64; 7] {
             let mut t = [
-                (amax - a0) / ju,
+                (amax - a0) * iju,
                 t2,
-                (amax - amin) / jd,
+                (amax - amin) * ijd,
                 0.0,
                 0.0,
                 0.0,
-                (af - amin) / ju,
+                (af - amin) * iju,
             ];
             let (_, v, _) = run(v0, a0, &t, ju, jd);
-            t[5] = (vf - v) / amin;
+            t[5] = (vf - v) * iamin;
             t
         };
         let t0 = acc01(0.0);
@@ -724,7 +727,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
     }
     let (iju, ijd) = (1.0 / ju, 1.0 / jd);
     let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-    let ic = 2.0 / (iju + ijd);
+    let ic = 2.0 * ju * jd / (ju + jd);
     let dv = vf - v0;
     let vs = vmax.fmax(-vmin);
     let gap = if a0 > 0.0 && af > 0.0 {
@@ -799,25 +802,26 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let (ju, jd) = (l.ju, l.jd);
-    let c = 0.5 * (1.0 / ju + 1.0 / jd);
+    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+    let ic = 2.0 * ju * jd / (ju + jd);
     let vs = l.vmax.fmax(-l.vmin);
-    let b = a0 * a0 / (2.0 * jd) + af * af / (2.0 * ju);
+    let b = 0.5 * (a0 * a0 * ijd + af * af * iju);
     let dv = vf - v0;
     let r = b - dv;
     let unsure = Some((f64::NEG_INFINITY, 0.0));
     if r < -1e-9 * (vs + v0.abs() + vf.abs()) {
         return None;
     }
-    let m = (r.fmax(0.0) / c).sqrt();
+    let m = (r.fmax(0.0) * ic).sqrt();
     if m <= 1e-6 || -m < l.amin {
         return unsure;
     }
-    let t_a = (a0 - m) / jd + (af - m) / ju;
+    let t_a = (a0 - m) * ijd + (af - m) * iju;
     // The profile at t_b: fall from a0 to -m, rise to af.
-    let (t1, t2) = ((a0 + m) / jd, (af + m) / ju);
+    let (t1, t2) = ((a0 + m) * ijd, (af + m) * iju);
     let v1 = v0 + t1 * (a0 - 0.5 * t1 * jd);
-    let p =
-        t1 * (v0 + t1 * (0.5 * a0 - t1 * jd / 6.0)) + t2 * (v1 + t2 * (-0.5 * m + t2 * ju / 6.0));
+    let p = t1 * (v0 + t1 * (0.5 * a0 - t1 * jd * (1.0 / 6.0)))
+        + t2 * (v1 + t2 * (-0.5 * m + t2 * ju * (1.0 / 6.0)));
     Some((t_a, side(pd, p, vs * (t1 + t2))))
 }
 
