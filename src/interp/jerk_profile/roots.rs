@@ -245,9 +245,12 @@ fn eval_b(c: &[f64; 5], x: f64) -> (f64, f64) {
 fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> f64 {
     // Steps below this are rounding noise (a root at or near 0 included).
     let tol = 4.0 * f64::EPSILON * a.abs().fmax(b.abs());
+    // A Newton correction below this (16 ulp) is not worth the
+    // square root and division of another step.
+    let tol_f = 16.0 * f64::EPSILON * a.abs().fmax(b.abs());
     for _ in 0..100 {
         let (f, d, dd) = eval2(c, x);
-        if f == 0.0 {
+        if f.abs() <= tol_f * d.abs() {
             return x;
         }
         if (f < 0.0) == rising {
