@@ -252,6 +252,12 @@ fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &
     {
         return false;
     }
+    keep(best, l, t, total, sign)
+}
+
+/// Record a validated candidate as the best so far; returns true.
+#[inline(always)]
+fn keep(best: &mut Best, l: &Lim, t: &[f64; 7], total: f64, sign: f64) -> bool {
     best.seven = Some(Seven {
         t: *t,
         total,
@@ -287,14 +293,7 @@ fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -
     if !ok {
         return false;
     }
-    best.seven = Some(Seven {
-        t: *t,
-        total,
-        sign,
-        ju: l.ju,
-        jd: l.jd,
-    });
-    true
+    keep(best, l, t, total, sign)
 }
 
 /// Whether a candidate whose duration is at least `bound` may still beat
