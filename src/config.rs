@@ -18,6 +18,7 @@ use crate::interp::shaping::{ActuatorSettings, Interpolation};
 use crate::model::current_field::CurrentField;
 use crate::model::geodesy::Geodesy;
 use crate::model::pose::parse_pose;
+use crate::model::trig::MathMode;
 use crate::model::{drift, Actuator, ModelVariant, Params};
 
 /// MQTT settings of a live vehicle (`[mqtt]` table).
@@ -272,6 +273,7 @@ pub struct RawVehicle {
     pub lat_origin: S<f64>,
     pub lon_origin: S<f64>,
     pub geodesy: S<String>,
+    pub math: S<String>,
     pub current_field: S<String>,
     pub current_field_active: S<bool>,
     pub app_tick: S<f64>,
@@ -323,6 +325,7 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "lat_origin",
     "lon_origin",
     "geodesy",
+    "math",
     "current_field",
     "current_field_active",
     "app_tick",
@@ -530,6 +533,19 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
                     g.span().start,
                     "geodesy",
                     format!("unknown conversion `{other}`; use \"utm\" or \"local_grid\""),
+                ))
+            }
+        };
+    }
+    if let Some(m) = &raw.math {
+        p.math = match m.get_ref().to_lowercase().as_str() {
+            "fast" => MathMode::Fast,
+            "libm" => MathMode::Libm,
+            other => {
+                return Err(src.error(
+                    m.span().start,
+                    "math",
+                    format!("unknown math `{other}`; use \"fast\" (usim's own trigonometry, the default) or \"libm\" (the C library, bit-identical with uSimMarine on glibc)"),
                 ))
             }
         };
@@ -957,5 +973,26 @@ mod tests {
         let c = parse("lat_origin = 42.0\nlon_origin = -71\ngeodesy = \"local_grid\"\n").unwrap();
         assert_eq!(c.params.origin, Some((42.0, -71.0)));
         assert!(parse("lat_origin = 95.0\nlon_origin = 0\n").is_err());
+    }
+
+    #[test]
+    fn math_mode() {
+        use crate::model::trig::MathMode;
+        assert_eq!(parse("name = \"a\"\n").unwrap().params.math, MathMode::Fast);
+        assert_eq!(
+            parse("math = \"LIBM\"\n").unwrap().params.math,
+            MathMode::Libm
+        );
+        assert_eq!(
+            parse("math = \"fast\"\n").unwrap().params.math,
+            MathMode::Fast
+        );
+        let e = parse("name = \"a\"\nmath = \"glibc\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(":2") && e.contains("math") && e.contains("libm"),
+            "{e}"
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use usim::model::geodesy::{GeoConverter, Geodesy};
+use usim::model::trig::MathMode;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -67,9 +68,16 @@ fn close(a: f64, b: f64, tol: f64, circle: bool) -> bool {
     d <= tol
 }
 
-fn check(case: &str) {
+/// Replays `case` with the position step's trigonometry `math` and compares
+/// it with the C++ run: within the README's tolerances for
+/// `MathMode::Fast`, bit for bit for `MathMode::Libm` (uSimMarine's own
+/// libm calls; `lat_utm`/`lon_utm` are ours, PROJ's, and keep 1e-8°).
+/// Returns the largest difference seen per column.
+fn check(case: &str, math: MathMode) -> HashMap<String, f64> {
     let dir = golden_dir();
-    let mission = usim::mission::load(&dir.join(format!("{case}.toml"))).expect("mission loads");
+    let mut mission =
+        usim::mission::load(&dir.join(format!("{case}.toml"))).expect("mission loads");
+    mission.vehicle.params.math = math;
     let mut out = Vec::new();
     usim::replay::run(&mission, &mut out, |_, _| {}).expect("replay runs");
     let ours = read_csv(&out);
@@ -93,6 +101,7 @@ fn check(case: &str) {
                     (if name == "lat_utm" { la } else { lo }, (1e-8, false))
                 }
                 other => match tolerance(other) {
+                    Some(_) if math == MathMode::Libm => (o[ours.col(other)], (0.0, false)),
                     Some(tc) => (o[ours.col(other)], tc),
                     None => continue,
                 },
@@ -113,16 +122,19 @@ fn check(case: &str) {
     }
     assert!(
         failures.is_empty(),
-        "first differences:\n{}",
+        "{math:?}: first differences:\n{}",
         failures.join("\n")
     );
+    worst
 }
 
 macro_rules! golden {
     ($($name:ident => $case:expr),* $(,)?) => {$(
         #[test]
         fn $name() {
-            check($case);
+            check($case, MathMode::Libm);
+            let worst = check($case, MathMode::Fast);
+            eprintln!("{} (math = fast), largest differences: {worst:?}", $case);
         }
     )*};
 }

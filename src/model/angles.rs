@@ -84,11 +84,22 @@ pub fn snap_to_step(v: f64, step: f64) -> f64 {
     }
     let q = v / step;
     let n = if q >= 0.0 {
-        (q + 0.5).trunc()
+        trunc(q + 0.5)
     } else {
-        (q - 0.5).trunc()
+        trunc(q - 0.5)
     };
     n * step
+}
+
+/// `f64::trunc` without the library call (x86-64 before SSE4.1 has no
+/// rounding instruction): the integer conversion truncates toward zero,
+/// exactly; the sign is put back for −0.
+fn trunc(x: f64) -> f64 {
+    if x.abs() < 4_503_599_627_370_496.0 {
+        ((x as i64) as f64).copysign(x)
+    } else {
+        x // already an integer (or NaN / infinite)
+    }
 }
 
 /// MOOS `isNumber`: optional leading `+`, digits, at most one `.`, a `-` only
@@ -166,6 +177,31 @@ pub fn atof(s: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trunc_is_the_library_trunc() {
+        for x in [
+            0.0,
+            -0.0,
+            0.3,
+            -0.3,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            2.999999999999999,
+            4503599627370495.5,
+            -4503599627370495.5,
+            4503599627370496.0,
+            1e300,
+            -1e300,
+            f64::INFINITY,
+        ] {
+            assert_eq!(trunc(x).to_bits(), x.trunc().to_bits(), "{x}");
+        }
+        assert!(trunc(f64::NAN).is_nan());
+        assert_eq!(snap_to_step(-0.004, 0.01).to_bits(), (-0.0f64).to_bits());
+    }
 
     #[test]
     fn wraps() {

@@ -27,6 +27,8 @@ pub mod pose;
 pub mod position;
 pub mod speed;
 pub mod thrust_map;
+pub mod trig;
+mod trig_tables;
 
 pub use params::{ModelVariant, Params, StartPose};
 
@@ -653,6 +655,7 @@ impl Vehicle {
 
     /// `propagateNodeRecord` for one record: speed, heading, depth, position,
     /// altitude (model.md §6).
+    #[inline(always)]
     fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool, which_gt: bool) {
         let p = &self.params;
         let v_p = rec.speed;
@@ -719,8 +722,9 @@ impl Vehicle {
             (0.0, 0.0)
         };
         let memo = &mut self.trig[usize::from(which_gt)];
-        let pos =
-            position::propagate_position_memo(rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt, memo);
+        let pos = position::propagate_position_memo(
+            rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt, memo, p.math,
+        );
         rec.x = pos.x;
         rec.y = pos.y;
         rec.speed = pos.speed;

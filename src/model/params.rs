@@ -89,6 +89,8 @@ pub struct Params {
     pub origin: Option<(f64, f64)>,
     /// UTM (MOOS default build) or local grid.
     pub geodesy: Geodesy,
+    /// Trigonometry of the position step: usim's own (default) or libm.
+    pub math: super::trig::MathMode,
     /// Built-in current field, added to the drift when active.
     pub current_field: Option<CurrentField>,
     /// Setpoint shaping per actuator and aliases.
@@ -126,6 +128,7 @@ impl Default for Params {
             turn_spd_map_full_rate: 100.0,
             origin: None,
             geodesy: Geodesy::Utm,
+            math: super::trig::MathMode::Fast,
             current_field: None,
             actuators: ActuatorSettings::default(),
         }

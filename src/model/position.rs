@@ -1,6 +1,7 @@
 //! Position step (`SimEngine::propagate`, model.md §10): mean speed, vector
 //! mean heading, drift; speed and heading over ground.
 use super::angles::{deg_to_radians, rel_ang};
+use super::trig::{self, MathMode};
 
 /// Result of the position step.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,7 +39,18 @@ pub fn propagate_position(
     dt_s: f64,
 ) -> PositionOut {
     let mut memo = TrigMemo::default();
-    propagate_position_memo(x_p, y_p, v_p, v_n, h_p, h_n, drift, dt_s, &mut memo)
+    propagate_position_memo(
+        x_p,
+        y_p,
+        v_p,
+        v_n,
+        h_p,
+        h_n,
+        drift,
+        dt_s,
+        &mut memo,
+        MathMode::Libm,
+    )
 }
 
 /// Memo of the position step's trigonometry. A vehicle's prior heading is
@@ -84,6 +96,18 @@ impl TrigMemo {
         }
         self.direction_sc
     }
+
+    /// `math = "fast"`: `(sin φ, cos φ)` of the mean heading of `h_p` and
+    /// `h_n` ([`trig::mean_heading_deg`]), reusing the last one when both
+    /// are the same bits.
+    pub fn mean_direction_fast(&mut self, h_p: f64, h_n: f64) -> (f64, f64) {
+        let key = (h_p.to_bits(), h_n.to_bits());
+        if key != self.sum_bits {
+            self.sum_bits = key;
+            self.direction_sc = trig::sin_cos_deg(trig::mean_heading_deg(h_p, h_n));
+        }
+        self.direction_sc
+    }
 }
 
 /// [`propagate_position`] with its trigonometry memoized in `memo`.
@@ -98,26 +122,39 @@ pub fn propagate_position_memo(
     drift: (f64, f64),
     dt_s: f64,
     memo: &mut TrigMemo,
+    math: MathMode,
 ) -> PositionOut {
     let v_mean = (v_n + v_p) / 2.0;
-    let sc_p = memo.heading_sin_cos(h_p);
-    let sc_n = memo.heading_sin_cos(h_n);
-    let s = sc_p.0 + sc_n.0;
-    let c = sc_p.1 + sc_n.1;
-    let (sin_phi, cos_phi) = memo.direction_sin_cos(s, c);
+    let (sin_phi, cos_phi) = match math {
+        MathMode::Fast => memo.mean_direction_fast(h_p, h_n),
+        MathMode::Libm => {
+            let sc_p = memo.heading_sin_cos(h_p);
+            let sc_n = memo.heading_sin_cos(h_n);
+            let s = sc_p.0 + sc_n.0;
+            let c = sc_p.1 + sc_n.1;
+            memo.direction_sin_cos(s, c)
+        }
+    };
+    let hypot = |a: f64, b: f64| match math {
+        MathMode::Fast => trig::hypot(a, b),
+        MathMode::Libm => a.hypot(b),
+    };
     let xdot = sin_phi * v_mean;
     let ydot = cos_phi * v_mean;
     let x = (x_p + xdot * dt_s) + drift.0 * dt_s;
     let y = (y_p + ydot * dt_s) + drift.1 * dt_s;
-    let magnitude = xdot.hypot(ydot);
+    let magnitude = hypot(xdot, ydot);
     let speed = if v_mean < 0.0 { -magnitude } else { magnitude };
     // Without drift, hypot(ẋ + 0, ẏ + 0) is the same number as above.
     let sog = if drift == (0.0, 0.0) {
         magnitude
     } else {
-        (xdot + drift.0).hypot(ydot + drift.1)
+        hypot(xdot + drift.0, ydot + drift.1)
     };
-    let hog = rel_ang(x_p, y_p, x, y);
+    let hog = match math {
+        MathMode::Fast => trig::rel_ang(x_p, y_p, x, y),
+        MathMode::Libm => rel_ang(x_p, y_p, x, y),
+    };
     PositionOut {
         x,
         y,
