@@ -121,25 +121,49 @@ const EPS_T: f64 = 1e-10;
 const EPS_LIM: f64 = 1e-10;
 const EPS_END: f64 = 1e-9;
 
-/// Best candidate so far.
+/// Best candidate so far; `cap`: candidates whose duration is at least
+/// this are not wanted either (∞ but in the search after a gap).
 struct Best {
     seven: Option<Seven>,
+    cap: f64,
+}
+
+impl Best {
+    fn new() -> Best {
+        Best {
+            seven: None,
+            cap: f64::INFINITY,
+        }
+    }
 }
 
 /// Velocity and acceleration bounds (tolerances included) for [`check`].
+/// `vhi`/`vlo` bound the phase ends (relaxed to the start velocity after a
+/// brake), `vmax`/`vmin` the velocity extrema: after a start beyond a
+/// velocity limit the motion returns monotonically, so no maximum may lie
+/// above `vmax` (no minimum below `vmin`) — once inside, it stays inside.
 struct PhaseLim {
     vhi: f64,
     vlo: f64,
+    vmax: f64,
+    vmin: f64,
     ahi: f64,
     alo: f64,
 }
 
 impl PhaseLim {
-    /// A phase of jerk `ji` for `ti` from `st = (p, v, a)`: advances `st`,
-    /// returns whether the velocity extremum inside and the end stay within
-    /// the bounds (a zero-length phase is skipped).
+    /// A phase of jerk `ji` (> 0 when `UP`, else < 0) for `ti` from
+    /// `st = (p, v, a)`: advances `st`, returns whether the velocity
+    /// extremum inside (a minimum when `UP`, a maximum otherwise) and the
+    /// end stay within the bounds (a zero-length phase is skipped).
     #[inline(always)]
-    fn jerk(&self, ti: f64, ji: f64, inv_ji: f64, st: &mut (f64, f64, f64)) -> bool {
+    fn jerk<const UP: bool>(
+        &self,
+        ti: f64,
+        ji: f64,
+        inv_ji: f64,
+        st: &mut (f64, f64, f64),
+    ) -> bool {
         if ti == 0.0 {
             return true;
         }
@@ -148,7 +172,7 @@ impl PhaseLim {
         let tz = -a * inv_ji;
         if tz > 0.0 && tz < ti {
             let vz = v - 0.5 * a * a * inv_ji;
-            if vz > self.vhi || vz < self.vlo {
+            if (UP && vz < self.vmin) || (!UP && vz > self.vmax) {
                 return false;
             }
         }
@@ -210,36 +234,39 @@ fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &
     let tol_a = EPS_LIM * l.amax.fmax(-l.amin).fmax(pr.a0.abs());
     // After a brake the start may still be beyond a velocity limit while
     // returning towards it (going further would break the other limit):
-    // the motion may not go further out than the start.
+    // the motion may not go further out than the start, and returns
+    // monotonically (the extrema hold the limits themselves).
     let lim = PhaseLim {
         vhi: l.vmax.fmax(pr.v0) + tol_v,
         vlo: l.vmin.fmin(pr.v0) - tol_v,
+        vmax: l.vmax + tol_v,
+        vmin: l.vmin - tol_v,
         ahi: l.amax + tol_a,
         alo: l.amin - tol_a,
     };
     let mut st = (0.0, pr.v0, pr.a0);
     let (iju, ijd) = (1.0 / l.ju, -1.0 / l.jd);
     // Plateaus and the cruise hold their limit exactly.
-    let ok = lim.jerk(t[0], l.ju, iju, &mut st)
+    let ok = lim.jerk::<true>(t[0], l.ju, iju, &mut st)
         && (t[1] == 0.0 || {
             let ok = (st.2 - l.amax).abs() <= tol_a;
             st.2 = l.amax;
             ok && lim.hold(t[1], &mut st)
         })
-        && lim.jerk(t[2], -l.jd, ijd, &mut st)
+        && lim.jerk::<false>(t[2], -l.jd, ijd, &mut st)
         && (t[3] == 0.0 || {
             let ok = st.2.abs() <= tol_a && (st.1 - l.vmax).abs() <= tol_v;
             st.2 = 0.0;
             st.1 = l.vmax;
             ok && lim.hold(t[3], &mut st)
         })
-        && lim.jerk(t[4], -l.jd, ijd, &mut st)
+        && lim.jerk::<false>(t[4], -l.jd, ijd, &mut st)
         && (t[5] == 0.0 || {
             let ok = (st.2 - l.amin).abs() <= tol_a;
             st.2 = l.amin;
             ok && lim.hold(t[5], &mut st)
         })
-        && lim.jerk(t[6], l.ju, iju, &mut st);
+        && lim.jerk::<true>(t[6], l.ju, iju, &mut st);
     if !ok {
         return false;
     }
@@ -301,7 +328,7 @@ fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -
 #[inline]
 fn may_beat(best: &Best, bound: f64) -> bool {
     match &best.seven {
-        Some(b) => bound < b.total * (1.0 + EPS_T) + EPS_T,
+        Some(b) => bound < b.total * (1.0 + EPS_T) + EPS_T && bound < best.cap,
         None => true,
     }
 }
@@ -313,7 +340,19 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 /// profile, ends the search (it is then the frame's optimum); otherwise the
 /// remaining families follow as in the full search.
 #[inline(always)]
-fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut Best) -> bool {
+fn solve_frame(
+    pr: &Prob,
+    l: &Lim,
+    sign: f64,
+    vel: bool,
+    fast: bool,
+    early: Option<(bool, bool)>,
+    best: &mut Best,
+) -> bool {
+    let (early, ea, eb) = match early {
+        Some((ea, eb)) => (true, ea, eb),
+        None => (false, false, false),
+    };
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -370,8 +409,8 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
                 + t5 * (v4 + 0.5 * t5 * a4)
                 + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju6));
             t[3] = (pd - p) * ivmax;
-            // A valid cruise at the velocity limit cannot be beaten in
-            // this frame.
+            // A valid cruise ends the frame's search (but for the
+            // profiles of [`early_after`]).
             return check_vel(pr, l, &mut t, sign, best);
         }
         return false;
@@ -393,11 +432,17 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
 
     let both = !no_amax_peak && !no_amin_fall;
+    // Early mode (see [`early_after`]): the velocity stays below
+    // `w = max(v0, vf)`, so a profile of duration T reaches at most
+    // `max(w, 0)·T`; `reach(T)` is that bound with a margin.
+    let w = v0.fmax(vf).fmax(0.0);
+    let reach = |tmax: f64| w * tmax + 1e-8 * (pd.abs() + vs * tmax);
 
     // Fast search: both plateaus first; when that family holds a valid
     // profile it is the frame's optimum (the families without one are not
     // searched). Otherwise the other families follow as in the full search.
     if fast && both && acc0_acc1(pr, l, sign, best) {
+        early_after(pr, l, sign, None, best);
         return true;
     }
 
@@ -409,7 +454,10 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     } else {
         amax
     };
-    if g <= 0.0 || g <= a1_cap * a1_cap * (1.0 + 1e-9) + 1e-12 {
+    // Early: `a1 ≤ 0` needs `g < 0` and `a0 < 0`, `a5 ≥ 0` needs `g > 0`
+    // and `af > 0`.
+    let none_early = if g < 0.0 { ea } else { eb };
+    if (g <= 0.0 || g <= a1_cap * a1_cap * (1.0 + 1e-9) + 1e-12) && (!early || none_early) {
         let k1 = -a0 * a0 + af * af + 2.0 * ju * (v0 - vf);
         let k2 = -a0 * a0 * a0 + 3.0 * a0 * ju * v0 + af * af * af - 3.0 * af * ju * vf
             + 3.0 * ju * ju * pd;
@@ -423,6 +471,14 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         ];
         let mut lo = ((a0 - af) * ijd).fmax(0.0);
         let mut hi = (amax - amin) * ijd;
+        if early {
+            // a1 ≤ 0 (g < 0) or a5 ≥ 0 (g > 0): u² ≤ |g|; the duration
+            // `T·(1 + jd/ju) + (af - a0)/ju` grows with T.
+            hi = hi.fmin(g.abs().sqrt() * ijd * (1.0 + 1e-9) + 1e-12);
+            if pd > reach(hi * (1.0 + jd * iju) + (af - a0) * iju) {
+                hi = -1.0;
+            }
+        }
         // With u = jd·T: a1 = (u + g/u)/2 ≤ a1_cap and a5 = (g/u - u)/2 ≥
         // amin bound u (limits widened by the margins above).
         let cap = a1_cap * (1.0 + 1e-9) + 1e-12;
@@ -457,9 +513,20 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     }
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
-    if !(af <= 0.0 && no_amax_peak) {
+    if !(af <= 0.0 && no_amax_peak) && (!early || eb) {
         let mut lo = ((amax - af) * ijd).fmax(0.0);
         let mut hi = (amax - amin) * ijd;
+        if early {
+            // a5 = amax - jd·T ≥ 0; the acceleration is then ≥ 0 from its
+            // first zero on, so the plateau gains at most `vf` minus the
+            // lowest velocity.
+            hi = hi.fmin(amax * ijd * (1.0 + 1e-9));
+            let vlow = v0 - (-a0).fmax(0.0).powi(2) * h_ju;
+            let tmax = (amax - a0) * iju + (vf - vlow) / amax + hi + af * iju;
+            if pd > reach(tmax) {
+                hi = -1.0;
+            }
+        }
         // In terms of a5 = amax - jd·T: the plateau is not negative when
         // `c·a5² ≥ kk`, and a peak (a5 ≤ 0) needs `a5² ≤ rad_b`.
         let v1 = v0 + (amax * amax - a0 * a0) * h_ju;
@@ -515,9 +582,19 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
     }
 
     // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
-    if !(a0 >= 0.0 && no_amin_fall) {
+    if !(a0 >= 0.0 && no_amin_fall) && (!early || ea) {
         let mut lo = a0.fmax(amin);
-        let mut hi = amax;
+        // a1 ≤ 0 when `early`: the velocity falls until the last phase,
+        // the plateau by at most `v0 - vmin`.
+        let mut hi = if early { 1e-9 * (amax - amin) } else { amax };
+        if early {
+            let vlow = l.vmin.fmin(v0) - 1e-9 * vs;
+            let tmax = -a0 * iju - amin * ijd + (v0 - vlow) / -amin + (af - amin) * iju;
+            if pd > reach(tmax) {
+                lo = 1.0;
+                hi = -1.0;
+            }
+        }
         // A peak (a1 > 0) needs `a1² ≤ rad_a`; the plateau is not negative
         // when `c·a1² ≥ k1`.
         let k1 = (vf - v0 + a0 * a0 * h_ju + amin * amin * h_jd
@@ -569,7 +646,7 @@ fn solve_frame(pr: &Prob, l: &Lim, sign: f64, vel: bool, fast: bool, best: &mut 
         }
     }
 
-    if !fast && both {
+    if !fast && !early && both {
         acc0_acc1(pr, l, sign, best);
     }
     false
@@ -638,9 +715,9 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
 pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
     let (sign, gap) = direction(pr, l);
     if sign == 0.0 {
-        return solve_both(pr, l);
+        return solve_both(pr, l, gap);
     }
-    let mut best = Best { seven: None };
+    let mut best = Best::new();
     let (mpr, ml) = (pr.mirror(), l.mirror());
     let (first, second) = if sign > 0.0 {
         ((pr, l), (&mpr, &ml))
@@ -650,24 +727,28 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
     // Deciding the family early (see [`solve_frame`]) is only safe without
     // a gap: across one, a longer profile of another family may be valid.
     let fast = gap.is_none();
-    search_frame(first.0, first.1, sign, fast, &mut best);
+    let cap = gap.map(|g| g.cap);
+    search_frame(first.0, first.1, sign, fast, cap, &mut best);
     let done = match (&best.seven, gap) {
         (None, _) => false,
         (Some(_), None) => true,
         // Before the gap, or after it when the gap ends on the same side.
-        (Some(b), Some((t_a, sign2))) => b.total <= t_a || sign2 == sign,
+        (Some(b), Some(g)) => b.total <= g.t_a || g.sign == sign,
     };
     if !done {
-        search_frame(second.0, second.1, -sign, false, &mut best);
+        search_frame(second.0, second.1, -sign, false, cap, &mut best);
     }
     best.seven
 }
 
-/// All candidates of one frame (the cruise first: when valid it cannot be
-/// beaten in this frame).
+/// All candidates of one frame, the cruise first. A valid cruise ends the
+/// search but for the profiles that may still come before it (see
+/// [`early_after`]; `cap`: the end of the durations before a velocity gap).
 #[inline]
-fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
-    if !solve_vel(pr, l, sign, best) {
+fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, cap: Option<f64>, best: &mut Best) {
+    if solve_vel(pr, l, sign, best) {
+        early_after(pr, l, sign, cap, best);
+    } else {
         solve_no_cruise(pr, l, sign, fast, best);
     }
 }
@@ -676,32 +757,101 @@ fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
 /// [`solve_no_cruise`] so each call sets up only what it uses.
 #[inline(never)]
 fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
-    solve_frame(pr, l, sign, true, false, best)
+    solve_frame(pr, l, sign, true, false, None, best)
 }
 
 /// The candidates without cruise of one frame.
 #[inline(never)]
 fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
-    solve_frame(pr, l, sign, false, fast, best);
+    solve_frame(pr, l, sign, false, fast, None, best);
 }
 
-/// Reference for the tests: the full search of both frames.
+/// After a valid cruise or both-plateau profile of one frame, the profiles
+/// of the frame that may still be shorter.
+///
+/// Along the frame's extremal profiles the reachable end position `P(T)`
+/// moves with the duration at `dP/dT = H`, the Hamiltonian, which at the
+/// ends of the falling pulse equals `v(s1) + a1·L/2 = v(s2) - a5·L/2` (`L`
+/// the pulse length, `a1`, `a5` its end accelerations). A later cruise can
+/// only reach `pd` after an earlier profile did when `P` falls back in
+/// between, and that needs `H < 0`: with the pulse starting at `a1 ≤ 0`
+/// (only when `a0 < 0`), `H ≥ v(s2) ≥ vf - max(af, 0)²/(2 ju)`; with it
+/// ending at `a5 ≥ 0` (only when `af > 0`), `H ≥ v(s1) ≥ v0 - min(a0,
+/// 0)²/(2 ju)`. On the other profiles (`a1 ≥ 0 ≥ a5`) `P` falls, if at
+/// all, before it rises — checked (not proven) by the comparison with the
+/// exhaustive search in the tests. Across a velocity gap `P` also jumps
+/// back: then every such one-signed profile up to the gap (`cap`) is
+/// searched. Their velocity never exceeds `w = max(v0, vf)` (it falls
+/// until the last phase, or rises from the first one on), so they reach at
+/// most `max(w, 0)·T`: none when that stays below `pd`.
+#[inline(always)]
+fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, best: &mut Best) {
+    let Some(b) = &best.seven else { return };
+    let Prob { v0, a0, vf, af, .. } = *pr;
+    let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
+    let tol = 1e-9 * vs;
+    let (ea, eb) = if cap.is_some() {
+        (a0 < 0.0, af > 0.0)
+    } else {
+        (
+            a0 < 0.0 && vf - af.fmax(0.0) * af.fmax(0.0) / (2.0 * l.ju) < tol,
+            af > 0.0 && v0 - a0.fmin(0.0) * a0.fmin(0.0) / (2.0 * l.ju) < tol,
+        )
+    };
+    if !(ea || eb) {
+        return;
+    }
+    let cap = cap.unwrap_or(f64::INFINITY);
+    let tmax = b.total.fmin(cap);
+    let w = v0.fmax(vf).fmax(0.0);
+    let reach = w * tmax + 1e-8 * (pr.pd.abs() + vs * tmax);
+    if pr.pd <= reach {
+        best.cap = cap;
+        solve_early(pr, l, sign, ea, eb, best);
+        best.cap = f64::INFINITY;
+    }
+}
+
+/// The candidates without cruise of one frame that start with `a1 ≤ 0`
+/// or end with `a5 ≥ 0` (see [`search_frame`]).
+#[inline(never)]
+fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Best) {
+    solve_frame(pr, l, sign, false, false, Some((ea, eb)), best);
+}
+
+/// Reference for the tests: every family of both frames, without any of
+/// the shortcuts (direction, early stops).
 #[cfg(test)]
 pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
-    solve_both(pr, l)
+    let mut best = Best::new();
+    let (mpr, ml) = (pr.mirror(), l.mirror());
+    solve_vel(pr, l, 1.0, &mut best);
+    solve_vel(&mpr, &ml, -1.0, &mut best);
+    solve_no_cruise(pr, l, 1.0, false, &mut best);
+    solve_no_cruise(&mpr, &ml, -1.0, false, &mut best);
+    best.seven
 }
 
-/// The full search of both frames.
-fn solve_both(pr: &Prob, l: &Lim) -> Option<Seven> {
-    let mut best = Best { seven: None };
+/// The full search of both frames (a valid cruise ends its frame but for
+/// the profiles of [`early_after`]; after a brake all of them).
+fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>) -> Option<Seven> {
+    let mut best = Best::new();
     let (mpr, ml) = (pr.mirror(), l.mirror());
     let up = solve_vel(pr, l, 1.0, &mut best);
     let down = solve_vel(&mpr, &ml, -1.0, &mut best);
-    if !up {
-        solve_no_cruise(pr, l, 1.0, false, &mut best);
-    }
-    if !down {
-        solve_no_cruise(&mpr, &ml, -1.0, false, &mut best);
+    // After a brake (no gap information) any profile may beat the cruise.
+    let inside = pr.v0 <= l.vmax && pr.v0 >= l.vmin && pr.a0 <= l.amax && pr.a0 >= l.amin;
+    let cap = match gap {
+        Some(g) => Some(g.cap),
+        None if !inside => Some(f64::INFINITY),
+        None => None,
+    };
+    for (p, ll, sign, cruise) in [(pr, l, 1.0, up), (&mpr, &ml, -1.0, down)] {
+        if !cruise {
+            solve_no_cruise(p, ll, sign, false, &mut best);
+        } else {
+            early_after(p, ll, sign, cap, &mut best);
+        }
     }
     best.seven
 }
@@ -711,7 +861,7 @@ fn solve_both(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// velocity change, 0 when the start is outside the limits or `pd` is
 /// within rounding of `p*`. `gap`: see [`gap`].
 #[inline]
-pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
+pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -732,7 +882,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<(f64, f64)>) {
     let gap = if a0 > 0.0 && af > 0.0 {
         gap(pr, l)
     } else if a0 < 0.0 && af < 0.0 {
-        gap(&pr.mirror(), &l.mirror()).map(|(t, s)| (t, -s))
+        gap(&pr.mirror(), &l.mirror()).map(|g| Gap { sign: -g.sign, ..g })
     } else {
         None
     };
@@ -798,7 +948,7 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 /// single point `p**`. Returns `(t_a, sign of pd - p**)`; sign 0 when
 /// unsure (both frames are then searched), `None` without a gap.
 #[inline]
-fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
+fn gap(pr: &Prob, l: &Lim) -> Option<Gap> {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let (ju, jd) = (l.ju, l.jd);
     let (iju, ijd) = (1.0 / ju, 1.0 / jd);
@@ -807,21 +957,40 @@ fn gap(pr: &Prob, l: &Lim) -> Option<(f64, f64)> {
     let b = 0.5 * (a0 * a0 * ijd + af * af * iju);
     let dv = vf - v0;
     let r = b - dv;
-    let unsure = Some((f64::NEG_INFINITY, 0.0));
     if r < -1e-9 * (vs + v0.abs() + vf.abs()) {
         return None;
     }
     let m = (r.fmax(0.0) * ic).sqrt();
-    if m <= 1e-6 || -m < l.amin {
-        return unsure;
-    }
     let t_a = (a0 - m) * ijd + (af - m) * iju;
+    let cap = t_a * (1.0 + 1e-9) + 1e-12;
+    if m <= 1e-6 || -m < l.amin {
+        return Some(Gap {
+            t_a: f64::NEG_INFINITY,
+            sign: 0.0,
+            cap,
+        });
+    }
     // The profile at t_b: fall from a0 to -m, rise to af.
     let (t1, t2) = ((a0 + m) * ijd, (af + m) * iju);
     let v1 = v0 + t1 * (a0 - 0.5 * t1 * jd);
     let p = t1 * (v0 + t1 * (0.5 * a0 - t1 * jd * (1.0 / 6.0)))
         + t2 * (v1 + t2 * (-0.5 * m + t2 * ju * (1.0 / 6.0)));
-    Some((t_a, side(pd, p, vs * (t1 + t2))))
+    Some(Gap {
+        t_a,
+        sign: side(pd, p, vs * (t1 + t2)),
+        cap,
+    })
+}
+
+/// A velocity gap (see [`gap`]): `t_a` the end of the durations before it
+/// (-∞ when unsure), `sign` the frame where the reachable positions
+/// restart after it (0 when unsure), `cap` an upper bound on the
+/// durations before it (with a margin).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gap {
+    pub t_a: f64,
+    pub sign: f64,
+    pub cap: f64,
 }
 
 /// A brake of at most two phases `(jerk, duration)` that brings `(v0, a0)`
