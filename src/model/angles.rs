@@ -7,6 +7,9 @@ use std::f64::consts::PI;
 /// Wrap an angle into [0, 360) degrees by repeated ±360 (`angle360`).
 /// Non-finite input is returned as is (the callers never pass it).
 pub fn angle360(mut a: f64) -> f64 {
+    if (0.0..360.0).contains(&a) {
+        return a; // the common case: nothing to wrap
+    }
     if !a.is_finite() {
         return a;
     }

@@ -83,6 +83,50 @@ pub fn propagate_heading(
     dt_s: f64,
     rate_of: impl FnOnce(f64) -> f64,
 ) -> (f64, f64) {
+    propagate_heading_memo(inp, h_p, dt_s, rate_of, &mut TurnFactors::default())
+}
+
+/// The two quotients of the heading step, `rudder·(turn_rate/100)` and
+/// `1 + (thrust − 50)/50`, kept while rudder, rate and thrust stay the same
+/// bits (the common case): the same numbers without two divisions in the
+/// step's longest dependency chain.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnFactors {
+    key: (u64, u64, u64),
+    rate: f64,
+    thrust_factor: f64,
+}
+
+impl Default for TurnFactors {
+    fn default() -> Self {
+        TurnFactors {
+            key: (f64::NAN.to_bits(), 0, 0),
+            rate: 0.0,
+            thrust_factor: 0.0,
+        }
+    }
+}
+
+impl TurnFactors {
+    fn get(&mut self, rudder: f64, tr: f64, thrust: f64) -> (f64, f64) {
+        let key = (rudder.to_bits(), tr.to_bits(), thrust.to_bits());
+        if key != self.key {
+            self.key = key;
+            self.rate = rudder * (tr / 100.0);
+            self.thrust_factor = 1.0 + ((thrust - 50.0) / 50.0);
+        }
+        (self.rate, self.thrust_factor)
+    }
+}
+
+/// [`propagate_heading`] with the turn factors memoized in `memo`.
+pub fn propagate_heading_memo(
+    inp: &HeadingInput,
+    h_p: f64,
+    dt_s: f64,
+    rate_of: impl FnOnce(f64) -> f64,
+    memo: &mut TurnFactors,
+) -> (f64, f64) {
     let mut rudder = inp.rudder;
     let mut thrust = inp.thrust;
     if inp.v_n == 0.0 {
@@ -94,9 +138,10 @@ pub fn propagate_heading(
     }
     let tr = rate_of(inp.turn_rate).clamp(0.0, 100.0);
     let rudder = rudder.clamp(-100.0, 100.0);
-    let mut delta = (rudder * (tr / 100.0)) * dt_s;
+    let (rate, thrust_factor) = memo.get(rudder, tr, thrust);
+    let mut delta = rate * dt_s;
     // (1 + (T − 50)/50)·δ: IEEE multiplication commutes, so this is bit-identical.
-    delta *= 1.0 + ((thrust - 50.0) / 50.0);
+    delta *= thrust_factor;
     delta += dt_s * inp.rotate_speed;
     let h = angle360(delta + h_p);
     (h, yaw_of(h))
@@ -132,6 +177,26 @@ pub fn yaw_of(h: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn memoized_factors_give_the_same_headings() {
+        // rudder, thrust and rate change now and then; the memo must follow
+        let mut memo = TurnFactors::default();
+        let mut h = 10.0;
+        for k in 0..200 {
+            let i = inp(
+                [20.0, -35.5, 100.0, 0.0][(k / 7 + k / 50) % 4],
+                [50.0, 80.0, 80.0, -20.0][k / 50],
+                [70.0, 70.0, 35.0, 100.0][k / 50],
+                1.5,
+            );
+            let a = propagate_heading(&i, h, 0.1, |t| t);
+            let b = propagate_heading_memo(&i, h, 0.1, |t| t, &mut memo);
+            assert_eq!(a.0.to_bits(), b.0.to_bits());
+            assert_eq!(a.1.to_bits(), b.1.to_bits());
+            h = a.0;
+        }
+    }
+
     use super::*;
 
     fn inp(rudder: f64, thrust: f64, tr: f64, v_n: f64) -> HeadingInput {

@@ -223,6 +223,8 @@ pub struct Vehicle {
     posted: Option<Posting>,
     /// Position-step trigonometry memos, NAV and GT records.
     trig: [position::TrigMemo; 2],
+    /// Memo of the heading step's quotients.
+    turn_factors: heading::TurnFactors,
     /// (thrust, M(thrust)) of the last thrust-map lookup.
     map_cache: (f64, f64),
     geo: Option<geodesy::GeoConverter>,
@@ -291,6 +293,7 @@ impl Vehicle {
             nav_heading: None,
             posted: None,
             trig: Default::default(),
+            turn_factors: Default::default(),
             map_cache: (f64::NAN, 0.0),
             geo,
             shaping,
@@ -701,9 +704,11 @@ impl Vehicle {
             };
             if p.variant == ModelVariant::V22 {
                 let tsm = &mut self.tsm;
-                heading::propagate_heading(&inp, h_p, dt, |tr| tsm.rate(tr, v_n))
+                let memo = &mut self.turn_factors;
+                heading::propagate_heading_memo(&inp, h_p, dt, |tr| tsm.rate(tr, v_n), memo)
             } else {
-                heading::propagate_heading(&inp, h_p, dt, |tr| tr)
+                let memo = &mut self.turn_factors;
+                heading::propagate_heading_memo(&inp, h_p, dt, |tr| tr, memo)
             }
         };
         let dp = depth::DepthParams {

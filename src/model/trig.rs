@@ -57,8 +57,9 @@ pub fn sin_cos_deg(h_deg: f64) -> (f64, f64) {
     let z = x * x;
     // sin x = x − x³/3! + x⁵/5! − x⁷/7!; cos x − 1 = −x²/2! + x⁴/4! − x⁶/6!
     // (|x| ≤ 0.0088: the next terms are below 1e-20 relative)
-    let sb = x + (x * z) * (-1.0 / 6.0 + z * (1.0 / 120.0 - z * (1.0 / 5040.0)));
-    let cm1 = z * (-0.5 + z * (1.0 / 24.0 - z * (1.0 / 720.0)));
+    let z2 = z * z;
+    let sb = x + (x * z) * ((-1.0 / 6.0 + z * (1.0 / 120.0)) + z2 * (-1.0 / 5040.0));
+    let cm1 = z * -0.5 + z2 * (1.0 / 24.0 + z * (-1.0 / 720.0));
     (sa + (sa * cm1 + ca * sb), ca + (ca * cm1 - sa * sb))
 }
 
@@ -96,38 +97,52 @@ pub fn hypot(x: f64, y: f64) -> f64 {
     }
 }
 
-/// atan(a/b) in degrees for a, b > 0: by the octant, the nearest k/32 to
-/// the ratio t ≤ 1 from a table, and atan u, u = (t − k/32)/(1 + t·k/32),
-/// |u| ≤ 1/64, by its series.
-pub fn atan_ratio_deg(a: f64, b: f64) -> f64 {
-    let (m, big) = if a > b { (b, a) } else { (a, b) };
+/// 1.5·2⁴⁷: adding and subtracting it rounds t ∈ [0, 1] to the nearest
+/// multiple of 1/32, whose count k is then the low bits of the sum.
+const ROUND_MAGIC_32: f64 = ROUND_MAGIC / 32.0;
+
+/// `sign`·atan(m/big) in degrees for 0 < m ≤ big as `(high, tail)`, the
+/// high part from a table: by the nearest k/32 to t = m/big, and atan u,
+/// u = (t − k/32)/(1 + t·k/32), |u| ≤ 1/64, by its series. `sign` is ±1.
+/// `None` where the ratio could underflow or overflow (zero, huge,
+/// infinite or NaN sides).
+#[inline(always)]
+fn atan_parts(m: f64, big: f64, sign: f64) -> Option<(f64, f64)> {
     if m.is_nan() || big.is_nan() || m <= 1e-290 || big >= 1e290 {
-        // zero, huge, infinite or NaN: the library's answer
-        return (a / b).atan().to_degrees();
+        return None;
     }
     let t = m / big;
-    // k = round(32·t) twice over: as a double for the arithmetic (short
-    // latency) and from its bits for the table index.
-    let shifted = t * 32.0 + ROUND_MAGIC;
-    let c = (shifted - ROUND_MAGIC) * (1.0 / 32.0);
+    let shifted = t + ROUND_MAGIC_32;
+    let c = shifted - ROUND_MAGIC_32; // k/32, exactly
     let k = (shifted.to_bits() & 63) as usize; // 0..=32
                                                // t − c is exact (Sterbenz for k ≥ 1; c = 0 otherwise).
     let u = (t - c) / (1.0 + t * c);
     let z = u * u;
-    // atan u = u − u³/3 + u⁵/5 − u⁷/7 + u⁹/9   (u¹¹/11 < 1e-19·u)
+    // atan u = u − u³/3 + u⁵/5 − u⁷/7 + u⁹/9   (u¹¹/11 < 1e-19·u),
+    // in degrees and signed: r·u + (r·u)·z·p with r = ±180/π
     let p = (-1.0 / 3.0 + z * (1.0 / 5.0)) + (z * z) * (-1.0 / 7.0 + z * (1.0 / 9.0));
+    let ru = (sign * DEG_PER_RAD.0) * u;
     let (hi, lo) = ATAN_DEG[k.min(32)];
-    let theta = hi + (lo + DEG_PER_RAD.0 * (u + (u * z) * p));
-    if a > b {
-        90.0 - theta
-    } else {
-        theta
+    Some((sign * hi, sign * lo + (ru + (ru * z) * p)))
+}
+
+/// atan(a/b) in degrees for a, b > 0 (the octant above 45° by
+/// atan(a/b) = 90° − atan(b/a)).
+pub fn atan_ratio_deg(a: f64, b: f64) -> f64 {
+    let swap = a > b;
+    let (m, big) = if swap { (b, a) } else { (a, b) };
+    let sign = if swap { -1.0 } else { 1.0 };
+    match atan_parts(m, big, sign) {
+        Some((hi, tail)) if swap => (90.0 + hi) + tail,
+        Some((hi, tail)) => hi + tail,
+        None => (a / b).atan().to_degrees(),
     }
 }
 
-/// Marine bearing from A to B in degrees, [0, 360) — uSimMarine's `relAng`
-/// ([`super::angles::rel_ang`]) with [`atan_ratio_deg`] for its
-/// `atan`-then-degrees.
+/// Marine bearing from A to B in degrees, [0, 360): uSimMarine's `relAng`
+/// ([`super::angles::rel_ang`]), `w + sop·atan(|Δy|/|Δx|)` in degrees, with
+/// the octant, the sign and the quadrant folded into one sum after the
+/// series.
 pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
     if xa == xb && ya == yb {
         return 0.0;
@@ -139,9 +154,26 @@ pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
     if xa == xb {
         return if yb > ya { 0.0 } else { 180.0 };
     }
-    let theta = atan_ratio_deg((yb - ya).abs(), (xb - xa).abs());
     let sop = if (yb > ya) == (xb > xa) { -1.0 } else { 1.0 };
-    super::angles::angle360(theta * sop + w)
+    let (ady, adx) = ((yb - ya).abs(), (xb - xa).abs());
+    // bearing = w + sop·θ, θ = atan(ady/adx); above 45°, θ = 90 − θ'.
+    let swap = ady > adx;
+    let (m, big) = if swap { (adx, ady) } else { (ady, adx) };
+    let (base, sign) = if swap {
+        (w + sop * 90.0, -sop)
+    } else {
+        (w, sop)
+    };
+    let Some((hi, tail)) = atan_parts(m, big, sign) else {
+        return super::angles::angle360(atan_ratio_deg(ady, adx) * sop + w);
+    };
+    // base + sign·θ' ∈ [0, 360]: only 360 needs wrapping
+    let r = (base + hi) + tail;
+    if r >= 360.0 {
+        r - 360.0
+    } else {
+        r
+    }
 }
 
 #[cfg(test)]
