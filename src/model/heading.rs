@@ -83,7 +83,8 @@ pub fn propagate_heading(
     dt_s: f64,
     rate_of: impl FnOnce(f64) -> f64,
 ) -> (f64, f64) {
-    propagate_heading_memo(inp, h_p, dt_s, rate_of, &mut TurnFactors::default())
+    let (h, yaw, _) = propagate_heading_memo(inp, h_p, dt_s, rate_of, &mut TurnFactors::default());
+    (h, yaw)
 }
 
 /// The two quotients of the heading step, `rudder·(turn_rate/100)` and
@@ -119,14 +120,15 @@ impl TurnFactors {
     }
 }
 
-/// [`propagate_heading`] with the turn factors memoized in `memo`.
+/// [`propagate_heading`] with the turn factors memoized in `memo`; also
+/// returns the turn of the step before wrapping, degrees.
 pub fn propagate_heading_memo(
     inp: &HeadingInput,
     h_p: f64,
     dt_s: f64,
     rate_of: impl FnOnce(f64) -> f64,
     memo: &mut TurnFactors,
-) -> (f64, f64) {
+) -> (f64, f64, f64) {
     let mut rudder = inp.rudder;
     let mut thrust = inp.thrust;
     if inp.v_n == 0.0 {
@@ -144,7 +146,7 @@ pub fn propagate_heading_memo(
     delta *= thrust_factor;
     delta += dt_s * inp.rotate_speed;
     let h = angle360(delta + h_p);
-    (h, yaw_of(h))
+    (h, yaw_of(h), delta)
 }
 
 /// Differential-thrust heading step (model.md §15.2): at most 36 deg/s,
@@ -191,6 +193,7 @@ mod tests {
             );
             let a = propagate_heading(&i, h, 0.1, |t| t);
             let b = propagate_heading_memo(&i, h, 0.1, |t| t, &mut memo);
+            assert!((b.2 - ((b.0 - h + 540.0).rem_euclid(360.0) - 180.0)).abs() < 1e-9);
             assert_eq!(a.0.to_bits(), b.0.to_bits());
             assert_eq!(a.1.to_bits(), b.1.to_bits());
             h = a.0;

@@ -683,8 +683,9 @@ impl Vehicle {
         }
         let v_n = speed::propagate_speed_raw(self.map_cache.1, &lim, rudder, self.reverse, v_p, dt)
             .unwrap_or(v_p);
-        let (h_n, yaw) = if self.mode_diff {
-            heading::propagate_heading_diff(
+        // (new heading, yaw, the step's mean heading when known from the turn)
+        let (h_n, yaw, h_mean) = if self.mode_diff {
+            let (h_n, yaw) = heading::propagate_heading_diff(
                 self.thrust_l,
                 self.thrust_r,
                 self.rotate_speed,
@@ -692,7 +693,8 @@ impl Vehicle {
                 h_p,
                 dt,
             )
-            .unwrap_or((h_p, rec.yaw))
+            .unwrap_or((h_p, rec.yaw));
+            (h_n, yaw, None)
         } else {
             let inp = heading::HeadingInput {
                 rudder: self.rudder,
@@ -702,14 +704,17 @@ impl Vehicle {
                 v_n,
                 reverse: self.reverse,
             };
-            if p.variant == ModelVariant::V22 {
+            let memo = &mut self.turn_factors;
+            let (h_n, yaw, turn) = if p.variant == ModelVariant::V22 {
                 let tsm = &mut self.tsm;
-                let memo = &mut self.turn_factors;
                 heading::propagate_heading_memo(&inp, h_p, dt, |tr| tsm.rate(tr, v_n), memo)
             } else {
-                let memo = &mut self.turn_factors;
                 heading::propagate_heading_memo(&inp, h_p, dt, |tr| tr, memo)
-            }
+            };
+            // the bisector of h_p and h_n straight from the turn: shorter
+            // than going through the wrapped h_n (math = "fast" only)
+            let mean = (turn.abs() <= 180.0).then_some(h_p + 0.5 * turn);
+            (h_n, yaw, mean)
         };
         let dp = depth::DepthParams {
             buoyancy_rate: self.buoyancy_rate,
@@ -728,7 +733,7 @@ impl Vehicle {
         };
         let memo = &mut self.trig[usize::from(which_gt)];
         let pos = position::propagate_position_memo(
-            rec.x, rec.y, v_p, v_n, h_p, h_n, drift, dt, memo, p.math,
+            rec.x, rec.y, v_p, v_n, h_p, h_n, h_mean, drift, dt, memo, p.math,
         );
         rec.x = pos.x;
         rec.y = pos.y;

@@ -46,6 +46,7 @@ pub fn propagate_position(
         v_n,
         h_p,
         h_n,
+        None,
         drift,
         dt_s,
         &mut memo,
@@ -97,20 +98,21 @@ impl TrigMemo {
         self.direction_sc
     }
 
-    /// `math = "fast"`: `(sin φ, cos φ)` of the mean heading of `h_p` and
-    /// `h_n` ([`trig::mean_heading_deg`]), reusing the last one when both
-    /// are the same bits.
-    pub fn mean_direction_fast(&mut self, h_p: f64, h_n: f64) -> (f64, f64) {
-        let key = (h_p.to_bits(), h_n.to_bits());
+    /// `math = "fast"`: `(sin φ, cos φ)` of the mean heading φ (degrees),
+    /// reusing the last one when φ is the same bits.
+    pub fn mean_direction_fast(&mut self, phi: f64) -> (f64, f64) {
+        let key = (phi.to_bits(), 0);
         if key != self.sum_bits {
             self.sum_bits = key;
-            self.direction_sc = trig::sin_cos_deg(trig::mean_heading_deg(h_p, h_n));
+            self.direction_sc = trig::sin_cos_deg(phi);
         }
         self.direction_sc
     }
 }
 
 /// [`propagate_position`] with its trigonometry memoized in `memo`.
+/// `h_mean`, when given, is the bisector of `h_p` and `h_n` as the caller
+/// knows it from the turn (used by `math = "fast"` only).
 #[allow(clippy::too_many_arguments)]
 pub fn propagate_position_memo(
     x_p: f64,
@@ -119,6 +121,7 @@ pub fn propagate_position_memo(
     v_n: f64,
     h_p: f64,
     h_n: f64,
+    h_mean: Option<f64>,
     drift: (f64, f64),
     dt_s: f64,
     memo: &mut TrigMemo,
@@ -126,7 +129,9 @@ pub fn propagate_position_memo(
 ) -> PositionOut {
     let v_mean = (v_n + v_p) / 2.0;
     let (sin_phi, cos_phi) = match math {
-        MathMode::Fast => memo.mean_direction_fast(h_p, h_n),
+        MathMode::Fast => {
+            memo.mean_direction_fast(h_mean.unwrap_or_else(|| trig::mean_heading_deg(h_p, h_n)))
+        }
         MathMode::Libm => {
             let sc_p = memo.heading_sin_cos(h_p);
             let sc_n = memo.heading_sin_cos(h_n);
@@ -152,7 +157,7 @@ pub fn propagate_position_memo(
         hypot(xdot + drift.0, ydot + drift.1)
     };
     let hog = match math {
-        MathMode::Fast => trig::rel_ang(x_p, y_p, x, y),
+        MathMode::Fast => trig::rel_ang_hinted(x_p, y_p, x, y, xdot + drift.0, ydot + drift.1),
         MathMode::Libm => rel_ang(x_p, y_p, x, y),
     };
     PositionOut {

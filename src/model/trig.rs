@@ -101,29 +101,44 @@ pub fn hypot(x: f64, y: f64) -> f64 {
 /// multiple of 1/32, whose count k is then the low bits of the sum.
 const ROUND_MAGIC_32: f64 = ROUND_MAGIC / 32.0;
 
-/// `sign`·atan(m/big) in degrees for 0 < m ≤ big as `(high, tail)`, the
-/// high part from a table: by the nearest k/32 to t = m/big, and atan u,
-/// u = (t − k/32)/(1 + t·k/32), |u| ≤ 1/64, by its series. `sign` is ±1.
-/// `None` where the ratio could underflow or overflow (zero, huge,
-/// infinite or NaN sides).
+/// The nearest multiple c = k/32 of 1/32 to t ∈ [0, 1] (a little beyond
+/// is fine), as (c, k).
+#[inline(always)]
+fn nearest_32th(t: f64) -> (f64, usize) {
+    let shifted = t + ROUND_MAGIC_32;
+    let c = shifted - ROUND_MAGIC_32; // k/32, exactly
+    let k = (shifted.to_bits() & 63) as usize; // 0..=32
+    (c, k.min(32))
+}
+
+/// `sign`·(atan(k/32) + atan u) in degrees as `(high, tail)`, the high part
+/// from the table, atan u (|u| ≤ 1/32) by its series. `sign` is ±1.
+#[inline(always)]
+fn atan_sum(k: usize, u: f64, sign: f64) -> (f64, f64) {
+    let z = u * u;
+    // atan u = u − u³/3 + u⁵/5 − u⁷/7 + u⁹/9 (− u¹¹/11 + u¹³/13: below
+    // 2e-19·u at |u| ≤ 1/64, the usual range, and 8e-17·u at 1/32), in
+    // degrees and signed: r·u + (r·u)·z·p with r = ±180/π
+    let p = (-1.0 / 3.0 + z * (1.0 / 5.0)) + (z * z) * (-1.0 / 7.0 + z * (1.0 / 9.0));
+    let ru = (sign * DEG_PER_RAD.0) * u;
+    let (hi, lo) = ATAN_DEG[k];
+    (sign * hi, sign * lo + (ru + (ru * z) * p))
+}
+
+/// `sign`·atan(m/big) in degrees for 0 < m ≤ big as `(high, tail)`: by the
+/// nearest k/32 to t = m/big, and atan u, u = (t − k/32)/(1 + t·k/32),
+/// |u| ≤ 1/64. `None` where the ratio could underflow or overflow (zero,
+/// huge, infinite or NaN sides).
 #[inline(always)]
 fn atan_parts(m: f64, big: f64, sign: f64) -> Option<(f64, f64)> {
     if m.is_nan() || big.is_nan() || m <= 1e-290 || big >= 1e290 {
         return None;
     }
     let t = m / big;
-    let shifted = t + ROUND_MAGIC_32;
-    let c = shifted - ROUND_MAGIC_32; // k/32, exactly
-    let k = (shifted.to_bits() & 63) as usize; // 0..=32
-                                               // t − c is exact (Sterbenz for k ≥ 1; c = 0 otherwise).
+    let (c, k) = nearest_32th(t);
+    // t − c is exact (Sterbenz for k ≥ 1; c = 0 otherwise).
     let u = (t - c) / (1.0 + t * c);
-    let z = u * u;
-    // atan u = u − u³/3 + u⁵/5 − u⁷/7 + u⁹/9   (u¹¹/11 < 1e-19·u),
-    // in degrees and signed: r·u + (r·u)·z·p with r = ±180/π
-    let p = (-1.0 / 3.0 + z * (1.0 / 5.0)) + (z * z) * (-1.0 / 7.0 + z * (1.0 / 9.0));
-    let ru = (sign * DEG_PER_RAD.0) * u;
-    let (hi, lo) = ATAN_DEG[k.min(32)];
-    Some((sign * hi, sign * lo + (ru + (ru * z) * p)))
+    Some(atan_sum(k, u, sign))
 }
 
 /// atan(a/b) in degrees for a, b > 0 (the octant above 45° by
@@ -168,6 +183,55 @@ pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
         return super::angles::angle360(atan_ratio_deg(ady, adx) * sop + w);
     };
     // base + sign·θ' ∈ [0, 360]: only 360 needs wrapping
+    let r = (base + hi) + tail;
+    if r >= 360.0 {
+        r - 360.0
+    } else {
+        r
+    }
+}
+
+/// [`rel_ang`] when the displacement from A to B is expected to point
+/// along (hx, hy) — the step's velocity over ground. The octant and the
+/// table entry come from the hint, which is known before B is, so B itself
+/// costs one division: u = (m − c·big)/(big + c·m). Falls back to
+/// [`rel_ang`] when the hint is off (|u| > 1/32) or unusable.
+pub fn rel_ang_hinted(xa: f64, ya: f64, xb: f64, yb: f64, hx: f64, hy: f64) -> f64 {
+    let (hax, hay) = (hx.abs(), hy.abs());
+    let swap = hay > hax;
+    let (hm, hb) = if swap { (hax, hay) } else { (hay, hax) };
+    if hm.is_nan() || hb.is_nan() || hb <= 1e-290 || hb >= 1e290 {
+        return rel_ang(xa, ya, xb, yb);
+    }
+    let (c, k) = nearest_32th(hm / hb);
+    if xa == xb && ya == yb {
+        return 0.0;
+    }
+    let w = if xb > xa { 90.0 } else { 270.0 };
+    if ya == yb {
+        return w;
+    }
+    if xa == xb {
+        return if yb > ya { 0.0 } else { 180.0 };
+    }
+    let sop = if (yb > ya) == (xb > xa) { -1.0 } else { 1.0 };
+    let (ady, adx) = ((yb - ya).abs(), (xb - xa).abs());
+    let (m, big) = if swap { (adx, ady) } else { (ady, adx) };
+    if m.is_nan() || big.is_nan() || m <= 1e-290 || big >= 1e290 {
+        return rel_ang(xa, ya, xb, yb);
+    }
+    // u = (t − c)/(1 + t·c) with t = m/big, in one division; the rounding of
+    // c·big costs at most half an ulp of m
+    let u = (m - c * big) / (big + c * m);
+    if u.is_nan() || u.abs() > 1.0 / 32.0 {
+        return rel_ang(xa, ya, xb, yb);
+    }
+    let (base, sign) = if swap {
+        (w + sop * 90.0, -sop)
+    } else {
+        (w, sop)
+    };
+    let (hi, tail) = atan_sum(k, u, sign);
     let r = (base + hi) + tail;
     if r >= 360.0 {
         r - 360.0
@@ -336,8 +400,19 @@ mod tests {
             let b = super::super::angles::rel_ang(p[0], p[1], p[2], p[3]);
             let d = (a - b).abs();
             assert!(d.min(360.0 - d) < 1e-12, "{p:?}: {a} vs {b}");
+            // hinted by a direction off by up to 2 degrees, or by nonsense
+            let e = (r.next() - 0.5) * 4.0f64.to_radians();
+            let (dx, dy) = (p[2] - p[0], p[3] - p[1]);
+            let (hx, hy) = (dx * e.cos() + dy * e.sin(), dy * e.cos() - dx * e.sin());
+            for (hx, hy) in [(hx, hy), (-hy, hx), (0.0, 0.0), (f64::NAN, 1.0)] {
+                let h = rel_ang_hinted(p[0], p[1], p[2], p[3], hx, hy);
+                let d = (h - b).abs();
+                assert!(d.min(360.0 - d) < 1e-12, "{p:?} hint {hx} {hy}: {h} vs {b}");
+            }
         }
         assert_eq!(rel_ang(0.0, 0.0, 1.0, 1.0), 45.0);
+        assert_eq!(rel_ang_hinted(0.0, 0.0, 1.0, 1.0, 1.0, 1.0), 45.0);
+        assert_eq!(rel_ang_hinted(5.0, 5.0, 5.0, 5.0, 1.0, 1.0), 0.0);
         assert_eq!(rel_ang(0.0, 0.0, 0.0, -1.0), 180.0);
         assert_eq!(rel_ang(0.0, 0.0, -1.0, 0.0), 270.0);
         assert_eq!(rel_ang(2.0, 2.0, 2.0, 2.0), 0.0);
