@@ -8,9 +8,10 @@
 //! those calls were half the cost of a turning step. These kernels are
 //! within two ulps of the correctly rounded result (checked against
 //! mpmath's values), take a fraction of the time, and give the same bits
-//! on every platform: a replay no longer depends on the machine's C
-//! library. Against the C++ the positions differ in the last bits (about
-//! 1e-12 m over the golden runs, whose tolerance is 1e-6 m).
+//! on every platform: positions, speeds and headings over ground no
+//! longer depend on the machine's C library. Against the C++ the positions
+//! differ in the last bits (below 1e-12 m over the golden runs, whose
+//! tolerance is 1e-6 m).
 //! `math = "libm"` keeps uSimMarine's calls in its order: bit-identical
 //! with the C++ on glibc x86-64 (`tests/golden.rs` checks both modes).
 //!
