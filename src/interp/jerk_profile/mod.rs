@@ -248,21 +248,79 @@ pub struct Setpoint {
 /// 1/6 (a multiplication is cheaper than a division by 6).
 const SIXTH: f64 = 1.0 / 6.0;
 
-/// Maximum number of constant-jerk segments (2 brake + 7 motion).
-const MAX_SEGMENTS: usize = 9;
+/// Number of constant-jerk segments: 2 brake + 7 motion, zero-length
+/// ones included (no branches when filling, nothing left unset).
+const SEGMENTS: usize = 9;
 
 /// A planned motion: constant-jerk segments from `t = 0` (relative time, s).
 #[derive(Clone, Copy, Debug)]
 pub struct Profile {
-    n: usize,
-    /// Segment start times, s; `start[n]` is the duration.
-    start: [f64; MAX_SEGMENTS + 1],
-    p: [f64; MAX_SEGMENTS],
-    v: [f64; MAX_SEGMENTS],
-    a: [f64; MAX_SEGMENTS],
-    j: [f64; MAX_SEGMENTS],
-    brake: f64,
+    /// Segment start times, s; `start[SEGMENTS]` is the duration, segments
+    /// 0 and 1 the brake (zero-length without one).
+    start: [f64; SEGMENTS + 1],
+    /// State at each segment's start: position u, velocity u/s,
+    /// acceleration u/s²; and its jerk, u/s³.
+    p: [f64; SEGMENTS],
+    v: [f64; SEGMENTS],
+    a: [f64; SEGMENTS],
+    j: [f64; SEGMENTS],
     target: State,
+}
+
+/// The segments of a [`Profile`] being built, in order (every slot is
+/// written once; with the pushes unrolled the arrays stay in registers and
+/// go straight into the result).
+struct Fill {
+    start: [f64; SEGMENTS + 1],
+    p: [f64; SEGMENTS],
+    v: [f64; SEGMENTS],
+    a: [f64; SEGMENTS],
+    j: [f64; SEGMENTS],
+    i: usize,
+}
+
+impl Fill {
+    #[inline(always)]
+    fn new() -> Fill {
+        Fill {
+            start: [0.0; SEGMENTS + 1],
+            p: [0.0; SEGMENTS],
+            v: [0.0; SEGMENTS],
+            a: [0.0; SEGMENTS],
+            j: [0.0; SEGMENTS],
+            i: 0,
+        }
+    }
+
+    /// Set the next segment to `dur` s at jerk `j` from `s`, and advance
+    /// `s` to its end.
+    #[inline(always)]
+    fn push(&mut self, dur: f64, j: f64, s: &mut State) {
+        let i = self.i;
+        self.p[i] = s.p;
+        self.v[i] = s.v;
+        self.a[i] = s.a;
+        self.j[i] = j;
+        self.start[i + 1] = self.start[i] + dur;
+        self.i += 1;
+        if dur > 0.0 {
+            s.p += dur * (s.v + dur * (0.5 * s.a + dur * j * SIXTH));
+            s.v += dur * (s.a + 0.5 * dur * j);
+            s.a += dur * j;
+        }
+    }
+
+    #[inline(always)]
+    fn finish(self, target: State) -> Profile {
+        Profile {
+            start: self.start,
+            p: self.p,
+            v: self.v,
+            a: self.a,
+            j: self.j,
+            target,
+        }
+    }
 }
 
 impl Profile {
@@ -270,42 +328,24 @@ impl Profile {
     /// acceleration) — the result of an already reached target.
     fn hold(s: State) -> Profile {
         Profile {
-            n: 0,
-            start: [0.0; MAX_SEGMENTS + 1],
-            p: [0.0; MAX_SEGMENTS],
-            v: [0.0; MAX_SEGMENTS],
-            a: [0.0; MAX_SEGMENTS],
-            j: [0.0; MAX_SEGMENTS],
-            brake: 0.0,
+            start: [0.0; SEGMENTS + 1],
+            p: [s.p; SEGMENTS],
+            v: [s.v; SEGMENTS],
+            a: [s.a; SEGMENTS],
+            j: [0.0; SEGMENTS],
             target: s,
         }
     }
 
-    /// Append a segment of `dur` s at jerk `j` from `s`, and advance `s`
-    /// to its end.
-    #[inline(always)]
-    fn push_integrate(&mut self, dur: f64, j: f64, s: &mut State) {
-        let i = self.n;
-        self.p[i] = s.p;
-        self.v[i] = s.v;
-        self.a[i] = s.a;
-        self.j[i] = j;
-        self.start[i + 1] = self.start[i] + dur;
-        self.n += 1;
-        s.p += dur * (s.v + dur * (0.5 * s.a + dur * j * SIXTH));
-        s.v += dur * (s.a + 0.5 * dur * j);
-        s.a += dur * j;
-    }
-
     /// Total duration, s (brake included).
     pub fn duration(&self) -> f64 {
-        self.start[self.n]
+        self.start[SEGMENTS]
     }
 
     /// Duration of the initial brake, s (0 when the start was inside the
     /// limits).
     pub fn brake_duration(&self) -> f64 {
-        self.brake
+        self.start[2]
     }
 
     /// The target state.
@@ -315,7 +355,9 @@ impl Profile {
 
     /// The segments as `(start time s, duration s, jerk u/s³)`.
     pub fn segments(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
-        (0..self.n).map(|i| (self.start[i], self.start[i + 1] - self.start[i], self.j[i]))
+        (0..SEGMENTS)
+            .filter(|&i| self.start[i + 1] > self.start[i])
+            .map(|i| (self.start[i], self.start[i + 1] - self.start[i], self.j[i]))
     }
 
     /// The setpoint at time `t` s after the start. Before 0 the start state
@@ -323,13 +365,9 @@ impl Profile {
     /// acceleration (jerk 0).
     #[inline]
     pub fn at(&self, t: f64) -> Setpoint {
-        let n = self.n;
-        if t >= self.start[n] || t.is_nan() {
-            let dt = if t.is_finite() {
-                t - self.start[n]
-            } else {
-                0.0
-            };
+        let end = self.start[SEGMENTS];
+        if t >= end || t.is_nan() {
+            let dt = if t.is_finite() { t - end } else { 0.0 };
             let s = self.target;
             return Setpoint {
                 p: s.p + dt * (s.v + 0.5 * dt * s.a),
@@ -338,9 +376,11 @@ impl Profile {
                 j: 0.0,
             };
         }
+        // The last segment starting at or before `t` (start times do not
+        // decrease; zero-length segments are passed over).
         let mut i = 0;
-        while i + 1 < n && t >= self.start[i + 1] {
-            i += 1;
+        for k in 1..SEGMENTS {
+            i += (t >= self.start[k]) as usize;
         }
         let dt = (t - self.start[i]).max(0.0);
         let (p, v, a, j) = (self.p[i], self.v[i], self.a[i], self.j[i]);
@@ -448,7 +488,6 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
         return Ok(Profile::hold(target));
     }
 
-    let mut prof = Profile::hold(target);
     // Brake back inside the limits.
     let br = solve::brake(v0, a0, &l);
     let braked = br[0].1 > 0.0 || br[1].1 > 0.0;
@@ -472,14 +511,10 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     // Back to user units.
     let mut s = start;
     let ju_ = limits.j_max;
-    if braked {
-        for &(j, t) in &br {
-            if t > 0.0 {
-                prof.push_integrate(t * tu, j * ju_, &mut s);
-            }
-        }
+    let mut fill = Fill::new();
+    for &(j, t) in &br {
+        fill.push(t * tu, j * ju_, &mut s);
     }
-    prof.brake = prof.duration();
     // Plateaus and cruise hold their limit exactly (no drift over long
     // phases).
     let (a_hi, a_lo, v_cruise) = if seven.sign > 0.0 {
@@ -499,10 +534,10 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
                 5 => s.a = a_lo,
                 _ => {}
             }
-            prof.push_integrate(ti * tu, seven.jerk(i) * ju_, &mut s);
         }
+        fill.push(ti * tu, seven.jerk(i) * ju_, &mut s);
     }
-    Ok(prof)
+    Ok(fill.finish(target))
 }
 
 /// The stateless "simulation mode": every setpoint of the motion from
