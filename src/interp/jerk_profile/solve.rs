@@ -95,24 +95,17 @@ impl Seven {
     }
 }
 
-/// End state `(p, v, a)` after the phases `t` of the UDDU jerk pattern
-/// `+ju, 0, -jd, 0, -jd, 0, +ju` from `(0, v0, a0)` (straight-line: a
-/// zero-length phase adds nothing).
+/// End state `(p, v, a)` after the phases `(duration, jerk)` from
+/// `(0, v0, a0)`, only those of the UDDU pattern with a length (straight
+/// line: a negative duration extrapolates).
 #[inline(always)]
-fn run(v0: f64, a0: f64, t: &[f64; 7], ju: f64, jd: f64) -> (f64, f64, f64) {
+fn run<const N: usize>(v0: f64, a0: f64, ph: [(f64, f64); N]) -> (f64, f64, f64) {
     let (mut p, mut v, mut a) = (0.0, v0, a0);
-    let mut step = |ti: f64, ji: f64| {
+    for (ti, ji) in ph {
         p += ti * (v + ti * (0.5 * a + ti * ji * (1.0 / 6.0)));
         v += ti * (a + 0.5 * ti * ji);
         a += ti * ji;
-    };
-    step(t[0], ju);
-    step(t[1], 0.0);
-    step(t[2], -jd);
-    step(t[3], 0.0);
-    step(t[4], -jd);
-    step(t[5], 0.0);
-    step(t[6], ju);
+    }
     (p, v, a)
 }
 
@@ -566,7 +559,7 @@ fn solve_frame(
                 t
             };
             let t0 = acc0(0.0);
-            let (p0, _, _) = run(v0, a0, &t0, ju, jd);
+            let (p0, _, _) = run(v0, a0, [(t0[0], ju), (t0[1], 0.0), (t0[6], ju)]);
             let poly = [
                 24.0 * amax * ju * ju * (p0 - pd),
                 0.0,
@@ -631,7 +624,11 @@ fn solve_frame(
                 t
             };
             let t0 = acc1(0.0);
-            let (p0, _, _) = run(v0, a0, &t0, ju, jd);
+            let (p0, _, _) = run(
+                v0,
+                a0,
+                [(t0[0], ju), (t0[2], -jd), (t0[5], 0.0), (t0[6], ju)],
+            );
             let poly = [
                 24.0 * amin * jd * jd * ju * ju * (p0 - pd),
                 12.0 * amin * jd * s * (2.0 * ju * v0 - a0 * a0),
@@ -674,12 +671,16 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
                 0.0,
                 (af - amin) * iju,
             ];
-            let (_, v, _) = run(v0, a0, &t, ju, jd);
+            let (_, v, _) = run(v0, a0, [(t[0], ju), (t[1], 0.0), (t[2], -jd), (t[6], ju)]);
             t[5] = (vf - v) * iamin;
             t
         };
         let t0 = acc01(0.0);
-        let (p0, _, _) = run(v0, a0, &t0, ju, jd);
+        let (p0, _, _) = run(
+            v0,
+            a0,
+            [(t0[0], ju), (t0[2], -jd), (t0[5], 0.0), (t0[6], ju)],
+        );
         let da = amax - amin;
         let poly = [
             24.0 * amin * jd * jd * ju * ju * (p0 - pd),
