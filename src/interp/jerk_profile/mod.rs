@@ -464,14 +464,14 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     // Reciprocals: one division instead of one per velocity/position.
     let ivu = limits.j_max / (au * au);
     let ipu = ivu * ivu * au;
-    let l = Lim {
-        vmax: limits.v_max * ivu,
-        vmin: limits.v_min * ivu,
-        amax: 1.0,
-        amin: limits.a_min / au,
-        ju: 1.0,
-        jd: -limits.j_min / limits.j_max,
-    };
+    let l = Lim::new(
+        limits.v_max * ivu,
+        limits.v_min * ivu,
+        1.0,
+        limits.a_min / au,
+        1.0,
+        -limits.j_min / limits.j_max,
+    );
     let (vf, af) = (target.v * ivu, target.a / au);
     let reach_tol = 1e-12 * l.vmax.max(-l.vmin);
     if (af > 0.0 && vf - af * af / (2.0 * l.ju) < l.vmin - reach_tol)

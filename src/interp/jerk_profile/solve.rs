@@ -25,7 +25,8 @@
 use super::roots::{poly_roots, roots_in, FastMinMax};
 
 /// Limits in one frame: `vmax > 0 > vmin`, `amax > 0 > amin`; `ju` is the
-/// rising jerk, `jd` the magnitude of the falling jerk (both > 0).
+/// rising jerk, `jd` the magnitude of the falling jerk (both > 0). The
+/// reciprocals are computed once (multiplications instead of divisions).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lim {
     pub vmax: f64,
@@ -34,9 +35,40 @@ pub(crate) struct Lim {
     pub amin: f64,
     pub ju: f64,
     pub jd: f64,
+    /// `1/ju`, `1/jd`.
+    pub iju: f64,
+    pub ijd: f64,
+    /// `1/c = 2·ju·jd/(ju + jd)`: a fall and a rise between 0 and `a`
+    /// change the velocity by `c·a²`.
+    pub ic: f64,
+    /// `1/amax`, `1/amin`, `1/vmax`, `1/vmin`.
+    pub iamax: f64,
+    pub iamin: f64,
+    pub ivmax: f64,
+    pub ivmin: f64,
 }
 
 impl Lim {
+    /// Limits and their reciprocals.
+    #[inline(always)]
+    pub fn new(vmax: f64, vmin: f64, amax: f64, amin: f64, ju: f64, jd: f64) -> Lim {
+        Lim {
+            vmax,
+            vmin,
+            amax,
+            amin,
+            ju,
+            jd,
+            iju: 1.0 / ju,
+            ijd: 1.0 / jd,
+            ic: 2.0 * ju * jd / (ju + jd),
+            iamax: 1.0 / amax,
+            iamin: 1.0 / amin,
+            ivmax: 1.0 / vmax,
+            ivmin: 1.0 / vmin,
+        }
+    }
+
     /// The limits seen with every sign flipped.
     pub fn mirror(&self) -> Lim {
         Lim {
@@ -46,6 +78,13 @@ impl Lim {
             amin: -self.amax,
             ju: self.jd,
             jd: self.ju,
+            iju: self.ijd,
+            ijd: self.iju,
+            ic: self.ic,
+            iamax: -self.iamin,
+            iamin: -self.iamax,
+            ivmax: -self.ivmin,
+            ivmin: -self.ivmax,
         }
     }
 }
@@ -238,7 +277,7 @@ fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &
         alo: l.amin - tol_a,
     };
     let mut st = (0.0, pr.v0, pr.a0);
-    let (iju, ijd) = (1.0 / l.ju, -1.0 / l.jd);
+    let (iju, ijd) = (l.iju, -l.ijd);
     // Plateaus and the cruise hold their limit exactly.
     let ok = lim.jerk::<true>(t[0], l.ju, iju, &mut st)
         && (t[1] == 0.0 || {
@@ -307,8 +346,8 @@ fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -
     }
     let tol_v = EPS_LIM * l.vmax.fmax(-l.vmin);
     let vlo = l.vmin - tol_v;
-    let dip0 = pr.v0 - 0.5 * pr.a0 * pr.a0 / l.ju;
-    let dipf = pr.vf - 0.5 * pr.af * pr.af / l.ju;
+    let dip0 = pr.v0 - 0.5 * pr.a0 * pr.a0 * l.iju;
+    let dipf = pr.vf - 0.5 * pr.af * pr.af * l.iju;
     let ok = !((pr.a0 < 0.0 && dip0 < vlo) || (pr.af > 0.0 && dipf < vlo));
     if !ok {
         return false;
@@ -360,10 +399,8 @@ fn solve_frame(
     // VEL: cruise at vmax (reciprocals: a few independent divisions
     // instead of a chain of them).
     if vel {
-        let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+        let (iju, ijd, ic, ivmax) = (l.iju, l.ijd, l.ic, l.ivmax);
         let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-        let ic = 2.0 * ju * jd / s;
-        let ivmax = 1.0 / vmax;
         let rad_a = (vmax - v0 + a0 * a0 * h_ju) * ic;
         let rad_b = (vmax - vf + af * af * h_ju) * ic;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
@@ -371,14 +408,14 @@ fn solve_frame(
             let mut a1 = rad_a.fmax(0.0).sqrt();
             if a1 > amax {
                 a1 = amax;
-                t[1] = (vmax - v0 - (amax * amax - a0 * a0) * h_ju - amax * amax * h_jd) / amax;
+                t[1] = (vmax - v0 - (amax * amax - a0 * a0) * h_ju - amax * amax * h_jd) * l.iamax;
             }
             t[0] = (a1 - a0) * iju;
             t[2] = a1 * ijd;
             let mut a5 = -rad_b.fmax(0.0).sqrt();
             if a5 < amin {
                 a5 = amin;
-                t[5] = (vf - vmax + amin * amin * h_jd - (af * af - amin * amin) * h_ju) / amin;
+                t[5] = (vf - vmax + amin * amin * h_jd - (af * af - amin * amin) * h_ju) * l.iamin;
             }
             t[4] = -a5 * ijd;
             t[6] = (af - a5) * iju;
@@ -409,9 +446,8 @@ fn solve_frame(
         return false;
     }
 
-    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+    let (iju, ijd, ic) = (l.iju, l.ijd, l.ic);
     let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-    let ic = 2.0 * ju * jd / s;
     // Cheap necessary conditions. Where the falling pulse crosses zero
     // acceleration the velocity peaks at `v0 + c·a1² - a0²/(2 ju)`, which
     // may not exceed the limit (the start velocity after a brake), so
@@ -515,7 +551,7 @@ fn solve_frame(
             // lowest velocity.
             hi = hi.fmin(amax * ijd * (1.0 + 1e-9));
             let vlow = v0 - (-a0).fmax(0.0).powi(2) * h_ju;
-            let tmax = (amax - a0) * iju + (vf - vlow) / amax + hi + af * iju;
+            let tmax = (amax - a0) * iju + (vf - vlow) * l.iamax + hi + af * iju;
             if pd > reach(tmax) {
                 hi = -1.0;
             }
@@ -541,7 +577,7 @@ fn solve_frame(
         hi = hi.fmin((amax - a5_lo + m) * ijd);
         let bound = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
-            let iamax = 1.0 / amax;
+            let iamax = l.iamax;
             let acc0 = |tt: f64| -> [f64; 7] {
                 let mut t = [
                     (amax - a0) * iju,
@@ -582,7 +618,7 @@ fn solve_frame(
         let mut hi = if early { 1e-9 * (amax - amin) } else { amax };
         if early {
             let vlow = l.vmin.fmin(v0) - 1e-9 * vs;
-            let tmax = -a0 * iju - amin * ijd + (v0 - vlow) / -amin + (af - amin) * iju;
+            let tmax = -a0 * iju - amin * ijd - (v0 - vlow) * l.iamin + (af - amin) * iju;
             if pd > reach(tmax) {
                 lo = 1.0;
                 hi = -1.0;
@@ -604,7 +640,7 @@ fn solve_frame(
         }
         let bound = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         if lo <= hi && may_beat(best, bound) {
-            let iamin = 1.0 / amin;
+            let iamin = l.iamin;
             let acc1 = |a1: f64| -> [f64; 7] {
                 let mut t = [
                     (a1 - a0) * iju,
@@ -658,7 +694,7 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
         amax, amin, ju, jd, ..
     } = *l;
     let mut found = false;
-    let (iju, ijd, iamin) = (1.0 / ju, 1.0 / jd, 1.0 / amin);
+    let (iju, ijd, iamin) = (l.iju, l.ijd, l.iamin);
     let bound = (amax - a0) * iju + (amax - amin) * ijd + (af - amin) * iju;
     if may_beat(best, bound) {
         let acc01 = |t2: f64| -> [f64; 7] {
@@ -795,8 +831,8 @@ fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, best: &mut Best)
         (a0 < 0.0, af > 0.0)
     } else {
         (
-            a0 < 0.0 && vf - af.fmax(0.0) * af.fmax(0.0) / (2.0 * l.ju) < tol,
-            af > 0.0 && v0 - a0.fmin(0.0) * a0.fmin(0.0) / (2.0 * l.ju) < tol,
+            a0 < 0.0 && vf - af.fmax(0.0) * af.fmax(0.0) * (0.5 * l.iju) < tol,
+            af > 0.0 && v0 - a0.fmin(0.0) * a0.fmin(0.0) * (0.5 * l.iju) < tol,
         )
     };
     if !(ea || eb) {
@@ -871,13 +907,13 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
         amin,
         ju,
         jd,
+        ..
     } = *l;
     if !(v0 <= vmax && v0 >= vmin && a0 <= amax && a0 >= amin) {
         return (0.0, None);
     }
-    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
+    let (iju, ijd, ic) = (l.iju, l.ijd, l.ic);
     let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
-    let ic = 2.0 * ju * jd / (ju + jd);
     let dv = vf - v0;
     let vs = vmax.fmax(-vmin);
     let gap = if a0 > 0.0 && af > 0.0 {
@@ -900,7 +936,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
         let mut tp = 0.0;
         if a1 > amax {
             a1 = amax;
-            tp = (dv - (amax * amax - a0 * a0) * h_ju - (amax * amax - af * af) * h_jd) / amax;
+            tp = (dv - (amax * amax - a0 * a0) * h_ju - (amax * amax - af * af) * h_jd) * l.iamax;
         }
         (ju, -jd, iju, -ijd, a1, tp)
     } else {
@@ -910,7 +946,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
         let mut tp = 0.0;
         if a1 < amin {
             a1 = amin;
-            tp = (dv - (a0 * a0 - amin * amin) * h_jd - (af * af - amin * amin) * h_ju) / amin;
+            tp = (dv - (a0 * a0 - amin * amin) * h_jd - (af * af - amin * amin) * h_ju) * l.iamin;
         }
         (-jd, ju, -ijd, iju, a1, tp)
     };
@@ -952,8 +988,7 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 fn gap(pr: &Prob, l: &Lim) -> Option<Gap> {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let (ju, jd) = (l.ju, l.jd);
-    let (iju, ijd) = (1.0 / ju, 1.0 / jd);
-    let ic = 2.0 * ju * jd / (ju + jd);
+    let (iju, ijd, ic) = (l.iju, l.ijd, l.ic);
     let vs = l.vmax.fmax(-l.vmin);
     let b = 0.5 * (a0 * a0 * ijd + af * af * iju);
     let dv = vf - v0;
@@ -1003,9 +1038,9 @@ pub(crate) fn brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
     // Common case: inside, and no unavoidable overshoot.
     let inside = (v0 <= l.vmax) & (v0 >= l.vmin) & (a0 <= l.amax) & (a0 >= l.amin);
     let w = if a0 >= 0.0 {
-        v0 + a0 * a0 / (2.0 * l.jd)
+        v0 + a0 * a0 * (0.5 * l.ijd)
     } else {
-        v0 - a0 * a0 / (2.0 * l.ju)
+        v0 - a0 * a0 * (0.5 * l.iju)
     };
     if inside & (w <= l.vmax) & (w >= l.vmin) {
         return none;

@@ -358,14 +358,14 @@ fn normalised(start: State, target: State, limits: &Limits) -> (solve::Prob, sol
     let tu = limits.a_max / limits.j_max;
     let vu = au * tu;
     let pu = vu * tu;
-    let l = solve::Lim {
-        vmax: limits.v_max / vu,
-        vmin: limits.v_min / vu,
-        amax: 1.0,
-        amin: limits.a_min / au,
-        ju: 1.0,
-        jd: -limits.j_min / limits.j_max,
-    };
+    let l = solve::Lim::new(
+        limits.v_max / vu,
+        limits.v_min / vu,
+        1.0,
+        limits.a_min / au,
+        1.0,
+        -limits.j_min / limits.j_max,
+    );
     let (v0, a0) = (start.v / vu, start.a / au);
     let br = solve::brake(v0, a0, &l);
     let (mut pb, mut vb, mut ab) = (0.0, v0, a0);
