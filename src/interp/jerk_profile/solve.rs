@@ -378,13 +378,9 @@ fn solve_frame(
     sign: f64,
     vel: bool,
     fast: bool,
-    early: Option<(bool, bool)>,
+    star: Star,
     best: &mut Best,
 ) -> bool {
-    let (early, ea, eb) = match early {
-        Some((ea, eb)) => (true, ea, eb),
-        None => (false, false, false),
-    };
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -394,8 +390,6 @@ fn solve_frame(
         jd,
         ..
     } = *l;
-    let s = ju + jd;
-
     // VEL: cruise at vmax (reciprocals: a few independent divisions
     // instead of a chain of them).
     if vel {
@@ -461,17 +455,12 @@ fn solve_frame(
     let no_amin_fall = rad_b < amin * amin * (1.0 - 1e-9);
 
     let both = !no_amax_peak && !no_amin_fall;
-    // Early mode (see [`early_after`]): the velocity stays below
-    // `w = max(v0, vf)`, so a profile of duration T reaches at most
-    // `max(w, 0)·T`; `reach(T)` is that bound with a margin.
-    let w = v0.fmax(vf).fmax(0.0);
-    let reach = |tmax: f64| w * tmax + 1e-8 * (pd.abs() + vs * tmax);
 
     // Fast search: both plateaus first; when that family holds a valid
     // profile it is the frame's optimum (the families without one are not
     // searched). Otherwise the other families follow as in the full search.
     if fast && both && acc0_acc1(pr, l, sign, best) {
-        early_after(pr, l, sign, None, best);
+        early_after(pr, l, sign, None, star, best);
         return true;
     }
 
@@ -483,31 +472,9 @@ fn solve_frame(
     } else {
         amax
     };
-    // Early: `a1 ≤ 0` needs `g < 0` and `a0 < 0`, `a5 ≥ 0` needs `g > 0`
-    // and `af > 0`.
-    let none_early = if g < 0.0 { ea } else { eb };
-    if (g <= 0.0 || g <= a1_cap * a1_cap * (1.0 + 1e-9) + 1e-12) && (!early || none_early) {
-        let k1 = -a0 * a0 + af * af + 2.0 * ju * (v0 - vf);
-        let k2 = -a0 * a0 * a0 + 3.0 * a0 * ju * v0 + af * af * af - 3.0 * af * ju * vf
-            + 3.0 * ju * ju * pd;
-        let k3 = -a0 * a0 - af * af + 2.0 * ju * (v0 + vf);
-        let poly = [
-            -3.0 * k1 * k1,
-            -8.0 * s * k2,
-            6.0 * s * s * k3,
-            0.0,
-            jd * s * s * (jd + 2.0 * ju),
-        ];
+    if g <= 0.0 || g <= a1_cap * a1_cap * (1.0 + 1e-9) + 1e-12 {
         let mut lo = ((a0 - af) * ijd).fmax(0.0);
         let mut hi = (amax - amin) * ijd;
-        if early {
-            // a1 ≤ 0 (g < 0) or a5 ≥ 0 (g > 0): u² ≤ |g|; the duration
-            // `T·(1 + jd/ju) + (af - a0)/ju` grows with T.
-            hi = hi.fmin(g.abs().sqrt() * ijd * (1.0 + 1e-9) + 1e-12);
-            if pd > reach(hi * (1.0 + jd * iju) + (af - a0) * iju) {
-                hi = -1.0;
-            }
-        }
         // With u = jd·T: a1 = (u + g/u)/2 ≤ a1_cap and a5 = (g/u - u)/2 ≥
         // amin bound u (limits widened by the margins above).
         let cap = a1_cap * (1.0 + 1e-9) + 1e-12;
@@ -522,40 +489,15 @@ fn solve_frame(
             lo = lo.fmax((cap - r1).fmax(-am - r2) * ijd);
         }
         let bound = lo * (1.0 + jd * iju) + (af - a0) * iju;
-        let roots = if lo <= hi && may_beat(best, bound) {
-            poly_roots(poly, lo, hi)
-        } else {
-            Default::default()
-        };
-        for &tt in roots.as_slice() {
-            if tt <= 0.0 {
-                continue;
-            }
-            let h = g / (jd * tt);
-            let a1 = 0.5 * (jd * tt + h);
-            let a5 = 0.5 * (h - jd * tt);
-            let mut t = [(a1 - a0) * iju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) * iju];
-            if check(pr, l, &mut t, sign, best) {
-                break; // duration grows with T
-            }
+        if lo <= hi && may_beat(best, bound) {
+            none_family(pr, l, g, lo, hi, sign, best);
         }
     }
 
     // ACC0: plateau at amax, then one falling pulse T, then rising to af.
-    if !(af <= 0.0 && no_amax_peak) && (!early || eb) {
+    if !(af <= 0.0 && no_amax_peak) {
         let mut lo = ((amax - af) * ijd).fmax(0.0);
         let mut hi = (amax - amin) * ijd;
-        if early {
-            // a5 = amax - jd·T ≥ 0; the acceleration is then ≥ 0 from its
-            // first zero on, so the plateau gains at most `vf` minus the
-            // lowest velocity.
-            hi = hi.fmin(amax * ijd * (1.0 + 1e-9));
-            let vlow = v0 - (-a0).fmax(0.0).powi(2) * h_ju;
-            let tmax = (amax - a0) * iju + (vf - vlow) * l.iamax + hi + af * iju;
-            if pd > reach(tmax) {
-                hi = -1.0;
-            }
-        }
         // In terms of a5 = amax - jd·T: the plateau is not negative when
         // `c·a5² ≥ kk`, and a peak (a5 ≤ 0) needs `a5² ≤ rad_b`.
         let v1 = v0 + (amax * amax - a0 * a0) * h_ju;
@@ -577,53 +519,14 @@ fn solve_frame(
         hi = hi.fmin((amax - a5_lo + m) * ijd);
         let bound = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
-            let iamax = l.iamax;
-            let acc0 = |tt: f64| -> [f64; 7] {
-                let mut t = [
-                    (amax - a0) * iju,
-                    0.0,
-                    tt,
-                    0.0,
-                    0.0,
-                    0.0,
-                    (af - amax + jd * tt) * iju,
-                ];
-                // Velocity without the plateau, closed form.
-                let a5 = amax - jd * tt;
-                let v = v1 + (amax * amax - a5 * a5) * h_jd + (af * af - a5 * a5) * h_ju;
-                t[1] = (vf - v) * iamax;
-                t
-            };
-            let t0 = acc0(0.0);
-            let (p0, _, _) = run(v0, a0, [(t0[0], ju), (t0[1], 0.0), (t0[6], ju)]);
-            let poly = [
-                24.0 * amax * ju * ju * (p0 - pd),
-                0.0,
-                -6.0 * jd * s * (af * af - amax * amax - 2.0 * ju * vf),
-                -4.0 * amax * jd * s * (2.0 * jd + ju),
-                3.0 * jd * jd * s * s,
-            ];
-            for &tt in poly_roots(poly, lo, hi.fmax(lo)).as_slice() {
-                let mut t = acc0(tt);
-                check(pr, l, &mut t, sign, best);
-            }
+            acc0_family(pr, l, lo, hi.fmax(lo), sign, best);
         }
     }
 
     // ACC1: rise to a1 (unknown), fall to amin, plateau, rise to af.
-    if !(a0 >= 0.0 && no_amin_fall) && (!early || ea) {
+    if !(a0 >= 0.0 && no_amin_fall) {
         let mut lo = a0.fmax(amin);
-        // a1 ≤ 0 when `early`: the velocity falls until the last phase,
-        // the plateau by at most `v0 - vmin`.
-        let mut hi = if early { 1e-9 * (amax - amin) } else { amax };
-        if early {
-            let vlow = l.vmin.fmin(v0) - 1e-9 * vs;
-            let tmax = -a0 * iju - amin * ijd - (v0 - vlow) * l.iamin + (af - amin) * iju;
-            if pd > reach(tmax) {
-                lo = 1.0;
-                hi = -1.0;
-            }
-        }
+        let mut hi = amax;
         // A peak (a1 > 0) needs `a1² ≤ rad_a`; the plateau is not negative
         // when `c·a1² ≥ k1`.
         let k1 = (vf - v0 + a0 * a0 * h_ju + amin * amin * h_jd
@@ -640,49 +543,149 @@ fn solve_frame(
         }
         let bound = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         if lo <= hi && may_beat(best, bound) {
-            let iamin = l.iamin;
-            let acc1 = |a1: f64| -> [f64; 7] {
-                let mut t = [
-                    (a1 - a0) * iju,
-                    0.0,
-                    (a1 - amin) * ijd,
-                    0.0,
-                    0.0,
-                    0.0,
-                    (af - amin) * iju,
-                ];
-                // Velocity without the plateau, closed form.
-                let v = v0
-                    + (a1 * a1 - a0 * a0) * h_ju
-                    + (a1 * a1 - amin * amin) * h_jd
-                    + (af * af - amin * amin) * h_ju;
-                t[5] = (vf - v) * iamin;
-                t
-            };
-            let t0 = acc1(0.0);
-            let (p0, _, _) = run(
-                v0,
-                a0,
-                [(t0[0], ju), (t0[2], -jd), (t0[5], 0.0), (t0[6], ju)],
-            );
-            let poly = [
-                24.0 * amin * jd * jd * ju * ju * (p0 - pd),
-                12.0 * amin * jd * s * (2.0 * ju * v0 - a0 * a0),
-                -6.0 * s * (-a0 * a0 * jd + amin * amin * ju + 2.0 * jd * ju * v0),
-                4.0 * amin * s * (jd + 2.0 * ju),
-                -3.0 * s * s,
-            ];
-            for &a1 in poly_roots(poly, lo, hi).as_slice() {
-                let mut t = acc1(a1);
-                check(pr, l, &mut t, sign, best);
-            }
+            acc1_family(pr, l, lo, hi, sign, best);
         }
     }
 
-    if !fast && !early && both {
+    if !fast && both {
         acc0_acc1(pr, l, sign, best);
     }
     false
+}
+
+/// `NONE` candidates: rise to `a1`, one falling pulse of length `T` in
+/// `[lo, hi]` to `a5`, rise to `af`; with `u = jd·T`, `a1 = (u + g/u)/2`
+/// and `a5 = (g/u - u)/2` (whether a valid one was found).
+#[inline(always)]
+fn none_family(pr: &Prob, l: &Lim, g: f64, lo: f64, hi: f64, sign: f64, best: &mut Best) -> bool {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim { ju, jd, iju, .. } = *l;
+    let s = ju + jd;
+    let k1 = -a0 * a0 + af * af + 2.0 * ju * (v0 - vf);
+    let k2 =
+        -a0 * a0 * a0 + 3.0 * a0 * ju * v0 + af * af * af - 3.0 * af * ju * vf + 3.0 * ju * ju * pd;
+    let k3 = -a0 * a0 - af * af + 2.0 * ju * (v0 + vf);
+    let poly = [
+        -3.0 * k1 * k1,
+        -8.0 * s * k2,
+        6.0 * s * s * k3,
+        0.0,
+        jd * s * s * (jd + 2.0 * ju),
+    ];
+    for &tt in poly_roots(poly, lo, hi).as_slice() {
+        if tt <= 0.0 {
+            continue;
+        }
+        let h = g / (jd * tt);
+        let a1 = 0.5 * (jd * tt + h);
+        let a5 = 0.5 * (h - jd * tt);
+        let mut t = [(a1 - a0) * iju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) * iju];
+        if check(pr, l, &mut t, sign, best) {
+            return true; // duration grows with T
+        }
+    }
+    false
+}
+
+/// `ACC0` candidates: rise to `amax`, plateau, one falling pulse of length
+/// `T` in `[lo, hi]`, rise to `af`.
+#[inline(always)]
+fn acc0_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        amax,
+        ju,
+        jd,
+        iju,
+        ijd,
+        iamax,
+        ..
+    } = *l;
+    let s = ju + jd;
+    let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+    let v1 = v0 + (amax * amax - a0 * a0) * h_ju;
+    let acc0 = |tt: f64| -> [f64; 7] {
+        let mut t = [
+            (amax - a0) * iju,
+            0.0,
+            tt,
+            0.0,
+            0.0,
+            0.0,
+            (af - amax + jd * tt) * iju,
+        ];
+        // Velocity without the plateau, closed form.
+        let a5 = amax - jd * tt;
+        let v = v1 + (amax * amax - a5 * a5) * h_jd + (af * af - a5 * a5) * h_ju;
+        t[1] = (vf - v) * iamax;
+        t
+    };
+    let t0 = acc0(0.0);
+    let (p0, _, _) = run(v0, a0, [(t0[0], ju), (t0[1], 0.0), (t0[6], ju)]);
+    let poly = [
+        24.0 * amax * ju * ju * (p0 - pd),
+        0.0,
+        -6.0 * jd * s * (af * af - amax * amax - 2.0 * ju * vf),
+        -4.0 * amax * jd * s * (2.0 * jd + ju),
+        3.0 * jd * jd * s * s,
+    ];
+    for &tt in poly_roots(poly, lo, hi).as_slice() {
+        let mut t = acc0(tt);
+        check(pr, l, &mut t, sign, best);
+    }
+}
+
+/// `ACC1` candidates: rise to `a1` in `[lo, hi]`, fall to `amin`, plateau,
+/// rise to `af`.
+#[inline(always)]
+fn acc1_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        amin,
+        ju,
+        jd,
+        iju,
+        ijd,
+        iamin,
+        ..
+    } = *l;
+    let s = ju + jd;
+    let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+    let acc1 = |a1: f64| -> [f64; 7] {
+        let mut t = [
+            (a1 - a0) * iju,
+            0.0,
+            (a1 - amin) * ijd,
+            0.0,
+            0.0,
+            0.0,
+            (af - amin) * iju,
+        ];
+        // Velocity without the plateau, closed form.
+        let v = v0
+            + (a1 * a1 - a0 * a0) * h_ju
+            + (a1 * a1 - amin * amin) * h_jd
+            + (af * af - amin * amin) * h_ju;
+        t[5] = (vf - v) * iamin;
+        t
+    };
+    let t0 = acc1(0.0);
+    let (p0, _, _) = run(
+        v0,
+        a0,
+        [(t0[0], ju), (t0[2], -jd), (t0[5], 0.0), (t0[6], ju)],
+    );
+    let poly = [
+        24.0 * amin * jd * jd * ju * ju * (p0 - pd),
+        12.0 * amin * jd * s * (2.0 * ju * v0 - a0 * a0),
+        -6.0 * s * (-a0 * a0 * jd + amin * amin * ju + 2.0 * jd * ju * v0),
+        4.0 * amin * s * (jd + 2.0 * ju),
+        -3.0 * s * s,
+    ];
+    for &a1 in poly_roots(poly, lo, hi).as_slice() {
+        let mut t = acc1(a1);
+        check(pr, l, &mut t, sign, best);
+    }
 }
 
 /// `ACC0_ACC1`: both plateaus, unknown plateau length t2 (whether a valid
@@ -750,30 +753,49 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
 /// frame finds nothing. Near `pd = p*` (within rounding) or after a brake,
 /// both frames are searched in full.
 pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
-    let (sign, gap) = direction(pr, l);
+    let (sign, gap, star) = direction(pr, l);
     if sign == 0.0 {
-        return solve_both(pr, l, gap);
+        return solve_both(pr, l, gap, star);
     }
+    let [star_up, star_down] = star;
     let mut best = Best::new();
-    let (mpr, ml) = (pr.mirror(), l.mirror());
-    let (first, second) = if sign > 0.0 {
-        ((pr, l), (&mpr, &ml))
-    } else {
-        ((&mpr, &ml), (pr, l))
-    };
     // Deciding the family early (see [`solve_frame`]) is only safe without
     // a gap: across one, a longer profile of another family may be valid.
     let fast = gap.is_none();
     let cap = gap.map(|g| g.cap);
-    search_frame(first.0, first.1, sign, fast, cap, &mut best);
-    let done = match (&best.seven, gap) {
+    let done = |best: &Best| match (&best.seven, gap) {
         (None, _) => false,
         (Some(_), None) => true,
         // Before the gap, or after it when the gap ends on the same side.
         (Some(b), Some(g)) => b.total <= g.t_a || g.sign == sign,
     };
-    if !done {
-        search_frame(second.0, second.1, -sign, false, cap, &mut best);
+    // (The mirrored problem is built only when searched.)
+    if sign > 0.0 {
+        search_frame(pr, l, 1.0, fast, cap, star_up, &mut best);
+        if !done(&best) {
+            search_frame(
+                &pr.mirror(),
+                &l.mirror(),
+                -1.0,
+                false,
+                cap,
+                star_down,
+                &mut best,
+            );
+        }
+    } else {
+        search_frame(
+            &pr.mirror(),
+            &l.mirror(),
+            -1.0,
+            fast,
+            cap,
+            star_down,
+            &mut best,
+        );
+        if !done(&best) {
+            search_frame(pr, l, 1.0, false, cap, star_up, &mut best);
+        }
     }
     best.seven
 }
@@ -782,11 +804,20 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// search but for the profiles that may still come before it (see
 /// [`early_after`]; `cap`: the end of the durations before a velocity gap).
 #[inline]
-fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, cap: Option<f64>, best: &mut Best) {
+#[allow(clippy::too_many_arguments)]
+fn search_frame(
+    pr: &Prob,
+    l: &Lim,
+    sign: f64,
+    fast: bool,
+    cap: Option<f64>,
+    star: Star,
+    best: &mut Best,
+) {
     if solve_vel(pr, l, sign, best) {
-        early_after(pr, l, sign, cap, best);
+        early_after(pr, l, sign, cap, star, best);
     } else {
-        solve_no_cruise(pr, l, sign, fast, best);
+        solve_no_cruise(pr, l, sign, fast, star, best);
     }
 }
 
@@ -794,46 +825,51 @@ fn search_frame(pr: &Prob, l: &Lim, sign: f64, fast: bool, cap: Option<f64>, bes
 /// [`solve_no_cruise`] so each call sets up only what it uses.
 #[inline(never)]
 fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
-    solve_frame(pr, l, sign, true, false, None, best)
+    solve_frame(pr, l, sign, true, false, Star::ANY, best)
 }
 
 /// The candidates without cruise of one frame.
 #[inline(never)]
-fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, best: &mut Best) {
-    solve_frame(pr, l, sign, false, fast, None, best);
+fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, star: Star, best: &mut Best) {
+    solve_frame(pr, l, sign, false, fast, star, best);
 }
 
 /// After a valid cruise or both-plateau profile of one frame, the profiles
 /// of the frame that may still be shorter.
 ///
-/// Along the frame's extremal profiles the reachable end position `P(T)`
-/// moves with the duration at `dP/dT = H`, the Hamiltonian, which at the
-/// ends of the falling pulse equals `v(s1) + a1·L/2 = v(s2) - a5·L/2` (`L`
-/// the pulse length, `a1`, `a5` its end accelerations). A later cruise can
-/// only reach `pd` after an earlier profile did when `P` falls back in
-/// between, and that needs `H < 0`: with the pulse starting at `a1 ≤ 0`
-/// (only when `a0 < 0`), `H ≥ v(s2) ≥ vf - max(af, 0)²/(2 ju)`; with it
-/// ending at `a5 ≥ 0` (only when `af > 0`), `H ≥ v(s1) ≥ v0 - min(a0,
-/// 0)²/(2 ju)`. On the other profiles (`a1 ≥ 0 ≥ a5`) `P` falls, if at
-/// all, before it rises — checked (not proven) by the comparison with the
-/// exhaustive search in the tests. Across a velocity gap `P` also jumps
-/// back: then every such one-signed profile up to the gap (`cap`) is
-/// searched. Their velocity never exceeds `w = max(v0, vf)` (it falls
-/// until the last phase, or rises from the first one on), so they reach at
-/// most `max(w, 0)·T`: none when that stays below `pd`.
+/// The frame's candidates that matter lie on its chain of extremal
+/// profiles, which starts at the fastest velocity change (`star`); along
+/// it the falling pulse's start acceleration `a1` grows and its end `a5`
+/// falls, and the reachable end position `P(T)` moves at `dP/dT = H`, the
+/// Hamiltonian, which at the pulse ends equals `v(s1) + a1·L/2 = v(s2) -
+/// a5·L/2` (`L` the pulse length). A later cruise can only reach `pd` after
+/// an earlier profile did when `P` falls back in between, which needs
+/// `H < 0`. On profiles with `a1 ≥ 0 ≥ a5`, `P` falls, if at all, before
+/// it rises — checked (not proven) by the comparison with the exhaustive
+/// search in the tests. The others are one-signed and come first on the
+/// chain: with `a1 ≤ 0` (the chain starting so) `H ≥ v(s2) ≥ vf -
+/// max(af, 0)²/(2 ju)`; with `a5 ≥ 0`, `H ≥ v(s1)`, and `v(s1) < 0` needs
+/// `2 jd·(vf - af²/(2 ju)) < a1² < min(a0² - 2 ju·v0, amax²)`. Across a
+/// velocity gap `P` also jumps back: every one-signed profile up to the gap
+/// (`cap`; all the profiles before it are one-signed) is searched then.
+/// Their velocity never exceeds `w = max(v0, vf)` (it falls until the last
+/// phase, or rises from the first one on), so they reach at most
+/// `max(w, 0)·T`: none when that stays below `pd`.
 #[inline(always)]
-fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, best: &mut Best) {
+fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, star: Star, best: &mut Best) {
     let Some(b) = &best.seven else { return };
     let Prob { v0, a0, vf, af, .. } = *pr;
     let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
     let tol = 1e-9 * vs;
-    let (ea, eb) = if cap.is_some() {
-        (a0 < 0.0, af > 0.0)
-    } else {
-        (
-            a0 < 0.0 && vf - af.fmax(0.0) * af.fmax(0.0) * (0.5 * l.iju) < tol,
-            af > 0.0 && v0 - a0.fmin(0.0) * a0.fmin(0.0) * (0.5 * l.iju) < tol,
-        )
+    let (ea, eb) = match cap {
+        None => (
+            star.a1 <= 1e-9 && vf - af.fmax(0.0) * af.fmax(0.0) * (0.5 * l.iju) < tol,
+            star.a5 >= -1e-9
+                && v0 - a0.fmin(0.0) * a0.fmin(0.0) * (0.5 * l.iju) < tol
+                && 2.0 * l.jd * (vf - af * af * (0.5 * l.iju))
+                    < (a0 * a0 - 2.0 * l.ju * v0).fmin(l.amax * l.amax) + tol,
+        ),
+        Some(_) => (a0 < 0.0, af > 0.0),
     };
     if !(ea || eb) {
         return;
@@ -849,11 +885,103 @@ fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, best: &mut Best)
     }
 }
 
-/// The candidates without cruise of one frame that start with `a1 ≤ 0`
-/// or end with `a5 ≥ 0` (see [`search_frame`]).
+/// The candidates of one frame whose pulse starts at `a1 ≤ 0` (`ea`) or
+/// ends at `a5 ≥ 0` (`eb`), see [`early_after`]: the no-plateau family
+/// and the plateau family on the same side, each over the part of its
+/// interval where the acceleration keeps its sign, skipped when it cannot
+/// reach `pd`.
 #[inline(never)]
 fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Best) {
-    solve_frame(pr, l, sign, false, false, Some((ea, eb)), best);
+    let Prob { v0, a0, pd, vf, af } = *pr;
+    let Lim {
+        amax,
+        amin,
+        jd,
+        iju,
+        ijd,
+        ic,
+        ..
+    } = *l;
+    let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
+    // Limits widened by the margins of [`solve_frame`].
+    let cap = amax * (1.0 + 1e-9) + 1e-12;
+    let am = amin * (1.0 + 1e-9) - 1e-12;
+    let m = 1e-9 * (amax - amin);
+    // Velocities stay below `w = max(v0, vf)`: a profile of duration T
+    // reaches at most `max(w, 0)·T` (with a margin).
+    let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
+    let w = v0.fmax(vf).fmax(0.0);
+    let reach = |tmax: f64| w * tmax + 1e-8 * (pd.abs() + vs * tmax);
+    // NONE with `a1 ≤ 0` (g < 0) or `a5 ≥ 0` (g > 0): `u² ≤ |g|`, u = jd·T;
+    // the duration `T·(1 + jd/ju) + (af - a0)/ju` grows with T.
+    let g = ((vf - v0) - (af * af - a0 * a0) * h_ju) * ic;
+    if (g < 0.0 && ea) || (g > 0.0 && eb) {
+        let k = 1.0 + jd * iju;
+        let mut lo = ((a0 - af) * ijd).fmax(0.0);
+        let mut hi = ((amax - amin) * ijd).fmin(g.abs().sqrt() * ijd * (1.0 + 1e-9) + 1e-12);
+        if g < 0.0 {
+            // a5 = (g/u - u)/2 ≥ amin.
+            let d2 = am * am + g;
+            hi = if d2 < 0.0 {
+                -1.0
+            } else {
+                hi.fmin((d2.sqrt() - am) * ijd)
+            };
+        } else {
+            // a1 = (u + g/u)/2 ≤ amax.
+            let d1 = cap * cap - g;
+            if d1 < 0.0 {
+                hi = -1.0;
+            } else {
+                let r1 = d1.sqrt();
+                hi = hi.fmin((cap + r1) * ijd);
+                lo = lo.fmax((cap - r1) * ijd);
+            }
+        }
+        let (tmin, tmax) = (lo * k + (af - a0) * iju, hi * k + (af - a0) * iju);
+        if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
+            none_family(pr, l, g, lo, hi, sign, best);
+        }
+    }
+    // ACC0 with `a5 = amax - jd·T ≥ 0`: the acceleration is ≥ 0 from its
+    // first zero on, so the plateau gains at most `vf` minus the lowest
+    // velocity.
+    if eb {
+        let lo = ((amax - af) * ijd).fmax(0.0);
+        let mut hi = amax * ijd * (1.0 + 1e-9);
+        // The plateau is not negative when `c·a5² ≥ kk`.
+        let v1 = v0 + (amax * amax - a0 * a0) * h_ju;
+        let kk = (v1 - vf + amax * amax * h_jd + af * af * h_ju - 1e-9 * vs) * ic;
+        if kk > 0.0 {
+            hi = hi.fmin((amax - kk.sqrt() + m) * ijd);
+        }
+        let vlow = v0 - (-a0).fmax(0.0).powi(2) * h_ju;
+        let tmin = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
+        let tmax = (amax - a0) * iju + (vf - vlow) * l.iamax + hi + af * iju;
+        if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
+            acc0_family(pr, l, lo, hi, sign, best);
+        }
+    }
+    // ACC1 with `a1 ≤ 0`: the velocity falls until the last phase, the
+    // plateau by at most `v0 - vmin`.
+    if ea {
+        let lo = a0.fmax(amin);
+        let mut hi = m;
+        // The plateau is not negative when `c·a1² ≥ k1`.
+        let k1 = (vf - v0 + a0 * a0 * h_ju + amin * amin * h_jd
+            - (af * af - amin * amin) * h_ju
+            - 1e-9 * vs)
+            * ic;
+        if k1 > 0.0 {
+            hi = hi.fmin(-k1.sqrt() + m);
+        }
+        let vlow = l.vmin.fmin(v0) - 1e-9 * vs;
+        let tmin = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
+        let tmax = -a0 * iju - amin * ijd - (v0 - vlow) * l.iamin + (af - amin) * iju;
+        if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
+            acc1_family(pr, l, lo, hi, sign, best);
+        }
+    }
 }
 
 /// Reference for the tests: every family of both frames, without any of
@@ -864,14 +992,14 @@ pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
     let (mpr, ml) = (pr.mirror(), l.mirror());
     solve_vel(pr, l, 1.0, &mut best);
     solve_vel(&mpr, &ml, -1.0, &mut best);
-    solve_no_cruise(pr, l, 1.0, false, &mut best);
-    solve_no_cruise(&mpr, &ml, -1.0, false, &mut best);
+    solve_no_cruise(pr, l, 1.0, false, Star::ANY, &mut best);
+    solve_no_cruise(&mpr, &ml, -1.0, false, Star::ANY, &mut best);
     best.seven
 }
 
 /// The full search of both frames (a valid cruise ends its frame but for
 /// the profiles of [`early_after`]; after a brake all of them).
-fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>) -> Option<Seven> {
+fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>, star: [Star; 2]) -> Option<Seven> {
     let mut best = Best::new();
     let (mpr, ml) = (pr.mirror(), l.mirror());
     let up = solve_vel(pr, l, 1.0, &mut best);
@@ -883,11 +1011,12 @@ fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>) -> Option<Seven> {
         None if !inside => Some(f64::INFINITY),
         None => None,
     };
-    for (p, ll, sign, cruise) in [(pr, l, 1.0, up), (&mpr, &ml, -1.0, down)] {
+    let [su, sd] = star;
+    for (p, ll, sign, cruise, st) in [(pr, l, 1.0, up, su), (&mpr, &ml, -1.0, down, sd)] {
         if !cruise {
-            solve_no_cruise(p, ll, sign, false, &mut best);
+            solve_no_cruise(p, ll, sign, false, st, &mut best);
         } else {
-            early_after(p, ll, sign, cap, &mut best);
+            early_after(p, ll, sign, cap, st, &mut best);
         }
     }
     best.seven
@@ -898,7 +1027,7 @@ fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>) -> Option<Seven> {
 /// velocity change, 0 when the start is outside the limits or `pd` is
 /// within rounding of `p*`. `gap`: see [`gap`].
 #[inline]
-pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
+pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>, [Star; 2]) {
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -910,7 +1039,7 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
         ..
     } = *l;
     if !(v0 <= vmax && v0 >= vmin && a0 <= amax && a0 >= amin) {
-        return (0.0, None);
+        return (0.0, None, [Star::ANY; 2]);
     }
     let (iju, ijd, ic) = (l.iju, l.ijd, l.ic);
     let (h_ju, h_jd) = (0.5 * iju, 0.5 * ijd);
@@ -959,7 +1088,32 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>) {
     p += tp * (v1 + 0.5 * tp * a1);
     let v2 = v1 + tp * a1;
     p += t3 * (v2 + t3 * (0.5 * a1 + t3 * j3 * (1.0 / 6.0)));
-    (side(pd, p, vs * (t1 + tp + t3)), gap)
+    // The fastest change seen in each frame: rising first, it is the
+    // UDDU frame's pulse start `a1` with end `af`, and the mirror frame's
+    // start `-a0` with end `-a1`; falling first, the other way round.
+    let star = if j1 > 0.0 {
+        [Star { a1, a5: af }, Star { a1: -a0, a5: -a1 }]
+    } else {
+        [Star { a1: a0, a5: a1 }, Star { a1: -a1, a5: -af }]
+    };
+    (side(pd, p, vs * (t1 + tp + t3)), gap, star)
+}
+
+/// The fastest velocity change of one frame (the start of its chain of
+/// extremal profiles), as the accelerations at the start `a1` and the end
+/// `a5` of its falling pulse (see [`early_after`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Star {
+    pub a1: f64,
+    pub a5: f64,
+}
+
+impl Star {
+    /// Unknown (any one-signed profile may come first).
+    const ANY: Star = Star {
+        a1: f64::NEG_INFINITY,
+        a5: f64::INFINITY,
+    };
 }
 
 /// Sign of `pd - p` (0 within rounding; `vt`: velocity scale × duration).
