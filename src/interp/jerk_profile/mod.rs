@@ -267,59 +267,43 @@ pub struct Profile {
     target: State,
 }
 
-/// The segments of a [`Profile`] being built, in order (every slot is
-/// written once; with the pushes unrolled the arrays stay in registers and
-/// go straight into the result).
-struct Fill {
-    start: [f64; SEGMENTS + 1],
-    p: [f64; SEGMENTS],
-    v: [f64; SEGMENTS],
-    a: [f64; SEGMENTS],
-    j: [f64; SEGMENTS],
+/// The segments of a [`Profile`] being written, in order (every slot is
+/// written once).
+struct Fill<'a> {
+    prof: &'a mut Profile,
     i: usize,
 }
 
-impl Fill {
+impl Fill<'_> {
+    /// Set the next segment to `dur` s at jerk `j` from `s`.
     #[inline(always)]
-    fn new() -> Fill {
-        Fill {
-            start: [0.0; SEGMENTS + 1],
-            p: [0.0; SEGMENTS],
-            v: [0.0; SEGMENTS],
-            a: [0.0; SEGMENTS],
-            j: [0.0; SEGMENTS],
-            i: 0,
-        }
+    fn set(&mut self, dur: f64, j: f64, s: &State) {
+        let (i, prof) = (self.i, &mut *self.prof);
+        prof.p[i] = s.p;
+        prof.v[i] = s.v;
+        prof.a[i] = s.a;
+        prof.j[i] = j;
+        prof.start[i + 1] = prof.start[i] + dur;
+        self.i += 1;
     }
 
     /// Set the next segment to `dur` s at jerk `j` from `s`, and advance
-    /// `s` to its end.
+    /// `s` to its end (unchanged, exactly, when `dur` is 0).
     #[inline(always)]
     fn push(&mut self, dur: f64, j: f64, s: &mut State) {
-        let i = self.i;
-        self.p[i] = s.p;
-        self.v[i] = s.v;
-        self.a[i] = s.a;
-        self.j[i] = j;
-        self.start[i + 1] = self.start[i] + dur;
-        self.i += 1;
-        if dur > 0.0 {
-            s.p += dur * (s.v + dur * (0.5 * s.a + dur * j * SIXTH));
-            s.v += dur * (s.a + 0.5 * dur * j);
-            s.a += dur * j;
-        }
+        self.set(dur, j, s);
+        s.p += dur * (s.v + dur * (0.5 * s.a + dur * j * SIXTH));
+        s.v += dur * (s.a + 0.5 * dur * j);
+        s.a += dur * j;
     }
 
+    /// [`Fill::push`] for a segment of constant acceleration (`j` is 0,
+    /// of either sign).
     #[inline(always)]
-    fn finish(self, target: State) -> Profile {
-        Profile {
-            start: self.start,
-            p: self.p,
-            v: self.v,
-            a: self.a,
-            j: self.j,
-            target,
-        }
+    fn hold(&mut self, dur: f64, j: f64, s: &mut State) {
+        self.set(dur, j, s);
+        s.p += dur * (s.v + 0.5 * dur * s.a);
+        s.v += dur * s.a;
     }
 }
 
@@ -511,33 +495,52 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     // Back to user units.
     let mut s = start;
     let ju_ = limits.j_max;
-    let mut fill = Fill::new();
-    for &(j, t) in &br {
-        fill.push(t * tu, j * ju_, &mut s);
+    // Written in place in the result (the initial values are all
+    // overwritten, so the compiler drops them).
+    let mut out = Ok(Profile::hold(target));
+    let Ok(prof) = &mut out else {
+        return out; // (not reached)
+    };
+    let mut fill = Fill { prof, i: 0 };
+    if braked {
+        for &(j, t) in &br {
+            fill.push(t * tu, j * ju_, &mut s);
+        }
+    } else {
+        fill.set(0.0, 0.0, &s);
+        fill.set(0.0, 0.0, &s);
     }
     // Plateaus and cruise hold their limit exactly (no drift over long
-    // phases).
+    // phases). No branch per phase: a zero-length phase changes nothing.
     let (a_hi, a_lo, v_cruise) = if seven.sign > 0.0 {
         (limits.a_max, limits.a_min, limits.v_max)
     } else {
         (limits.a_min, limits.a_max, limits.v_min)
     };
-    for i in 0..7 {
-        let ti = seven.t[i];
-        if ti > 0.0 {
-            match i {
-                1 => s.a = a_hi,
-                3 => {
-                    s.a = 0.0;
-                    s.v = v_cruise;
-                }
-                5 => s.a = a_lo,
-                _ => {}
-            }
-        }
-        fill.push(ti * tu, seven.jerk(i) * ju_, &mut s);
+    let t = seven.t.map(|ti| ti * tu);
+    let (j_up, j_down, j_hold) = (
+        seven.jerk(0) * ju_,
+        seven.jerk(2) * ju_,
+        seven.jerk(1) * ju_,
+    );
+    fill.push(t[0], j_up, &mut s);
+    if seven.t[1] > 0.0 {
+        s.a = a_hi;
     }
-    Ok(fill.finish(target))
+    fill.hold(t[1], j_hold, &mut s);
+    fill.push(t[2], j_down, &mut s);
+    if seven.t[3] > 0.0 {
+        s.a = 0.0;
+        s.v = v_cruise;
+    }
+    fill.hold(t[3], j_hold, &mut s);
+    fill.push(t[4], j_down, &mut s);
+    if seven.t[5] > 0.0 {
+        s.a = a_lo;
+    }
+    fill.hold(t[5], j_hold, &mut s);
+    fill.push(t[6], j_up, &mut s);
+    out
 }
 
 /// The stateless "simulation mode": every setpoint of the motion from
