@@ -398,25 +398,25 @@ fn solve_frame(
         let rad_a = (vmax - v0 + a0 * a0 * h_ju) * ic;
         let rad_b = (vmax - vf + af * af * h_ju) * ic;
         if rad_a >= -EPS_T && rad_b >= -EPS_T {
-            let mut t = [0.0; 7];
             let mut a1 = rad_a.fmax(0.0).sqrt();
+            let mut t1 = 0.0;
             if a1 > amax {
                 a1 = amax;
-                t[1] = (vmax - v0 - (amax * amax - a0 * a0) * h_ju - amax * amax * h_jd) * l.iamax;
+                t1 = (vmax - v0 - (amax * amax - a0 * a0) * h_ju - amax * amax * h_jd) * l.iamax;
             }
-            t[0] = (a1 - a0) * iju;
-            t[2] = a1 * ijd;
+            let t0 = (a1 - a0) * iju;
+            let t2 = a1 * ijd;
             let mut a5 = -rad_b.fmax(0.0).sqrt();
+            let mut t5 = 0.0;
             if a5 < amin {
                 a5 = amin;
-                t[5] = (vf - vmax + amin * amin * h_jd - (af * af - amin * amin) * h_ju) * l.iamin;
+                t5 = (vf - vmax + amin * amin * h_jd - (af * af - amin * amin) * h_ju) * l.iamin;
             }
-            t[4] = -a5 * ijd;
-            t[6] = (af - a5) * iju;
+            let t4 = -a5 * ijd;
+            let t6 = (af - a5) * iju;
             // Displacement without the cruise, straight-line (phase 4 has
             // zero length here).
             let (ju6, jd6) = (ju * (1.0 / 6.0), jd * (1.0 / 6.0));
-            let (t0, t1, t2) = (t[0], t[1], t[2]);
             let a1 = a0 + t0 * ju;
             let v1 = v0 + t0 * (a0 + 0.5 * t0 * ju);
             let v2 = v1 + t1 * a1;
@@ -425,14 +425,21 @@ fn solve_frame(
                 + t2 * (v2 + t2 * (0.5 * a1 - t2 * jd6));
             let v3 = v2 + t2 * (a1 - 0.5 * t2 * jd);
             let a3 = a1 - t2 * jd;
-            let (t4, t5, t6) = (t[4], t[5], t[6]);
             let a4 = a3 - t4 * jd;
             let v4 = v3 + t4 * (a3 - 0.5 * t4 * jd);
             let v5 = v4 + t5 * a4;
             p += t4 * (v3 + t4 * (0.5 * a3 - t4 * jd6))
                 + t5 * (v4 + 0.5 * t5 * a4)
                 + t6 * (v5 + t6 * (0.5 * a4 + t6 * ju6));
-            t[3] = (pd - p) * ivmax;
+            let t3 = (pd - p) * ivmax;
+            // Most cruises are too long for `pd`: the rejection of
+            // [`check`] for a negative duration, before building the
+            // candidate.
+            let others = t0.abs() + t1.abs() + t2.abs() + t4.abs() + t5.abs() + t6.abs();
+            if t3 < -EPS_T * (1.0 + others - t3) {
+                return false;
+            }
+            let mut t = [t0, t1, t2, t3, t4, t5, t6];
             // A valid cruise ends the frame's search (but for the
             // profiles of [`early_after`]).
             return check_vel(pr, l, &mut t, sign, best);
