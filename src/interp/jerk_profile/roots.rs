@@ -3,9 +3,10 @@
 //! The profile equations reduce to polynomials of degree at most four in one
 //! unknown. Closed-form quartic formulas lose accuracy exactly where profile
 //! regimes meet (double roots), so roots are *isolated* instead: the
-//! derivative's roots split the interval into monotone pieces, and each piece
-//! with a sign change is solved by safeguarded Newton iteration. A local
-//! extremum whose value is zero within rounding counts as a (double) root.
+//! inflection points split the interval into convex or concave pieces, and
+//! each piece with a sign change is solved by safeguarded Laguerre steps. A
+//! local extremum whose value is zero within rounding counts as a (double)
+//! root. (The tests compare with an isolation by the derivative's roots.)
 
 /// `max`/`min` without the NaN handling of `f64::max` (one instruction
 /// each): a NaN `self` gives `other`, like `f64::max`; a NaN `other` gives
@@ -65,6 +66,7 @@ impl Roots {
 }
 
 /// Value of `c[0] + c[1] x + ... + c[n] x^n` and a bound on its rounding error.
+#[cfg(test)]
 #[inline]
 fn eval_with_bound(c: &[f64], x: f64) -> (f64, f64) {
     let mut f = 0.0;
@@ -77,6 +79,7 @@ fn eval_with_bound(c: &[f64], x: f64) -> (f64, f64) {
     (f, b * 8.0 * f64::EPSILON * c.len() as f64)
 }
 
+#[cfg(test)]
 #[inline]
 fn eval_deriv(c: &[f64], x: f64) -> (f64, f64) {
     let mut f = 0.0;
@@ -91,6 +94,7 @@ fn eval_deriv(c: &[f64], x: f64) -> (f64, f64) {
 /// Root of a monotone polynomial piece on `[a, b]` where `fa`, `fb` have
 /// opposite signs: Newton steps, falling back to bisection when a step leaves
 /// the bracket or does not shrink it fast enough.
+#[cfg(test)]
 fn bracketed(c: &[f64], mut a: f64, mut b: f64, fa: f64) -> f64 {
     let rising = fa < 0.0;
     let mut x = 0.5 * (a + b);
@@ -120,7 +124,9 @@ fn bracketed(c: &[f64], mut a: f64, mut b: f64, fa: f64) -> f64 {
 
 /// Real roots in `[lo, hi]` of `c[0] + c[1] x + ... + c[n] x^n`, `n <= 4`,
 /// ascending. Leading coefficients that are zero relative to the others are
-/// dropped.
+/// dropped. (The tests' reference for [`poly_roots`]: isolation by the
+/// derivative's roots, bracketed Newton.)
+#[cfg(test)]
 pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
     let mut out = Roots::default();
     if lo > hi || lo.is_nan() || hi.is_nan() {
@@ -180,6 +186,26 @@ pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
             out
         }
     }
+}
+
+/// Real roots in `[lo, hi]` of `c[0] + c[1] x + c[2] x^2`, ascending;
+/// leading coefficients that are zero relative to the others are dropped.
+#[inline]
+pub(crate) fn quadratic_in(c: [f64; 3], lo: f64, hi: f64) -> Roots {
+    let mut out = Roots::default();
+    let scale = c[0].abs().fmax(c[1].abs()).fmax(c[2].abs());
+    if lo > hi || lo.is_nan() || hi.is_nan() || scale == 0.0 || !scale.is_finite() {
+        return out;
+    }
+    if c[2].abs() > 1e-15 * scale {
+        quadratic(c[0], c[1], c[2], lo, hi, &mut out);
+    } else if c[1].abs() > 1e-15 * scale {
+        let r = -c[0] / c[1];
+        if r >= lo && r <= hi {
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// Roots of `c0 + c1 x + c2 x^2` in `[lo, hi]` (numerically stable form);
@@ -315,8 +341,9 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
 }
 
 /// Real roots in `[lo, hi]` of `c[0] + c[1] x + ... + c[4] x^4`, ascending,
-/// with the same conventions as [`roots_in`] (a local extremum whose value
-/// is zero within rounding is a double root). The interval is split at the
+/// leading coefficients that are zero relative to the others dropped (a
+/// local extremum whose value is zero within rounding is a double root).
+/// The interval is split at the
 /// inflection points (closed form); on each piece the polynomial is convex
 /// or concave, so a sign change is one root found by monotone Newton from
 /// its Fourier end, and equal signs mean no root unless the extremum

@@ -22,7 +22,7 @@
 //! A start that breaks a limit (or cannot avoid breaking one) is first
 //! brought back with a brake of at most two phases.
 
-use super::roots::{poly_roots, roots_in, FastMinMax};
+use super::roots::{poly_roots, quadratic_in, FastMinMax};
 
 /// Limits in one frame: `vmax > 0 > vmin`, `amax > 0 > amin`; `ju` is the
 /// rising jerk, `jd` the magnitude of the falling jerk (both > 0). The
@@ -738,7 +738,7 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
                     + 2.0 * jd * ju * v0),
             -12.0 * amax * jd * jd * ju * ju * da,
         ];
-        for &t2 in roots_in(&poly, 0.0, f64::MAX).as_slice() {
+        for &t2 in quadratic_in(poly, 0.0, f64::MAX).as_slice() {
             let mut t = acc01(t2);
             found |= check(pr, l, &mut t, sign, best);
         }
@@ -830,7 +830,7 @@ fn search_frame(
 
 /// The cruise candidate of one frame (whether valid); separate from
 /// [`solve_no_cruise`] so each call sets up only what it uses.
-#[inline(never)]
+#[inline(always)]
 fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
     solve_frame(pr, l, sign, true, false, Star::ANY, best)
 }
@@ -1193,7 +1193,7 @@ pub(crate) struct Gap {
 /// A brake of at most two phases `(jerk, duration)` that brings `(v0, a0)`
 /// back inside the limits as fast as possible (zero durations when already
 /// inside).
-#[inline]
+#[inline(always)]
 pub(crate) fn brake(v0: f64, a0: f64, l: &Lim) -> [(f64, f64); 2] {
     let none = [(0.0, 0.0); 2];
     // Common case: inside, and no unavoidable overshoot.
