@@ -210,6 +210,7 @@ pub(crate) fn quadratic_in(c: [f64; 3], lo: f64, hi: f64) -> Roots {
 
 /// Roots of `c0 + c1 x + c2 x^2` in `[lo, hi]` (numerically stable form);
 /// a near-zero discriminant gives the double root.
+#[inline(always)]
 fn quadratic(c0: f64, c1: f64, c2: f64, lo: f64, hi: f64, out: &mut Roots) {
     let disc = c1 * c1 - 4.0 * c2 * c0;
     let tol = 16.0 * f64::EPSILON * (c1 * c1 + (4.0 * c2 * c0).abs());

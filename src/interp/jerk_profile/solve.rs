@@ -707,6 +707,10 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
     let (iju, ijd, iamin) = (l.iju, l.ijd, l.iamin);
     let bound = (amax - a0) * iju + (amax - amin) * ijd + (af - amin) * iju;
     if may_beat(best, bound) {
+        // Velocity change without the plateaus, closed form.
+        let dv0 = (amax * amax - a0 * a0) * (0.5 * iju)
+            + (amax * amax - amin * amin) * (0.5 * ijd)
+            + (af * af - amin * amin) * (0.5 * iju);
         let acc01 = |t2: f64| -> [f64; 7] {
             let mut t = [
                 (amax - a0) * iju,
@@ -717,8 +721,7 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
                 0.0,
                 (af - amin) * iju,
             ];
-            let (_, v, _) = run(v0, a0, [(t[0], ju), (t[1], 0.0), (t[2], -jd), (t[6], ju)]);
-            t[5] = (vf - v) * iamin;
+            t[5] = (vf - (v0 + dv0 + amax * t2)) * iamin;
             t
         };
         let t0 = acc01(0.0);
