@@ -264,6 +264,8 @@ pub struct Profile {
     v: [f64; SEGMENTS],
     a: [f64; SEGMENTS],
     j: [f64; SEGMENTS],
+    /// First slot to look at (2 without a brake; its slots are zero-length).
+    first: usize,
     target: State,
 }
 
@@ -317,6 +319,7 @@ impl Profile {
             v: [s.v; SEGMENTS],
             a: [s.a; SEGMENTS],
             j: [0.0; SEGMENTS],
+            first: 0,
             target: s,
         }
     }
@@ -362,9 +365,11 @@ impl Profile {
         }
         // The last segment starting at or before `t` (start times do not
         // decrease; zero-length segments are passed over).
-        let mut i = 0;
-        for k in 1..SEGMENTS {
-            i += (t >= self.start[k]) as usize;
+        // (The start times do not decrease; the scan starts after the
+        // brake slots without a brake.)
+        let mut i = self.first;
+        while i + 1 < SEGMENTS && t >= self.start[i + 1] {
+            i += 1;
         }
         let dt = (t - self.start[i]).max(0.0);
         let (p, v, a, j) = (self.p[i], self.v[i], self.a[i], self.j[i]);
@@ -509,6 +514,7 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     } else {
         fill.set(0.0, 0.0, &s);
         fill.set(0.0, 0.0, &s);
+        fill.prof.first = 2;
     }
     // Plateaus and cruise hold their limit exactly (no drift over long
     // phases). No branch per phase: a zero-length phase changes nothing.
