@@ -1,17 +1,21 @@
 //! Criterion benchmarks of the simulator core: one model step, and a
 //! 36,000-step mission replay to CSV (rows per second = 36,001 / time).
 //!
-//! Run: `cargo bench --bench model`.
+//! Run: `cargo bench --bench model`. The step is measured with the default
+//! `math = "fast"` and with `math = "libm"` (uSimMarine's own libm calls).
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use usim::command::parse_text;
+use usim::model::trig::MathMode;
 use usim::model::Vehicle;
 
-fn kayak(rudder: &str) -> Vehicle {
+fn kayak(rudder: &str, math: MathMode) -> Vehicle {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cfg = usim::config::load_vehicle(&root.join("configs/kayak.toml")).expect("kayak config");
+    let mut cfg =
+        usim::config::load_vehicle(&root.join("configs/kayak.toml")).expect("kayak config");
+    cfg.params.math = math;
     let mut v = Vehicle::new(&cfg, 0.0);
     for (var, val) in [
         ("DESIRED_THRUST", "80"),
@@ -29,11 +33,25 @@ fn kayak(rudder: &str) -> Vehicle {
 fn step(c: &mut Criterion) {
     let mut g = c.benchmark_group("model");
     g.throughput(Throughput::Elements(1));
-    for (name, rudder) in [
-        ("step turning (kayak: thrust map, rudder 20, drift)", "20"),
-        ("step holding course (kayak: thrust map, drift)", "0"),
+    for (name, rudder, math) in [
+        (
+            "step turning (kayak: thrust map, rudder 20, drift)",
+            "20",
+            MathMode::Fast,
+        ),
+        (
+            "step holding course (kayak: thrust map, drift)",
+            "0",
+            MathMode::Fast,
+        ),
+        (
+            "step turning, math = libm (bit-identical with the C++)",
+            "20",
+            MathMode::Libm,
+        ),
+        ("step holding course, math = libm", "0", MathMode::Libm),
     ] {
-        let mut v = kayak(rudder);
+        let mut v = kayak(rudder, math);
         let mut k = 0u64;
         g.bench_function(name, |b| {
             b.iter(|| {
