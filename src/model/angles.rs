@@ -59,25 +59,38 @@ pub fn heading_to_radians(h: f64) -> f64 {
 
 /// Marine bearing from A to B in degrees, [0, 360) (`relAng`); 0 if A == B.
 pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
+    let (w, sop) = match rel_ang_cases(xa, ya, xb, yb) {
+        RelAng::Exact(a) => return a,
+        RelAng::Quadrant { w, sop } => (w, sop),
+    };
+    let theta = rad_to_degrees(((yb - ya).abs() / (xb - xa).abs()).atan());
+    angle360(theta * sop + w)
+}
+
+/// What `relAng` decides before its arctangent.
+pub(crate) enum RelAng {
+    /// A == B (0), or B due north, east, south or west of A.
+    Exact(f64),
+    /// Otherwise the bearing is `w + sop·atan(|Δy|/|Δx|)` in degrees.
+    Quadrant { w: f64, sop: f64 },
+}
+
+/// `relAng`'s special cases and quadrant, in the C++'s order.
+pub(crate) fn rel_ang_cases(xa: f64, ya: f64, xb: f64, yb: f64) -> RelAng {
     if xa == xb && ya == yb {
-        return 0.0;
+        return RelAng::Exact(0.0);
     }
     let w = if xb > xa { 90.0 } else { 270.0 };
     if ya == yb {
-        return w;
+        return RelAng::Exact(w);
     }
     if xa == xb {
-        return if yb > ya { 0.0 } else { 180.0 };
+        return RelAng::Exact(if yb > ya { 0.0 } else { 180.0 });
     }
-    let theta = rad_to_degrees(((yb - ya).abs() / (xb - xa).abs()).atan());
     let north = yb > ya;
     let east = xb > xa;
-    let sop = if (north && east) || (!north && !east) {
-        -1.0
-    } else {
-        1.0
-    };
-    angle360(theta * sop + w)
+    let sop = if north == east { -1.0 } else { 1.0 };
+    RelAng::Quadrant { w, sop }
 }
 
 /// Round to the nearest multiple of `step`, halves away from zero (`snapToStep`).

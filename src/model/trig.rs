@@ -17,6 +17,7 @@
 //!
 //! Tables and constants: `trig_tables.rs`, written by
 //! `scripts/gen_trig_tables.py`.
+use super::angles::{rel_ang_cases, RelAng};
 use super::trig_tables::{ATAN_DEG, DEG_PER_RAD, RAD_PER_DEG, SIN_COS_DEG};
 
 /// Which trigonometry the position step uses (config key `math`).
@@ -160,17 +161,10 @@ pub fn atan_ratio_deg(a: f64, b: f64) -> f64 {
 /// the octant, the sign and the quadrant folded into one sum after the
 /// series.
 pub fn rel_ang(xa: f64, ya: f64, xb: f64, yb: f64) -> f64 {
-    if xa == xb && ya == yb {
-        return 0.0;
-    }
-    let w = if xb > xa { 90.0 } else { 270.0 };
-    if ya == yb {
-        return w;
-    }
-    if xa == xb {
-        return if yb > ya { 0.0 } else { 180.0 };
-    }
-    let sop = if (yb > ya) == (xb > xa) { -1.0 } else { 1.0 };
+    let (w, sop) = match rel_ang_cases(xa, ya, xb, yb) {
+        RelAng::Exact(a) => return a,
+        RelAng::Quadrant { w, sop } => (w, sop),
+    };
     let (ady, adx) = ((yb - ya).abs(), (xb - xa).abs());
     // bearing = w + sop·θ, θ = atan(ady/adx); above 45°, θ = 90 − θ'.
     let swap = ady > adx;
@@ -205,17 +199,10 @@ pub fn rel_ang_hinted(xa: f64, ya: f64, xb: f64, yb: f64, hx: f64, hy: f64) -> f
         return rel_ang(xa, ya, xb, yb);
     }
     let (c, k) = nearest_32th(hm / hb);
-    if xa == xb && ya == yb {
-        return 0.0;
-    }
-    let w = if xb > xa { 90.0 } else { 270.0 };
-    if ya == yb {
-        return w;
-    }
-    if xa == xb {
-        return if yb > ya { 0.0 } else { 180.0 };
-    }
-    let sop = if (yb > ya) == (xb > xa) { -1.0 } else { 1.0 };
+    let (w, sop) = match rel_ang_cases(xa, ya, xb, yb) {
+        RelAng::Exact(a) => return a,
+        RelAng::Quadrant { w, sop } => (w, sop),
+    };
     let (ady, adx) = ((yb - ya).abs(), (xb - xa).abs());
     let (m, big) = if swap { (adx, ady) } else { (ady, adx) };
     if m.is_nan() || big.is_nan() || m <= 1e-290 || big >= 1e290 {
