@@ -26,7 +26,8 @@ pub fn heading_sin_cos(h_deg: f64) -> (f64, f64) {
 }
 
 /// Advance (x_p, y_p) over `dt_s` with speeds `v_p → v_n` (m/s), headings
-/// `h_p → h_n` (degrees) and drift (d_x, d_y) (m/s).
+/// `h_p → h_n` (degrees) and drift (d_x, d_y) (m/s), with uSimMarine's own
+/// libm calls (`math = "libm"`).
 #[allow(clippy::too_many_arguments)]
 pub fn propagate_position(
     x_p: f64,
