@@ -551,13 +551,8 @@ mod tests {
 
     #[test]
     fn poly_roots_agrees_with_isolation() {
-        let mut seed = 1u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut unit = super::super::tests::lcg(1);
+        let mut rnd = || unit() * 2.0 - 1.0;
         for k in 0..20000 {
             let n = 3 + k % 2;
             let r: Vec<f64> = (0..n).map(|_| 3.0 * rnd()).collect();

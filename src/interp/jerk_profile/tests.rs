@@ -384,17 +384,30 @@ fn normalised(start: State, target: State, limits: &Limits) -> (solve::Prob, sol
     (pr, l)
 }
 
-/// The fast search (one frame when the direction is clear, early stops)
-/// finds exactly the profile of the exhaustive search of both frames.
-#[test]
-fn fast_search_matches_full_search() {
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut rnd = || {
+/// A 64-bit LCG (Knuth's MMIX constants): uniform in [0, 1), the same
+/// sequence for the same seed.
+pub(crate) fn lcg(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    }
+}
+
+/// `JP_N=<cases>` from the environment, else `default`.
+fn cases_from_env(default: usize) -> usize {
+    std::env::var("JP_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The fast search (one frame when the direction is clear, early stops)
+/// finds exactly the profile of the exhaustive search of both frames.
+#[test]
+fn fast_search_matches_full_search() {
+    let mut rnd = lcg(0x1234_5678_9abc_def0u64);
     // Cases where stopping at a frame's first valid candidate was wrong
     // (the frame held a longer valid profile too): [p0 v0 a0 pf vf af
     // vmax amax jmax].
@@ -464,10 +477,7 @@ fn fast_search_matches_full_search() {
     }
     // JP_N=<cases> runs more random cases (30 000 000 pass; the reference
     // is the exhaustive search of every family in both frames).
-    let n: usize = std::env::var("JP_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(6000);
+    let n = cases_from_env(6000);
     let mut found = 0;
     let (mut one, mut both) = (0, 0);
     let mut misses = Vec::new();
@@ -735,17 +745,8 @@ fn one_signed_profiles_before_a_valid_cruise() {
 /// `JP_N=<cases>` runs more (20 000 000 pass).
 #[test]
 fn fast_search_matches_full_search_near_gaps() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let n: usize = std::env::var("JP_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
+    let mut rnd = lcg(0x9e37_79b9_7f4a_7c15u64);
+    let n = cases_from_env(3000);
     let mut misses = Vec::new();
     for k in 0..n {
         let (vm, am, jm) = (0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd(), 0.1 + 9.9 * rnd());
