@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Oracle for usim's UTM conversion (src/model/geodesy.rs, model.md §18).
+"""Oracle for usim's UTM conversion (src/model/geodesy.rs, docs/model.md §18).
 
 Reproduces MOOSGeodesy (PROJ backend) with pyproj: the origin's zone by the
 LLtoUTM rules, +south if lat0 < 0, E0/N0 = forward of (lat0, lon0)*deg2rad,

@@ -1,11 +1,11 @@
 //! Messages to a vehicle: the variables of uSimMarine's subscription list
-//! (model.md §3) plus `SET`, parsed from their payloads into [`Command`]s.
+//! (docs/model.md §3) plus `SET`, parsed from their payloads into [`Command`]s.
 //!
 //! This is the one place that knows variable names and payload syntax on the
 //! way in. A payload that does not parse is a [`MessageError`] naming the
 //! variable, the payload and why; nothing reaches the model.
 //!
-//! Payload typing follows MOOS (model.md §3): each variable is read either as
+//! Payload typing follows MOOS (docs/model.md §3): each variable is read either as
 //! a number or as a string. Numbers are decimal text (`60`, `-12.5`, `2e-1`);
 //! NaN and infinities are rejected. Where MOOS would read a string message as
 //! −1 for a numeric variable, usim reports an error instead (documented in the
@@ -42,7 +42,7 @@ pub enum Kind {
 /// One parsed message to the vehicle. Numeric values are finite.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// `DESIRED_THRUST`, percent (−100..100 nominal; not clipped, model.md §22).
+    /// `DESIRED_THRUST`, percent (−100..100 nominal; not clipped, docs/model.md §22).
     DesiredThrust(f64),
     /// `DESIRED_RUDDER`, percent/degrees as uSimMarine holds it.
     DesiredRudder(f64),
@@ -84,7 +84,7 @@ pub enum Command {
     ObstacleHit(Payload),
     /// `USM_TURN_RADIUS`, m (V22).
     TurnRadius(f64),
-    /// `SET`: a timed-command list, JSON (formats.md §4).
+    /// `SET`: a timed-command list, JSON (docs/formats.md §4).
     Set(String),
 }
 
@@ -288,7 +288,7 @@ pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
     (
         "SET",
         Kind::Text,
-        "timed-command list (JSON, formats.md §4)",
+        "timed-command list (JSON, docs/formats.md §4)",
     ),
 ];
 

@@ -1,8 +1,8 @@
-//! Vehicle configs (formats.md §1): TOML → validated [`VehicleConfig`].
+//! Vehicle configs (docs/formats.md §1): TOML → validated [`VehicleConfig`].
 //!
 //! Two layers, as in ripgrep: [`RawVehicle`] mirrors the file (serde, every
 //! value with its span, unknown keys refused), and [`build_vehicle`] turns it
-//! into [`Params`] applying uSimMarine's own rules line by line (model.md
+//! into [`Params`] applying uSimMarine's own rules line by line (docs/model.md
 //! §2): classic applies lines last-first (the earlier line wins), V22 in file
 //! order (the later line wins). Values uSimMarine would reject become
 //! warnings naming the key; malformed TOML, unknown keys, wrong types and
@@ -227,7 +227,7 @@ pub struct RawActuator {
 
 type S<T> = Option<Spanned<T>>;
 
-/// A vehicle table as written (formats.md §1). Every value carries its span.
+/// A vehicle table as written (docs/formats.md §1). Every value carries its span.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
@@ -333,6 +333,12 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "actuators",
     "aliases",
 ];
+
+/// Every key of the `[mqtt]` table.
+pub const MQTT_KEYS: &[&str] = &["broker", "topic_root", "username", "password"];
+
+/// Every key of an `[actuators.NAME]` table.
+pub const ACTUATOR_KEYS: &[&str] = &["interpolation", "max_rate", "max_accel", "max_jerk"];
 
 /// One uSimMarine config line: the key, where it stands, and its value.
 #[derive(Debug, Clone)]
@@ -672,7 +678,7 @@ fn build_actuators(src: &Source<'_>, raw: &RawVehicle) -> Result<ActuatorSetting
     Ok(s)
 }
 
-/// Apply one config line with uSimMarine's checks (model.md §2.2). An error
+/// Apply one config line with uSimMarine's checks (docs/model.md §2.2). An error
 /// is the warning text; the parameter keeps its previous value (except where
 /// uSimMarine clamps and warns).
 fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
@@ -871,6 +877,69 @@ mod tests {
         parse_vehicle(Path::new("test.toml"), text)
     }
 
+    /// A value of the right TOML type for `key`, to probe the loader.
+    fn sample(key: &str) -> &'static str {
+        match key {
+            "name" => "\"a\"",
+            "model" => "\"classic\"",
+            "prefix" | "start_pos" | "drift_vector" | "thrust_map" | "geodesy" | "math" => "\"\"",
+            "current_field" => "\"nonexistent.cfd\"",
+            "thrust_mode_diff" | "thrust_mode_reverse" => "false",
+            "thrust_reflect"
+            | "sim_pause"
+            | "dual_state"
+            | "post_navpos_summary"
+            | "current_field_active" => "false",
+            "mqtt" | "actuators" | "aliases" => "{}",
+            _ => "1.0",
+        }
+    }
+
+    #[test]
+    fn every_known_key_is_accepted_and_documented_in_docs_config_md() {
+        let doc = include_str!("../docs/config.md");
+        for key in VEHICLE_KEYS {
+            // the loader knows it: no "unknown key" error for it
+            let text = format!("{key} = {}\n", sample(key));
+            if let Err(e) = parse(&text) {
+                assert!(!e.message.contains("unknown key"), "{key}: {e}");
+            }
+            let shown = match *key {
+                "mqtt" => "`[mqtt]`".to_string(),
+                "actuators" => "`[actuators.NAME]`".to_string(),
+                "aliases" => "`[aliases]`".to_string(),
+                k => format!("`{k}`"),
+            };
+            assert!(doc.contains(&shown), "docs/config.md lacks {shown}");
+        }
+        for key in MQTT_KEYS {
+            let text = format!("[mqtt]\n{key} = \"x\"\n");
+            parse(&text).unwrap_or_else(|e| panic!("[mqtt] {key}: {e}"));
+            assert!(
+                doc.contains(&format!("`[mqtt]` `{key}`")),
+                "docs/config.md lacks [mqtt] {key}"
+            );
+        }
+        for key in ACTUATOR_KEYS {
+            let v = if *key == "interpolation" {
+                "\"timed\""
+            } else {
+                "1.0"
+            };
+            let text = format!("[actuators.DESIRED_RUDDER]\n{key} = {v}\n");
+            parse(&text).unwrap_or_else(|e| panic!("actuators {key}: {e}"));
+            assert!(
+                doc.contains(&format!("`[actuators.NAME]` `{key}`")),
+                "docs/config.md lacks {key}"
+            );
+        }
+        // and the probe is real: a key the loader does not know is refused
+        let e = parse("no_such_key = 1\n").unwrap_err();
+        assert!(e.message.contains("unknown key"), "{e}");
+        let e = parse("[mqtt]\nno_such_key = 1\n").unwrap_err();
+        assert!(e.message.contains("unknown key"), "{e}");
+    }
+
     #[test]
     fn defaults_are_usimmarine_code_defaults() {
         let c = parse("").unwrap();
@@ -927,7 +996,7 @@ mod tests {
 
     #[test]
     fn conflicting_lines_follow_the_variant_order() {
-        // classic: the earlier line wins; V22: the later line wins (model.md §2.1)
+        // classic: the earlier line wins; V22: the later line wins (docs/model.md §2.1)
         let text = "start_x = 5\nstart_pos = \"x=7, y=1\"\n";
         assert_eq!(parse(text).unwrap().params.start.x, 5.0);
         let v22 = format!("model = \"v22\"\n{text}");

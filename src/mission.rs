@@ -1,4 +1,4 @@
-//! Mission files (formats.md §2): a vehicle plus a time line of messages.
+//! Mission files (docs/formats.md §2): a vehicle plus a time line of messages.
 //!
 //! Loading checks everything that can be checked before the run: the
 //! timing keys, every post's time (finite, ≥ 0), variable (known, with a

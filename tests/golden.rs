@@ -1,5 +1,5 @@
 //! Golden tests: the reference runs of the real C++ uSimMarine
-//! (`tests/golden/`, copied from `shared/golden/`) replayed by usim and
+//! (`tests/golden/`) replayed by usim and
 //! compared column by column with the tolerances of `tests/golden/README.md`.
 //! Expected files are never regenerated from our own output.
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! `usim interp` end to end (formats.md §5). Expected numbers come from the
+//! `usim interp` end to end (docs/formats.md §5). Expected numbers come from the
 //! seed (`001_…`) or are computed by hand in the comments.
 use std::io::Write;
 use std::path::{Path, PathBuf};

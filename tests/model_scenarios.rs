@@ -1,4 +1,4 @@
-//! Scenario tests of the sans-IO vehicle on a virtual clock (model.md §5,
+//! Scenario tests of the sans-IO vehicle on a virtual clock (docs/model.md §5,
 //! §11, §13–§17, §22). Expected numbers come from the spec's formulas.
 use usim::command::{parse_text, Command};
 use usim::config::parse_vehicle;
@@ -100,7 +100,7 @@ fn without_dual_state_gt_keeps_the_start_pose() {
 
 #[test]
 fn whole_second_pause_is_one_ordinary_step() {
-    // model.md §5: the first step after resuming covers (T - W) - stamp.
+    // docs/model.md §5: the first step after resuming covers (T - W) - stamp.
     let mut v = vehicle("drift_x = 1\n");
     v.step(1.0);
     send(&mut v, "USM_SIM_PAUSED", "true", 1.0);
@@ -138,7 +138,7 @@ fn sim_pause_config_starts_paused() {
 
 #[test]
 fn rudder_rate_limit_per_message() {
-    // model.md §15.1: Δmax = (t - t_last)·ρ, t_last starts at 0 (the epoch)
+    // docs/model.md §15.1: Δmax = (t - t_last)·ρ, t_last starts at 0 (the epoch)
     let mut v = vehicle("max_rudder_degs_per_sec = 10\n");
     send(&mut v, "DESIRED_RUDDER", "50", 2.0); // Δmax = 20
     assert_eq!(v.snapshot().rudder, 20.0);
@@ -167,7 +167,7 @@ fn altitude_keeps_a_stale_value_when_water_depth_is_unknown() {
     send(&mut v, "WATER_DEPTH", "0", 0.1);
     send(&mut v, "USM_RESET", "depth=10", 0.1);
     v.step(0.2);
-    assert_eq!(v.nav().altitude, Some(25.0), "stale, model.md §11");
+    assert_eq!(v.nav().altitude, Some(25.0), "stale, docs/model.md §11");
     let neg = parse_text("WATER_DEPTH", "-3").unwrap();
     assert!(v.handle_command(neg, 0.2).is_err());
     send(&mut v, "WATER_DEPTH", "12", 0.2);

@@ -1,4 +1,4 @@
-//! `usim profile` (formats.md §6), run as the built binary.
+//! `usim profile` (docs/formats.md §6), run as the built binary.
 use std::process::Command;
 
 fn usim(args: &[&str]) -> (bool, String, String) {

@@ -1,4 +1,4 @@
-//! `usim interp`: preview a timed-command script (formats.md §5).
+//! `usim interp`: preview a timed-command script (docs/formats.md §5).
 //!
 //! Reads the script, then for every cycle `t = C, 2C, … <= U` applies the
 //! calls received at or before `t` and runs one actuator's interpolator at

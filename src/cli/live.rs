@@ -18,7 +18,7 @@ use crate::mqtt::tools::{self, PostOptions, ToolConnection, WatchEnd, WatchMode,
 /// Arguments of `usim run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Vehicle config (TOML, formats.md §1).
+    /// Vehicle config (TOML, docs/formats.md §1).
     pub config: PathBuf,
     /// Broker URL (mqtt://HOST:PORT, or mqtts:// with the `tls` feature);
     /// default: mqtt.broker of the config, else mqtt://127.0.0.1:1883.

@@ -1,5 +1,5 @@
 //! `usim profile`: time-optimal jerk-limited (double S) profiles from the
-//! command line (formats.md §6).
+//! command line (docs/formats.md §6).
 //!
 //! * `--batch CASES.csv [--at t1,t2,...]`: one motion per row; the rows are
 //!   written back with a `duration` column (and `p@t,v@t,a@t` columns).

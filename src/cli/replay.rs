@@ -9,7 +9,7 @@ use anyhow::Context;
 /// Arguments of `usim replay`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n\nThe CSV columns are described in the README (formats.md §3). The same mission always gives byte-identical CSV."
+    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n\nThe CSV columns are described in the README (docs/formats.md §3). The same mission always gives byte-identical CSV."
 )]
 pub struct ReplayArgs {
     /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).

@@ -99,7 +99,7 @@ impl Shaping {
         }
     }
 
-    /// A `SET` call (JSON, formats.md §4) received at `t_s`. On error the
+    /// A `SET` call (JSON, docs/formats.md §4) received at `t_s`. On error the
     /// buffers are unchanged.
     pub fn handle_set(&mut self, json: &str, t_s: f64) -> Result<(), String> {
         let call = parse_set(json, t_s).map_err(|e| e.to_string())?;

@@ -1,4 +1,4 @@
-//! uSimMarine's angle and number helpers (model.md §20), written to evaluate
+//! uSimMarine's angle and number helpers (docs/model.md §20), written to evaluate
 //! in the same order as the C++ so results are bit-identical.
 //!
 //! Marine angles: degrees, 0 = north (+y), 90 = east (+x), clockwise.

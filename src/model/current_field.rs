@@ -1,4 +1,4 @@
-//! The built-in current field (model.md §19, formats.md §1): a set of
+//! The built-in current field (docs/model.md §19, docs/formats.md §1): a set of
 //! current vectors at fixed positions, read from a text file in the format
 //! of MOOS-IvP's `CurrentField::populate`, and the local current at a point
 //! as `CurrentField::getLocalForce` computes it. Sans-IO: [`CurrentField::parse`]
@@ -255,7 +255,7 @@ impl CurrentField {
                 let pct = 1.0 - dist / r;
                 let pct = pct * pct;
                 let (fx, fy) = (pct * v.xdot_mps, pct * v.ydot_mps);
-                // Twice: the C++ stores each vector twice (model.md §19).
+                // Twice: the C++ stores each vector twice (docs/model.md §19).
                 total_x += fx;
                 total_y += fy;
                 total_x += fx;
@@ -368,7 +368,7 @@ fn parse_vector(line: &str) -> Result<(FieldVector, Vec<String>), String> {
 }
 
 /// Marine heading (degrees) to a math angle (radians), wrapped once into
-/// [−π, π] (lib_geometry `headingToRadians`, model.md §20).
+/// [−π, π] (lib_geometry `headingToRadians`, docs/model.md §20).
 fn heading_to_radians(h: f64) -> f64 {
     let mut r = ((90.0 - h) * PI) / 180.0;
     if r > PI {

@@ -1,4 +1,4 @@
-//! Depth and pitch step (`propagateDepth`, model.md §9): elevator, buoyancy,
+//! Depth and pitch step (`propagateDepth`, docs/model.md §9): elevator, buoyancy,
 //! speed-scaled depth rate, the pitch feedback and the surface clip.
 
 /// Parameters of the depth step.
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn saw_tooth_worked_example() {
-        // model.md §9: v=1.8, r_max=1, v_r=2.5, E=40, b=0.05, 10 Hz:
+        // docs/model.md §9: v=1.8, r_max=1, v_r=2.5, E=40, b=0.05, 10 Hz:
         // increments 0.0289, 0.0629, 0.0968, 0.1308, 0.1647, 0.1986, then 0.0289
         let p = DepthParams {
             buoyancy_rate: 0.05,

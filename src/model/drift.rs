@@ -1,4 +1,4 @@
-//! Drift messages (model.md §13): `DRIFT_VECTOR`, `_ADD`, `_MULT` and the
+//! Drift messages (docs/model.md §13): `DRIFT_VECTOR`, `_ADD`, `_MULT` and the
 //! `ang,mag` syntax. Drift is a velocity (m/s) added to the position.
 use super::angles::{angle360, heading_to_radians, is_number, rel_ang};
 

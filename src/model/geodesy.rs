@@ -1,5 +1,5 @@
 //! x/y (local metres) to lat/lon (degrees), as MOOSGeodesy does it
-//! (model.md §18). Sans-IO: plain functions of the origin and the position.
+//! (docs/model.md §18). Sans-IO: plain functions of the origin and the position.
 //!
 //! Two conversions, chosen like the MOOS build option `USE_UTM`:
 //!
@@ -20,7 +20,7 @@
 use std::f64::consts::PI;
 use std::fmt;
 
-/// MOOSGeodesy's `PI` (truncated on purpose, model.md §18).
+/// MOOSGeodesy's `PI` (truncated on purpose, docs/model.md §18).
 #[allow(clippy::approx_constant)] // the truncation is what MOOS uses
 const MOOS_PI: f64 = 3.14159265;
 /// MOOSGeodesy's `deg2rad = PI / 180`.

@@ -1,4 +1,4 @@
-//! Heading step (`propagateHeading`, model.md §8): turn rate, thrust effect,
+//! Heading step (`propagateHeading`, docs/model.md §8): turn rate, thrust effect,
 //! rotate speed; the V22 turn-speed map (§8.1); differential thrust (§15.2).
 use super::angles::{angle180, angle360, deg_to_radians};
 
@@ -149,7 +149,7 @@ pub fn propagate_heading_memo(
     (h, yaw_of(h), delta)
 }
 
-/// Differential-thrust heading step (model.md §15.2): at most 36 deg/s,
+/// Differential-thrust heading step (docs/model.md §15.2): at most 36 deg/s,
 /// left thrust above right turns to starboard; `None` when Δt ≤ 0.
 pub fn propagate_heading_diff(
     left: f64,
@@ -215,14 +215,14 @@ mod tests {
 
     #[test]
     fn classic_worked_example() {
-        // model.md §8, run 02 k=50: 100*0.40*2 = 80 deg/s -> 350 -> 358
+        // docs/model.md §8, run 02 k=50: 100*0.40*2 = 80 deg/s -> 350 -> 358
         let (h, _) = propagate_heading(&inp(100.0, 100.0, 40.0, 2.875), 350.0, 0.1, |t| t);
         assert!((h - 358.0).abs() < 1e-9);
     }
 
     #[test]
     fn negative_thrust_turns_the_other_way() {
-        // rudder +20, thrust -40 -> -0.8 x the nominal rate (model.md §8)
+        // rudder +20, thrust -40 -> -0.8 x the nominal rate (docs/model.md §8)
         let (h, _) = propagate_heading(&inp(20.0, -40.0, 100.0, 1.0), 100.0, 1.0, |t| t);
         assert!((h - (100.0 - 0.8 * 20.0)).abs() < 1e-9);
     }
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn v22_map_worked_example() {
-        // model.md §8.1, 02.v22 k=50: v_n=2 -> rate 40*2/5 = 16 -> 3.2 deg
+        // docs/model.md §8.1, 02.v22 k=50: v_n=2 -> rate 40*2/5 = 16 -> 3.2 deg
         let mut tsm = TurnSpeedMap::default();
         let (h, _) = propagate_heading(&inp(100.0, 100.0, 40.0, 2.0), 350.0, 0.1, |t| {
             tsm.rate(t, 2.0)

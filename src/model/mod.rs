@@ -1,4 +1,4 @@
-//! The uSimMarine vehicle model, sans-IO (model.md).
+//! The uSimMarine vehicle model, sans-IO (docs/model.md).
 //!
 //! [`Vehicle`] is uSimMarine's `USM_MOOSApp` + `USM_Model` without the MOOS
 //! I/O: [`Vehicle::handle_command`] is `OnNewMail` for one message,
@@ -80,7 +80,7 @@ pub struct Publication {
     pub value: PubValue,
 }
 
-/// The state as the CSV (formats.md §3) and `NODE_REPORT` show it.
+/// The state as the CSV (docs/formats.md §3) and `NODE_REPORT` show it.
 /// Units: m, m/s, degrees; pitch and yaw in radians; NaN = not set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Snapshot {
@@ -520,7 +520,7 @@ impl Vehicle {
         }
     }
 
-    /// Rudder rate limit per message (model.md §15.1).
+    /// Rudder rate limit per message (docs/model.md §15.1).
     fn set_rudder(&mut self, v: f64, t_s: f64) {
         let rho = self.params.max_rudder_degs_per_sec;
         let dmax = if rho > 0.0 {
@@ -581,7 +581,7 @@ impl Vehicle {
     }
 
     /// Run one iteration (uSimMarine's `Iterate`) at clock `t_s`: actuator
-    /// shaping, propagation (model.md §5–§11), then the postings, which
+    /// shaping, propagation (docs/model.md §5–§11), then the postings, which
     /// [`Vehicle::publications`] returns until the next step.
     pub fn step(&mut self, t_s: f64) {
         self.iteration += 1;
@@ -657,7 +657,7 @@ impl Vehicle {
     }
 
     /// `propagateNodeRecord` for one record: speed, heading, depth, position,
-    /// altitude (model.md §6).
+    /// altitude (docs/model.md §6).
     #[inline(always)]
     fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool, which_gt: bool) {
         let p = &self.params;
@@ -750,7 +750,7 @@ impl Vehicle {
         }
     }
 
-    /// Record what this iteration posts (model.md §4) for the NAV record
+    /// Record what this iteration posts (docs/model.md §4) for the NAV record
     /// `rec`; the postings themselves are built on demand by
     /// [`Vehicle::publications`], so replays pay nothing for them.
     fn post(&mut self, rec: &Record) {

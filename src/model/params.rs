@@ -1,10 +1,10 @@
-//! Validated model parameters (model.md §2.2) with uSimMarine's defaults.
+//! Validated model parameters (docs/model.md §2.2) with uSimMarine's defaults.
 use super::current_field::CurrentField;
 use super::geodesy::{GeoConverter, Geodesy};
 use super::thrust_map::ThrustMap;
 use crate::interp::shaping::ActuatorSettings;
 
-/// Which uSimMarine the model follows (model.md §0, §16).
+/// Which uSimMarine the model follows (docs/model.md §0, §16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ModelVariant {
     /// The original `uSimMarine` the manual describes (default).

@@ -1,4 +1,4 @@
-//! `USM_RESET` and `start_pos` (model.md §14): a pose written as
+//! `USM_RESET` and `start_pos` (docs/model.md §14): a pose written as
 //! `x=..,y=..,heading=..,speed=..,depth=..` or positionally `x,y,hdg,spd,dep`.
 use super::angles::atof;
 

@@ -1,4 +1,4 @@
-//! Position step (`SimEngine::propagate`, model.md §10): mean speed, vector
+//! Position step (`SimEngine::propagate`, docs/model.md §10): mean speed, vector
 //! mean heading, drift; speed and heading over ground.
 use super::angles::{deg_to_radians, rel_ang};
 use super::trig::{self, MathMode};
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn stored_speed_is_the_mean() {
-        // model.md §7 example: (0.04 + 0)/2 = 0.02, heading 45
+        // docs/model.md §7 example: (0.04 + 0)/2 = 0.02, heading 45
         let o = propagate_position(0.0, 0.0, 0.0, 0.04, 45.0, 45.0, (0.0, 0.0), 0.1);
         assert!((o.speed - 0.02).abs() < 1e-17);
         let d = 0.02 * 0.1 / 2f64.sqrt();

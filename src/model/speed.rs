@@ -1,4 +1,4 @@
-//! Speed step (`propagateSpeed`, model.md §7): thrust map, turn loss,
+//! Speed step (`propagateSpeed`, docs/model.md §7): thrust map, turn loss,
 //! acceleration and deceleration limits.
 use super::thrust_map::ThrustMap;
 
@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn acceleration_limit_worked_example() {
-        // model.md §7, run 01 k=10: T=80 -> M=4.0, a_max=0.4, dt=0.1 -> 0.04
+        // docs/model.md §7, run 01 k=10: T=80 -> M=4.0, a_max=0.4, dt=0.1 -> 0.04
         let mut m = ThrustMap::default();
         m.add_line("0:0, 20:1, 40:2, 60:3, 80:4, 100:5").unwrap();
         let v = propagate_speed(&m, &lim(0.4, 0.25, 0.85), 80.0, 0.0, false, 0.0, 0.1);
@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn turn_loss_worked_example() {
-        // model.md §7, run 02 k=50: T=100, factor 20 -> 5; R=100 -> 0.75
+        // docs/model.md §7, run 02 k=50: T=100, factor 20 -> 5; R=100 -> 0.75
         let m = ThrustMap::default();
         let v = propagate_speed(&m, &lim(0.0, 0.0, 0.85), 100.0, 100.0, false, 5.0, 0.1);
         assert!((v.unwrap() - 0.75).abs() < 1e-12);

@@ -1,4 +1,4 @@
-//! The thrust map: thrust (percent) → speed (m/s), model.md §12.
+//! The thrust map: thrust (percent) → speed (m/s), docs/model.md §12.
 //!
 //! Two sides: the positive map (thrust > 0 → speed ≥ 0) and the negative
 //! map (thrust < 0 → speed ≤ 0), each ordered by thrust with speeds
@@ -87,7 +87,7 @@ impl ThrustMap {
         &self.neg
     }
 
-    /// Add one pair (`addPair`, model.md §12.1). Returns false if refused.
+    /// Add one pair (`addPair`, docs/model.md §12.1). Returns false if refused.
     pub fn add_pair(&mut self, thrust: f64, speed: f64) -> bool {
         if !thrust.is_finite() || !speed.is_finite() {
             return false;
@@ -120,7 +120,7 @@ impl ThrustMap {
         true
     }
 
-    /// Parse one `thrust_map` config line `t:s, t:s, ...` (model.md §12.2):
+    /// Parse one `thrust_map` config line `t:s, t:s, ...` (docs/model.md §12.2):
     /// pairs are added left to right and processing stops at the first
     /// malformed or refused pair, keeping the pairs before it.
     pub fn add_line(&mut self, line: &str) -> Result<usize, ThrustMapLineError> {
@@ -153,7 +153,7 @@ impl ThrustMap {
         Ok(added)
     }
 
-    /// Speed for a thrust, m/s (`getSpeedValue`, model.md §12.3). The thrust
+    /// Speed for a thrust, m/s (`getSpeedValue`, docs/model.md §12.3). The thrust
     /// is not clipped: the map saturates on its own, the factor does not.
     pub fn speed(&self, thrust: f64) -> f64 {
         if thrust == 0.0 {
@@ -233,7 +233,7 @@ mod tests {
         let mut m = ThrustMap::default();
         assert_eq!(m.speed(100.0), 5.0); // factor 20
         assert!(m.set_thrust_factor(25.0));
-        assert_eq!(m.speed(130.0), 5.2); // model.md §12.3: no clipping
+        assert_eq!(m.speed(130.0), 5.2); // docs/model.md §12.3: no clipping
         assert!(!m.set_thrust_factor(-1.0));
         assert_eq!(m.speed(-50.0), 0.0); // no reflect, no negative side
         m.set_reflect(true);
@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn interpolation_and_saturation() {
         let m = map("0:0, 20:1, 40:2, 60:3, 80:4, 100:5");
-        assert_eq!(m.speed(80.0), 4.0); // model.md §7 worked example
+        assert_eq!(m.speed(80.0), 4.0); // docs/model.md §7 worked example
         assert_eq!(m.speed(30.0), 1.5);
         assert_eq!(m.speed(130.0), 5.0);
         let m = map("-100:-3, -60:-2, -20:-0.5, 10:0.6, 30:1.5, 55:2.8, 90:4.1");
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn manual_first_example_yields_empty_map() {
-        // model.md §12.2: the first pair is out of range, nothing is added.
+        // docs/model.md §12.2: the first pair is out of range, nothing is added.
         let mut m = ThrustMap::default();
         let e = m
             .add_line(

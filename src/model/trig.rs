@@ -67,7 +67,7 @@ pub fn sin_cos_deg(h_deg: f64) -> (f64, f64) {
 
 /// The mean direction of headings `h_p` and `h_n` (degrees): the bisector
 /// of the smaller angle between them, which is the direction of the vector
-/// sum of their unit vectors — the φ of model.md §10 without `atan2`.
+/// sum of their unit vectors — the φ of docs/model.md §10 without `atan2`.
 /// Opposite headings (a 180° step) have no mean; this gives h_p + 90.
 pub fn mean_heading_deg(h_p: f64, h_n: f64) -> f64 {
     let mut d = h_n - h_p;
@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(mean_heading_deg(10.0, 350.0), 0.0);
         assert_eq!(mean_heading_deg(33.0, 33.0), 33.0);
         assert_eq!(mean_heading_deg(-710.0, 20.0), -705.0); // −710 ≡ 10
-                                                            // against atan2 of the summed unit vectors (model.md §10)
+                                                            // against atan2 of the summed unit vectors (docs/model.md §10)
         let mut r = Rng(3);
         for _ in 0..200_000 {
             let hp = r.next() * 360.0;

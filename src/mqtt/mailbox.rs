@@ -1,4 +1,4 @@
-//! Mail received between two iterations (model.md §5), sans-IO.
+//! Mail received between two iterations (docs/model.md §5), sans-IO.
 //!
 //! uSimMarine handles every message that arrived since the last `Iterate`
 //! before stepping. The [`Mailbox`] keeps them in arrival order with two

@@ -1,5 +1,5 @@
 //! The live shell: one vehicle process on an MQTT broker, the embedded broker,
-//! the fleet launcher and the scripting tools (formats.md §4).
+//! the fleet launcher and the scripting tools (docs/formats.md §4).
 //!
 //! The physics stays in [`crate::model`]; this module only maps topics to
 //! [`crate::command::Command`]s, state to topics, and drives the clock:

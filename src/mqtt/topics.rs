@@ -1,12 +1,12 @@
 //! Topic names of one vehicle: `{topic_root}/{vehicle}/{VARIABLE}`
-//! (formats.md §4). The only place, with [`crate::command`], that knows them.
+//! (docs/formats.md §4). The only place, with [`crate::command`], that knows them.
 use crate::command::SUBSCRIPTIONS;
 
 use super::BridgeError;
 
 /// The retained status topic's last level (`online` / `offline`).
 pub const STATUS: &str = "status";
-/// One JSON object per iteration with the CSV columns (formats.md §3).
+/// One JSON object per iteration with the CSV columns (docs/formats.md §3).
 pub const NODE_REPORT: &str = "NODE_REPORT";
 /// The vehicle clock in seconds, posted each iteration.
 pub const USM_TIME: &str = "USM_TIME";

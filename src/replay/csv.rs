@@ -1,4 +1,4 @@
-//! CSV output (formats.md §3): the fixed columns, numbers written with Rust's
+//! CSV output (docs/formats.md §3): the fixed columns, numbers written with Rust's
 //! shortest round-trip `{}` so they read back to the same f64, `nan` for
 //! "not set".
 use std::io::{self, Write};

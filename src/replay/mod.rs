@@ -1,5 +1,5 @@
-//! Deterministic mission replay (formats.md §2): the same [`Vehicle`] a live
-//! run uses, driven on a virtual clock, written as CSV (formats.md §3).
+//! Deterministic mission replay (docs/formats.md §2): the same [`Vehicle`] a live
+//! run uses, driven on a virtual clock, written as CSV (docs/formats.md §3).
 //!
 //! A replay is a pure function of the mission: iteration `k` runs at clock
 //! `start_time + rel_k` with `rel_k = k·dt`; before it, every post due by
@@ -12,7 +12,7 @@ use crate::model::Vehicle;
 
 pub mod csv;
 
-/// Tolerance for a post being due, s (formats.md §2).
+/// Tolerance for a post being due, s (docs/formats.md §2).
 const DUE_EPS_S: f64 = 1e-9;
 
 /// A message a replay dropped (the run goes on).

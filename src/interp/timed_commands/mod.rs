@@ -10,7 +10,7 @@ This module owns:
   `lastCycleTime`, `lastCommandTime`);
 * [`UpdateKind`]: how a new list is merged into the pending ones;
 * [`parse_set`] / [`SetCall`] / [`SetError`]: the `SET` payload of
-  formats.md §4, `["DESIRED_RUDDER", "Merge", [[30.0, 12.0], [0.0, 14.5, 0]]]`;
+  docs/formats.md §4, `["DESIRED_RUDDER", "Merge", [[30.0, 12.0], [0.0, 14.5, 0]]]`;
 * [`ActuatorBank`] / [`Actuator`]: the five `DESIRED_*` actuators of the
   simulator with their aliases.
 

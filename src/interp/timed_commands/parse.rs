@@ -1,4 +1,4 @@
-//! The `SET` payload (formats.md §4): a DCM `set` call as JSON,
+//! The `SET` payload (docs/formats.md §4): a DCM `set` call as JSON,
 //! `["DESIRED_RUDDER", "Merge", [[30.0, 12.0], [0.0, "+2.5", 0]]]`.
 use std::fmt;
 
