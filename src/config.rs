@@ -140,41 +140,135 @@ impl Source<'_> {
     }
 
     /// Turn a TOML/serde error into a [`ConfigError`] with line, key and a
-    /// suggestion for unknown keys.
+    /// suggestion for unknown keys. The suggestion comes from the keys of
+    /// the table the key stands in (serde's "expected one of" list), falling
+    /// back to `known`, and is never the key itself.
     pub fn toml_error(&self, err: &toml::de::Error, known: &[&str]) -> ConfigError {
         let offset = err.span().map(|s| s.start);
         let line = offset.map(|o| self.line_of(o));
         let msg = err.message().to_string();
         if let Some(rest) = msg.strip_prefix("unknown field `") {
             let key = rest.split('`').next().unwrap_or("").to_string();
-            let hint = match nearest(&key, known.iter().copied()) {
+            let expected = expected_keys(rest);
+            let candidates: Vec<&str> = if expected.is_empty() {
+                known.to_vec()
+            } else {
+                expected.iter().map(String::as_str).collect()
+            };
+            let misplaced = !expected.is_empty()
+                && VEHICLE_KEYS.contains(&key.as_str())
+                && expected
+                    .iter()
+                    .filter(|k| VEHICLE_KEYS.contains(&k.as_str()))
+                    .count()
+                    < VEHICLE_KEYS.len() / 2;
+            let hint = match nearest(&key, candidates.iter().copied()) {
+                _ if misplaced => format!(
+                    "; `{key}` is a vehicle key: in a mission it goes in the [vehicle] table (or in the vehicle file)"
+                ),
                 Some(n) => format!("; did you mean `{n}`?"),
                 None => String::new(),
+            };
+            // `usim example` lists the keys of vehicle tables only.
+            let in_example = !expected.is_empty()
+                && expected.iter().all(|k| {
+                    VEHICLE_KEYS.contains(&k.as_str())
+                        || MQTT_KEYS.contains(&k.as_str())
+                        || ACTUATOR_KEYS.contains(&k.as_str())
+                });
+            let see = if in_example {
+                " (`usim example` lists every key, docs/config.md explains them)"
+            } else {
+                ""
             };
             return ConfigError {
                 path: self.path.to_path_buf(),
                 line,
                 key: Some(key),
-                message: format!("unknown key{hint} (see `usim example` for every key)"),
+                message: format!("unknown key{hint}{see}"),
             };
         }
         // The key is what stands before `=` on the offending line.
-        let key = offset.and_then(|o| {
+        let line_text = offset.and_then(|o| {
             let start = self.text[..o.min(self.text.len())]
                 .rfind('\n')
                 .map_or(0, |i| i + 1);
-            let line_text = self.text[start..].lines().next()?;
-            let (k, _) = line_text.split_once('=')?;
-            let k = k.trim().trim_matches('"');
-            (!k.is_empty() && !k.starts_with('[')).then(|| k.to_string())
+            self.text[start..].lines().next()
         });
+        let kv = line_text.and_then(|l| {
+            let (k, v) = l.split_once('=')?;
+            let k = k.trim().trim_matches('"');
+            (!k.is_empty() && !k.starts_with('[')).then(|| (k.to_string(), v.trim()))
+        });
+        let mut message = msg.trim().to_string();
+        if let Some((k, v)) = &kv {
+            // `thrust_map = 0:0` reads as a TOML time: say to quote it.
+            let unquoted = !v.starts_with(['"', '\'', '[', '{']);
+            if unquoted && v.contains(':') {
+                let value = v.split('#').next().unwrap_or(v).trim();
+                message = format!(
+                    "{message}; the value is not quoted, so TOML reads `{value}` as a date or time: write it as a string, {k} = \"{value}\""
+                );
+            }
+        }
         ConfigError {
             path: self.path.to_path_buf(),
             line,
-            key,
-            message: msg.trim().to_string(),
+            key: kv.map(|(k, _)| k),
+            message,
         }
     }
+}
+
+/// The keys serde lists after an unknown field: "..., expected one of `a`, `b`".
+fn expected_keys(rest: &str) -> Vec<String> {
+    let Some((_, list)) = rest.split_once("expected") else {
+        return Vec::new();
+    };
+    list.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A file of the wrong kind: a mission where a vehicle config is expected,
+/// or the reverse. `None` if `text` does not look like the other kind.
+pub fn wrong_kind(path: &Path, text: &str, want_mission: bool) -> Option<ConfigError> {
+    let table: toml::Table = text.parse().ok()?;
+    let is_mission = table.get("mission").is_some_and(toml::Value::is_table)
+        || table.get("post").is_some_and(toml::Value::is_array);
+    let shown = path.display();
+    let message = if want_mission && !is_mission {
+        let vehicle_keys = table
+            .keys()
+            .filter(|k| VEHICLE_KEYS.contains(&k.as_str()))
+            .count();
+        if vehicle_keys == 0 {
+            return None;
+        }
+        format!(
+            "this is a vehicle config, not a mission: `usim replay` wants a mission file with a [mission] table and [[post]] messages (docs/formats.md §2). Run this vehicle live with `usim run {shown}`, or replay it from a mission that names it: [mission] vehicle = \"{shown}\""
+        )
+    } else if !want_mission && is_mission {
+        let vehicle = table
+            .get("mission")
+            .and_then(|m| m.get("vehicle"))
+            .and_then(toml::Value::as_str)
+            .map(|v| format!("`usim run` with its vehicle file ({v}, relative to the mission)"))
+            .unwrap_or_else(|| "`usim run` with a vehicle config".to_string());
+        format!(
+            "this is a mission file, not a vehicle config: `usim run` and `usim up` want a vehicle config (docs/formats.md §1, `usim example`). Replay the mission with `usim replay {shown}`, or drive its vehicle live: {vehicle}"
+        )
+    } else {
+        return None;
+    };
+    Some(ConfigError {
+        path: path.to_path_buf(),
+        line: None,
+        key: None,
+        message,
+    })
 }
 
 /// `thrust_map` as one line or a list of lines.
@@ -368,7 +462,9 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
 /// anchors relative paths such as `current_field`).
 pub fn parse_vehicle(path: &Path, text: &str) -> Result<VehicleConfig, ConfigError> {
     let src = Source { path, text };
-    let raw: RawVehicle = toml::from_str(text).map_err(|e| src.toml_error(&e, VEHICLE_KEYS))?;
+    let raw: RawVehicle = toml::from_str(text).map_err(|e| {
+        wrong_kind(path, text, false).unwrap_or_else(|| src.toml_error(&e, VEHICLE_KEYS))
+    })?;
     build_vehicle(&src, &raw)
 }
 
@@ -850,7 +946,7 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     candidates
         .into_iter()
         .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
-        .filter(|(d, c)| *d <= 3.max(c.len() / 4))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 4) && *c != word)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }

@@ -130,7 +130,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     let src = Source { path, text };
     let mut known: Vec<&str> = MISSION_KEYS.to_vec();
     known.extend_from_slice(config::VEHICLE_KEYS);
-    let raw: RawMissionFile = toml::from_str(text).map_err(|e| src.toml_error(&e, &known))?;
+    let raw: RawMissionFile = toml::from_str(text).map_err(|e| {
+        config::wrong_kind(path, text, true).unwrap_or_else(|| src.toml_error(&e, &known))
+    })?;
     let m = raw.mission.get_ref();
     let m_at = raw.mission.span().start;
 

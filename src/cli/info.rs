@@ -95,6 +95,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn example_lists_every_key_the_loader_knows() {
+        // the unknown-key error says "`usim example` lists every key"
+        use crate::config::{ACTUATOR_KEYS, MQTT_KEYS, VEHICLE_KEYS};
+        let keys = VEHICLE_KEYS.iter().chain(MQTT_KEYS).chain(ACTUATOR_KEYS);
+        for key in keys {
+            let listed = EXAMPLE_CONFIG.lines().any(|l| {
+                let l = l.trim_start_matches(['#', ' ']);
+                l.starts_with(&format!("{key} ="))
+                    || l.starts_with(&format!("[{key}"))
+                    || l.contains(&format!(" {key} ("))
+            });
+            assert!(listed, "usim example does not list `{key}`");
+        }
+    }
+
+    #[test]
     fn example_config_loads_without_warnings() {
         let c = crate::config::parse_vehicle(
             std::path::Path::new("configs/example.toml"),
