@@ -44,7 +44,7 @@ pub enum Kind {
 pub enum Command {
     /// `DESIRED_THRUST`, percent (−100..100 nominal; not clipped, docs/model.md §22).
     DesiredThrust(f64),
-    /// `DESIRED_RUDDER`, percent/degrees as uSimMarine holds it.
+    /// `DESIRED_RUDDER`, percent of full rudder (±100; clipped in the model, docs/model.md §8).
     DesiredRudder(f64),
     /// `DESIRED_ELEVATOR`, percent.
     DesiredElevator(f64),
@@ -182,7 +182,7 @@ pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
     (
         "DESIRED_RUDDER",
         Kind::Number,
-        "rudder, degrees (clipped to ±100)",
+        "rudder, percent (clipped to ±100)",
     ),
     (
         "DESIRED_ELEVATOR",

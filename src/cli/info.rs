@@ -29,7 +29,7 @@ pub const PUBLICATIONS: &[(&str, &str, &str)] = &[
     (
         "SPEED",
         "m/s",
-        "speed through water, rounded to 0.01 (V22: capped at max_speed)",
+        "speed through water (the step mean), rounded to 0.01 (V22: capped at max_speed)",
     ),
     ("HEADING", "deg", "heading in [0,360), 0 = north, clockwise"),
     ("DEPTH", "m", "depth, positive down"),
