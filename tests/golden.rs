@@ -52,7 +52,9 @@ fn tolerance(col: &str) -> Option<(f64, bool)> {
         "heading" | "hog" | "nav_heading" => (1e-6, true),
         "lat" | "lon" => (1e-9, false),
         "nav_speed" => (0.01 + 1e-9, false),
-        "k" | "t" => (0.0, false),
+        "k" => (0.0, false),
+        // the CSV prints t rounded to the microsecond (docs/formats.md §3)
+        "t" => (1e-6, false),
         _ => return None,
     })
 }
@@ -100,6 +102,7 @@ fn check(case: &str, math: MathMode) -> HashMap<String, f64> {
                     let (la, lo) = utm.to_lat_lon(x, y);
                     (if name == "lat_utm" { la } else { lo }, (1e-8, false))
                 }
+                "t" => (o[ours.col("t")], (1e-6, false)),
                 other => match tolerance(other) {
                     Some(_) if math == MathMode::Libm => (o[ours.col(other)], (0.0, false)),
                     Some(tc) => (o[ours.col(other)], tc),

@@ -130,6 +130,15 @@ pub struct Snapshot {
     pub gt_x: f64,
     /// Ground-truth north, m.
     pub gt_y: f64,
+    /// Left thruster, percent (differential mode, docs/model.md §15.2).
+    pub thrust_l: f64,
+    /// Right thruster, percent.
+    pub thrust_r: f64,
+    /// Current-field velocity east at the vehicle, m/s, added to the drift
+    /// in the last step (0 without a field, docs/model.md §19).
+    pub current_x: f64,
+    /// Current-field velocity north at the vehicle, m/s.
+    pub current_y: f64,
 }
 
 /// The actuators a setpoint can address.
@@ -137,7 +146,7 @@ pub struct Snapshot {
 pub enum Actuator {
     /// `DESIRED_THRUST`, percent.
     Thrust,
-    /// `DESIRED_RUDDER`, degrees/percent.
+    /// `DESIRED_RUDDER`, percent.
     Rudder,
     /// `DESIRED_ELEVATOR`, percent.
     Elevator,
@@ -201,6 +210,8 @@ pub struct Vehicle {
     rudder_t_last: f64,
     // environment and settings changeable by mail
     drift: (f64, f64),
+    /// Current-field velocity applied in the last step, m/s (east, north).
+    current: (f64, f64),
     rotate_speed: f64,
     buoyancy_rate: f64,
     turn_rate: f64,
@@ -265,6 +276,7 @@ impl Vehicle {
             reverse: params.thrust_mode_reverse,
             rudder_t_last: 0.0,
             drift: (params.drift_x, params.drift_y),
+            current: (0.0, 0.0),
             rotate_speed: params.rotate_speed,
             buoyancy_rate: params.buoyancy_rate,
             turn_rate: params.turn_rate,
@@ -727,6 +739,7 @@ impl Vehicle {
                 Some(f) => f.force_at(rec.x, rec.y),
                 None => (0.0, 0.0),
             };
+            self.current = (cx, cy);
             (self.drift.0 + cx, self.drift.1 + cy)
         } else {
             (0.0, 0.0)
@@ -888,6 +901,10 @@ impl Vehicle {
             elevator: self.elevator,
             gt_x: self.gt.x,
             gt_y: self.gt.y,
+            thrust_l: self.thrust_l,
+            thrust_r: self.thrust_r,
+            current_x: self.current.0,
+            current_y: self.current.1,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use crate::model::Snapshot;
 
 /// The CSV header, in the contract's order.
-pub const HEADER: &str = "k,t,x,y,speed,heading,depth,altitude,pitch,yaw,sog,hog,nav_speed,nav_heading,lat,lon,drift_x,drift_y,rudder,thrust,elevator,gt_x,gt_y";
+pub const HEADER: &str = "k,t,x,y,speed,heading,depth,altitude,pitch,yaw,sog,hog,nav_speed,nav_heading,lat,lon,drift_x,drift_y,rudder,thrust,elevator,gt_x,gt_y,thrust_l,thrust_r,current_x,current_y";
 
 /// Writes snapshots as CSV rows through a buffer.
 pub struct CsvWriter<W: Write> {
@@ -30,8 +30,9 @@ impl<W: Write> CsvWriter<W> {
     pub fn write_row(&mut self, s: &Snapshot) -> io::Result<()> {
         self.line.clear();
         write!(self.line, "{}", s.k)?;
+        self.line.push(b',');
+        push_f64(&mut self.line, round_to_microsecond(s.t));
         for v in [
-            s.t,
             s.x,
             s.y,
             s.speed,
@@ -53,6 +54,10 @@ impl<W: Write> CsvWriter<W> {
             s.elevator,
             s.gt_x,
             s.gt_y,
+            s.thrust_l,
+            s.thrust_r,
+            s.current_x,
+            s.current_y,
         ] {
             self.line.push(b',');
             push_f64(&mut self.line, v);
@@ -64,6 +69,17 @@ impl<W: Write> CsvWriter<W> {
     /// Flush everything.
     pub fn finish(mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// A mission time as printed: rounded to the microsecond grid the mission
+/// times live on (`k·dt` in f64 gives `1.2000000000000002`; the CSV shows
+/// `1.2`). The model keeps the exact value.
+pub fn round_to_microsecond(t_s: f64) -> f64 {
+    if t_s.is_finite() && t_s.abs() < 1e15 {
+        (t_s * 1e6).round() / 1e6
+    } else {
+        t_s
     }
 }
 
@@ -114,7 +130,24 @@ mod tests {
     }
 
     #[test]
-    fn header_has_23_columns() {
-        assert_eq!(HEADER.split(',').count(), 23);
+    fn header_keeps_the_23_columns_and_adds_four() {
+        let cols: Vec<&str> = HEADER.split(',').collect();
+        assert_eq!(cols.len(), 27);
+        assert_eq!(cols[22], "gt_y");
+        assert_eq!(
+            &cols[23..],
+            ["thrust_l", "thrust_r", "current_x", "current_y"]
+        );
+    }
+
+    #[test]
+    fn mission_time_is_printed_on_the_microsecond_grid() {
+        let t = 12.0 * 0.1; // 1.2000000000000002
+        assert_ne!(t, 1.2);
+        assert_eq!(round_to_microsecond(t), 1.2);
+        assert_eq!(round_to_microsecond(0.3 * 3.0), 0.9);
+        assert_eq!(round_to_microsecond(1234.000001), 1234.000001);
+        assert_eq!(round_to_microsecond(0.0), 0.0);
+        assert!(round_to_microsecond(f64::NAN).is_nan());
     }
 }
