@@ -223,6 +223,8 @@ pub struct RawActuator {
     pub max_accel: Option<f64>,
     /// Jerk mode: maximum jerk, units/s³.
     pub max_jerk: Option<f64>,
+    /// Cap on pending timed commands (default 10,000).
+    pub max_pending: Option<i64>,
 }
 
 type S<T> = Option<Spanned<T>>;
@@ -648,6 +650,16 @@ fn build_actuators(src: &Source<'_>, raw: &RawVehicle) -> Result<ActuatorSetting
             }
         };
         s.modes[act.index()] = mode;
+        if let Some(n) = spec.max_pending {
+            if !(1..=10_000_000).contains(&n) {
+                return Err(src.error(
+                    at,
+                    &key,
+                    format!("max_pending = {n}: must be 1..10000000 (pending timed commands)"),
+                ));
+            }
+            s.max_pending[act.index()] = Some(n as usize);
+        }
     }
     for (alias, members) in raw.aliases.iter().flatten() {
         let at = members.span().start;

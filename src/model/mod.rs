@@ -331,6 +331,11 @@ impl Vehicle {
         self.paused_since.is_some()
     }
 
+    /// Pending timed commands (`SET` lists) over all actuators.
+    pub fn pending_timed_commands(&self) -> usize {
+        self.shaping.pending_total()
+    }
+
     fn is_v22(&self) -> bool {
         self.params.variant == ModelVariant::V22
     }
