@@ -82,3 +82,83 @@ fn max_pending_is_a_config_key() {
     assert!(e.contains("max_pending"), "{e}");
     let _ = Command::DesiredThrust(0.0);
 }
+
+fn all_finite(v: &Vehicle) -> bool {
+    let s = v.snapshot();
+    [
+        s.x, s.y, s.speed, s.heading, s.depth, s.pitch, s.yaw, s.sog, s.hog, s.drift_x, s.drift_y,
+        s.rudder, s.thrust, s.elevator, s.gt_x, s.gt_y,
+    ]
+    .iter()
+    .all(|x| x.is_finite())
+        && v.publications().iter().all(|p| match &p.value {
+            usim::model::PubValue::Number(x) => x.is_finite(),
+            usim::model::PubValue::Text(_) => true,
+        })
+}
+
+fn geo_vehicle() -> Vehicle {
+    let cfg = usim::config::parse_vehicle(
+        Path::new("v.toml"),
+        "name = \"a\"\nlat_origin = 43.825\nlon_origin = -70.33\n",
+    )
+    .unwrap();
+    Vehicle::new(&cfg, 0.0)
+}
+
+/// Caught: `USM_RESET x=1e10` and `DRIFT_X 1e20` gave NaN lat/lon,
+/// `speed=1e308` published inf, `x=1e308,y=1e308` froze the vehicle (the
+/// finiteness check overflowed on x+y). Each is now refused at the message
+/// with the bound in the reason, and the vehicle keeps moving.
+#[test]
+fn huge_numbers_are_refused_at_the_message() {
+    let cases = [
+        ("USM_RESET", "x=1e10", "x=10000000000 is outside"),
+        ("USM_RESET", "speed=1e308", "speed="),
+        ("USM_RESET", "x=1e308,y=1e308", "x="),
+        ("USM_RESET", "depth=-1e6", "depth="),
+        ("DRIFT_X", "1e20", "outside the accepted range ±100 m/s"),
+        ("DRIFT_Y", "-101", "±100 m/s"),
+        ("DRIFT_VECTOR", "90,1000", "drift would be"),
+        ("DESIRED_THRUST", "1e300", "±10000"),
+        ("BUOYANCY_RATE", "1e9", "m/s"),
+        ("ROTATE_SPEED", "1e9", "degrees/s"),
+        ("WATER_DEPTH", "1e9", "±12000 m"),
+    ];
+    for (var, payload, want) in cases {
+        let mut v = geo_vehicle();
+        send(&mut v, "DESIRED_THRUST", "50", 0.0).unwrap();
+        let e = send(&mut v, var, payload, 0.0).unwrap_err();
+        assert!(e.contains(want), "{var}={payload}: {e}");
+        for k in 1..=20 {
+            v.step(k as f64 * 0.25);
+            assert!(all_finite(&v), "{var}={payload}: non-finite after step {k}");
+        }
+        assert_eq!(v.skipped_steps(), 0, "{var}={payload}");
+        assert!(v.snapshot().y > 1.0, "{var}={payload}: the vehicle froze");
+        assert!(v.snapshot().lat.is_finite(), "{var}={payload}");
+    }
+    // A drift that grows by steps hits the bound too, and keeps the old one.
+    let mut v = vehicle();
+    send(&mut v, "DRIFT_X", "90", 0.0).unwrap();
+    let e = send(&mut v, "DRIFT_VECTOR_MULT", "2", 0.0).unwrap_err();
+    assert!(e.contains("drift would be"), "{e}");
+    assert_eq!(v.drift().0, 90.0);
+    // The bounds themselves are accepted.
+    let mut v = geo_vehicle();
+    send(&mut v, "USM_RESET", "x=1e7,y=-1e7,speed=100,depth=12000", 0.0).unwrap();
+    v.step(0.25);
+    assert!(all_finite(&v));
+}
+
+/// Caught: `USM_RESET heading=-1e-14` stored 360 (−1e-14 + 360 rounds to
+/// 360), outside [0, 360).
+#[test]
+fn heading_stays_below_360() {
+    let mut v = vehicle();
+    send(&mut v, "USM_RESET", "heading=-1e-14", 0.0).unwrap();
+    v.step(0.25);
+    let h = v.snapshot().heading;
+    assert!((0.0..360.0).contains(&h), "{h}");
+    assert_eq!(usim::model::angles::angle360(-1e-14), 0.0);
+}
