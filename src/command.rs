@@ -195,6 +195,15 @@ fn bound_of(cmd: &Command) -> Option<(f64, &'static str)> {
     })
 }
 
+/// A number for a message: plain decimals, exponent form when huge or tiny.
+pub fn fmt_num(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// Check a command against [`limits`] (and finiteness): `Err(reason)` for a
 /// value the vehicle refuses. `USM_RESET` and the drift vectors are checked
 /// where they are parsed (`model::pose`, `model::drift`).
@@ -213,7 +222,8 @@ pub fn check_bounds(cmd: &Command) -> Result<(), String> {
                 format!(" {unit}")
             };
             return Err(format!(
-                "{v} is outside the accepted range ±{lim}{unit} (physical bound)"
+                "{} is outside the accepted range ±{lim}{unit} (physical bound)",
+                fmt_num(v)
             ));
         }
     }
@@ -233,11 +243,14 @@ pub struct MessageError {
 
 impl MessageError {
     /// A new error for `var` with `payload`.
+    /// The payload and the reason are clipped to a few hundred characters
+    /// (a 100 KB payload must not become a 100 KB log line).
     pub fn new(var: &str, payload: impl fmt::Display, reason: impl Into<String>) -> Self {
+        let clip = |s: String| crate::config::clip(&s, 200).into_owned();
         MessageError {
-            var: var.to_string(),
-            payload: payload.to_string(),
-            reason: reason.into(),
+            var: clip(var.to_string()),
+            payload: clip(payload.to_string()),
+            reason: crate::config::clip(&reason.into(), 500).into_owned(),
         }
     }
 }

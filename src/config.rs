@@ -94,7 +94,23 @@ impl fmt::Display for ConfigError {
         if let Some(key) = &self.key {
             write!(f, ": key `{key}`")?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip(&self.message, MAX_ECHO_CHARS))
+    }
+}
+
+/// Longest error message shown, characters: values echoed in errors (a
+/// 100 KB line, a huge payload) are clipped with `…`.
+pub const MAX_ECHO_CHARS: usize = 1000;
+
+/// `text` clipped to `max` characters (with `…` and the number of
+/// characters left out).
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => {
+            let left = text[cut..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({left} more characters)", &text[..cut]))
+        }
     }
 }
 
@@ -118,6 +134,21 @@ impl Source<'_> {
             .filter(|&&b| b == b'\n')
             .count()
             + 1
+    }
+
+    /// The byte offsets of every `\n`, for [`Source::line_in`] (many
+    /// lookups in one file: O(log n) each instead of O(n)).
+    pub fn newlines(&self) -> Vec<usize> {
+        self.text
+            .bytes()
+            .enumerate()
+            .filter_map(|(i, b)| (b == b'\n').then_some(i))
+            .collect()
+    }
+
+    /// [`Source::line_of`] with the index of [`Source::newlines`].
+    pub fn line_in(newlines: &[usize], offset: usize) -> usize {
+        newlines.partition_point(|&n| n < offset) + 1
     }
 
     /// An error at byte `offset` about `key`.
@@ -352,12 +383,51 @@ pub fn load_vehicle(path: &Path) -> Result<VehicleConfig, ConfigError> {
 
 /// Read a whole text file; the error names the file and what it was for.
 pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError {
+    read_capped(path, MAX_INPUT_BYTES).map_err(|message| ConfigError {
         path: path.to_path_buf(),
         line: None,
         key: None,
-        message: format!("cannot read the {what}: {e}"),
+        message: format!("cannot read the {what}: {message}"),
     })
+}
+
+/// Largest input file (vehicle config, mission, current field) read, bytes.
+/// A real one is a few kilobytes; 32,000 mission posts are ~2 MB.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Read a text file of at most `max` bytes. Only regular files are read: a
+/// FIFO would block forever and a device such as `/dev/zero` never ends, so
+/// both are refused before opening (`stat` does not block).
+pub fn read_capped(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device?)"
+        };
+        return Err(format!("{} is {kind}", path.display()));
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{} is {} bytes, more than the {max} bytes accepted",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{} grew past the {max} bytes accepted while being read",
+            path.display()
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("{} is not UTF-8 text: {e}", path.display()))
 }
 
 /// Parse a vehicle config from its text (`path` names it in messages and
@@ -563,7 +633,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .join(cf.get_ref());
-            let text = std::fs::read_to_string(&file).map_err(|e| {
+            let text = read_capped(&file, MAX_INPUT_BYTES).map_err(|e| {
                 src.error(
                     cf.span().start,
                     "current_field",

@@ -32,7 +32,8 @@ pub fn check_bounds(p: &PoseUpdate) -> Result<(), String> {
         if let Some(v) = v {
             if !(v.is_finite() && v.abs() <= lim) {
                 return Err(format!(
-                    "{name}={v} is outside the accepted range ±{lim} {unit} (physical bound)"
+                    "{name}={} is outside the accepted range ±{lim} {unit} (physical bound)",
+                    crate::command::fmt_num(v)
                 ));
             }
         }
