@@ -32,7 +32,17 @@ pub struct MqttConfig {
     pub username: Option<String>,
     /// Optional password for the broker.
     pub password: Option<String>,
+    /// Largest message payload a vehicle takes, bytes: a larger one is
+    /// dropped with one log line, without disconnecting (default 64 KiB).
+    pub max_payload: usize,
 }
+
+/// The largest packet MQTT allows (remaining length 268,435,455 bytes).
+pub const MAX_MQTT_PAYLOAD: usize = 268_435_455;
+
+/// Default of `[mqtt] max_payload`, bytes: twice the largest `SET` list a
+/// person writes by hand, half the per-iteration mailbox.
+pub const DEFAULT_MAX_PAYLOAD: usize = 64 * 1024;
 
 impl Default for MqttConfig {
     fn default() -> Self {
@@ -41,6 +51,7 @@ impl Default for MqttConfig {
             topic_root: "usim".to_string(),
             username: None,
             password: None,
+            max_payload: DEFAULT_MAX_PAYLOAD,
         }
     }
 }
@@ -240,6 +251,8 @@ pub struct RawMqtt {
     pub username: Option<String>,
     /// Password.
     pub password: Option<String>,
+    /// Largest payload taken, bytes.
+    pub max_payload: Option<Spanned<i64>>,
 }
 
 /// `[actuators.NAME]` as written.
@@ -391,6 +404,30 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
     })
 }
 
+/// The one rule for vehicle names, in a config and on the command line
+/// (`--name`): 1 to 64 characters, none of them whitespace, a control
+/// character, `/`, `+` or `#` (a name is an MQTT topic level and part of
+/// the client id).
+pub fn check_vehicle_name(name: &str) -> Result<(), String> {
+    let n = name.chars().count();
+    let bad = name
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '+' | '#'));
+    if n == 0 || n > 64 {
+        Err(format!(
+            "a vehicle name must have 1 to 64 characters, this one has {n}"
+        ))
+    } else if let Some(c) = bad {
+        Err(format!(
+            "a vehicle name may not contain whitespace, control characters, `/`, `+` or `#` \
+             (it is an MQTT topic level); found {:?}",
+            c
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Largest input file (vehicle config, mission, current field) read, bytes.
 /// A real one is a few kilobytes; 32,000 mission posts are ~2 MB.
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
@@ -444,12 +481,8 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     let mut warnings = Vec::new();
     if let Some(n) = &raw.name {
         let name = n.get_ref().trim();
-        if name.is_empty() || name.contains(['/', '+', '#', ' ']) {
-            return Err(src.error(
-                n.span().start,
-                "name",
-                "a vehicle name must be non-empty, without spaces, `/`, `+` or `#` (it is an MQTT topic level)",
-            ));
+        if let Err(why) = check_vehicle_name(name) {
+            return Err(src.error(n.span().start, "name", why));
         }
         cfg.name = name.to_string();
     }
@@ -669,6 +702,17 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         cfg.mqtt.username = m.username.clone();
         cfg.mqtt.password = m.password.clone();
+        if let Some(mp) = &m.max_payload {
+            let v = *mp.get_ref();
+            if !(1..=MAX_MQTT_PAYLOAD as i64).contains(&v) {
+                return Err(src.error(
+                    mp.span().start,
+                    "mqtt.max_payload",
+                    format!("must be 1..={MAX_MQTT_PAYLOAD} bytes (the MQTT maximum)"),
+                ));
+            }
+            cfg.mqtt.max_payload = v as usize;
+        }
     }
     p.actuators = build_actuators(src, raw)?;
     cfg.params = p;
