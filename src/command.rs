@@ -141,6 +141,95 @@ impl Command {
     }
 }
 
+/// The physical bounds a vehicle accepts in a message. A value outside is
+/// refused at the message with the reason (and the state is unchanged): a
+/// marine vehicle simulated in a local frame never needs more, and within
+/// them every formula of the model stays finite (positions up to 10,000 km
+/// still convert to latitude and longitude).
+pub mod limits {
+    /// Largest |x|, |y| of a position (`USM_RESET`), m (10,000 km).
+    pub const POSITION_M: f64 = 1e7;
+    /// Largest |speed| (`USM_RESET speed=`), m/s.
+    pub const SPEED_MPS: f64 = 100.0;
+    /// Largest |depth| (`USM_RESET depth=`) and `WATER_DEPTH`, m (the
+    /// deepest ocean is ~11,000 m).
+    pub const DEPTH_M: f64 = 12_000.0;
+    /// Largest |drift| component and magnitude, m/s (also after
+    /// `DRIFT_VECTOR_ADD` / `_MULT`).
+    pub const DRIFT_MPS: f64 = 100.0;
+    /// Largest |value| of a `DESIRED_*` actuator, percent or degrees (the
+    /// model clips to ±100 where uSimMarine does).
+    pub const ACTUATOR: f64 = 10_000.0;
+    /// Largest |`BUOYANCY_RATE`|, m/s.
+    pub const BUOYANCY_MPS: f64 = 100.0;
+    /// Largest |`ROTATE_SPEED`|, degrees/s.
+    pub const ROTATE_DEGS: f64 = 3_600.0;
+    /// Largest |`DRIFT_VECTOR_MULT`| factor (the product is bounded too).
+    pub const DRIFT_FACTOR: f64 = 1e6;
+    /// Largest `USM_TURN_RADIUS`, m.
+    pub const TURN_RADIUS_M: f64 = 1e7;
+    /// Largest |heading| accepted before wrapping into [0, 360), degrees.
+    pub const HEADING_DEG: f64 = 1e9;
+    /// Largest |clock time| of a message, s (about 31,700 years: beyond it
+    /// microsecond steps are lost).
+    pub const TIME_S: f64 = 1e12;
+}
+
+/// The bound `(limit, unit)` on |value| of a numeric command, if any.
+fn bound_of(cmd: &Command) -> Option<(f64, &'static str)> {
+    use limits::*;
+    use Command as C;
+    Some(match cmd {
+        C::DesiredThrust(_)
+        | C::DesiredRudder(_)
+        | C::DesiredElevator(_)
+        | C::DesiredThrustL(_)
+        | C::DesiredThrustR(_) => (ACTUATOR, "percent"),
+        C::BuoyancyRate(_) => (BUOYANCY_MPS, "m/s"),
+        C::RotateSpeed(_) => (ROTATE_DEGS, "degrees/s"),
+        C::DriftX(_) | C::DriftY(_) => (DRIFT_MPS, "m/s"),
+        C::DriftVectorMult(_) => (DRIFT_FACTOR, ""),
+        C::WaterDepth(_) => (DEPTH_M, "m"),
+        C::TurnRadius(_) => (TURN_RADIUS_M, "m"),
+        _ => return None,
+    })
+}
+
+/// A number for a message: plain decimals, exponent form when huge or tiny.
+pub fn fmt_num(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Check a command against [`limits`] (and finiteness): `Err(reason)` for a
+/// value the vehicle refuses. `USM_RESET` and the drift vectors are checked
+/// where they are parsed (`model::pose`, `model::drift`).
+pub fn check_bounds(cmd: &Command) -> Result<(), String> {
+    let Some(v) = cmd.number() else {
+        return Ok(());
+    };
+    if !v.is_finite() {
+        return Err("not a finite number".to_string());
+    }
+    if let Some((lim, unit)) = bound_of(cmd) {
+        if v.abs() > lim {
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
+            return Err(format!(
+                "{} is outside the accepted range ±{lim}{unit} (physical bound)",
+                fmt_num(v)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Why a message was dropped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageError {
@@ -154,11 +243,14 @@ pub struct MessageError {
 
 impl MessageError {
     /// A new error for `var` with `payload`.
+    /// The payload and the reason are clipped to a few hundred characters
+    /// (a 100 KB payload must not become a 100 KB log line).
     pub fn new(var: &str, payload: impl fmt::Display, reason: impl Into<String>) -> Self {
+        let clip = |s: String| crate::config::clip(&s, 200).into_owned();
         MessageError {
-            var: var.to_string(),
-            payload: payload.to_string(),
-            reason: reason.into(),
+            var: clip(var.to_string()),
+            payload: clip(payload.to_string()),
+            reason: crate::config::clip(&reason.into(), 500).into_owned(),
         }
     }
 }

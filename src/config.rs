@@ -32,7 +32,17 @@ pub struct MqttConfig {
     pub username: Option<String>,
     /// Optional password for the broker.
     pub password: Option<String>,
+    /// Largest message payload a vehicle takes, bytes: a larger one is
+    /// dropped with one log line, without disconnecting (default 64 KiB).
+    pub max_payload: usize,
 }
+
+/// The largest packet MQTT allows (remaining length 268,435,455 bytes).
+pub const MAX_MQTT_PAYLOAD: usize = 268_435_455;
+
+/// Default of `[mqtt] max_payload`, bytes: twice the largest `SET` list a
+/// person writes by hand, half the per-iteration mailbox.
+pub const DEFAULT_MAX_PAYLOAD: usize = 64 * 1024;
 
 impl Default for MqttConfig {
     fn default() -> Self {
@@ -41,6 +51,7 @@ impl Default for MqttConfig {
             topic_root: "usim".to_string(),
             username: None,
             password: None,
+            max_payload: DEFAULT_MAX_PAYLOAD,
         }
     }
 }
@@ -94,7 +105,23 @@ impl fmt::Display for ConfigError {
         if let Some(key) = &self.key {
             write!(f, ": key `{key}`")?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip(&self.message, MAX_ECHO_CHARS))
+    }
+}
+
+/// Longest error message shown, characters: values echoed in errors (a
+/// 100 KB line, a huge payload) are clipped with `…`.
+pub const MAX_ECHO_CHARS: usize = 1000;
+
+/// `text` clipped to `max` characters (with `…` and the number of
+/// characters left out).
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => {
+            let left = text[cut..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({left} more characters)", &text[..cut]))
+        }
     }
 }
 
@@ -118,6 +145,21 @@ impl Source<'_> {
             .filter(|&&b| b == b'\n')
             .count()
             + 1
+    }
+
+    /// The byte offsets of every `\n`, for [`Source::line_in`] (many
+    /// lookups in one file: O(log n) each instead of O(n)).
+    pub fn newlines(&self) -> Vec<usize> {
+        self.text
+            .bytes()
+            .enumerate()
+            .filter_map(|(i, b)| (b == b'\n').then_some(i))
+            .collect()
+    }
+
+    /// [`Source::line_of`] with the index of [`Source::newlines`].
+    pub fn line_in(newlines: &[usize], offset: usize) -> usize {
+        newlines.partition_point(|&n| n < offset) + 1
     }
 
     /// An error at byte `offset` about `key`.
@@ -303,6 +345,8 @@ pub struct RawMqtt {
     pub username: Option<String>,
     /// Password.
     pub password: Option<String>,
+    /// Largest payload taken, bytes.
+    pub max_payload: Option<Spanned<i64>>,
 }
 
 /// `[actuators.NAME]` as written.
@@ -317,6 +361,8 @@ pub struct RawActuator {
     pub max_accel: Option<f64>,
     /// Jerk mode: maximum jerk, units/s³.
     pub max_jerk: Option<f64>,
+    /// Cap on pending timed commands (default 10,000).
+    pub max_pending: Option<i64>,
 }
 
 type S<T> = Option<Spanned<T>>;
@@ -450,12 +496,75 @@ pub fn load_vehicle(path: &Path) -> Result<VehicleConfig, ConfigError> {
 
 /// Read a whole text file; the error names the file and what it was for.
 pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError {
+    read_capped(path, MAX_INPUT_BYTES).map_err(|message| ConfigError {
         path: path.to_path_buf(),
         line: None,
         key: None,
-        message: format!("cannot read the {what}: {e}"),
+        message: format!("cannot read the {what}: {message}"),
     })
+}
+
+/// The one rule for vehicle names, in a config and on the command line
+/// (`--name`): 1 to 64 characters, none of them whitespace, a control
+/// character, `/`, `+` or `#` (a name is an MQTT topic level and part of
+/// the client id).
+pub fn check_vehicle_name(name: &str) -> Result<(), String> {
+    let n = name.chars().count();
+    let bad = name
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '+' | '#'));
+    if n == 0 || n > 64 {
+        Err(format!(
+            "a vehicle name must have 1 to 64 characters, this one has {n}"
+        ))
+    } else if let Some(c) = bad {
+        Err(format!(
+            "a vehicle name may not contain whitespace, control characters, `/`, `+` or `#` \
+             (it is an MQTT topic level); found {:?}",
+            c
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Largest input file (vehicle config, mission, current field) read, bytes.
+/// A real one is a few kilobytes; 32,000 mission posts are ~2 MB.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Read a text file of at most `max` bytes. Only regular files are read: a
+/// FIFO would block forever and a device such as `/dev/zero` never ends, so
+/// both are refused before opening (`stat` does not block).
+pub fn read_capped(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device?)"
+        };
+        return Err(format!("{} is {kind}", path.display()));
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{} is {} bytes, more than the {max} bytes accepted",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{} grew past the {max} bytes accepted while being read",
+            path.display()
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("{} is not UTF-8 text: {e}", path.display()))
 }
 
 /// Parse a vehicle config from its text (`path` names it in messages and
@@ -474,12 +583,8 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     let mut warnings = Vec::new();
     if let Some(n) = &raw.name {
         let name = n.get_ref().trim();
-        if name.is_empty() || name.contains(['/', '+', '#', ' ']) {
-            return Err(src.error(
-                n.span().start,
-                "name",
-                "a vehicle name must be non-empty, without spaces, `/`, `+` or `#` (it is an MQTT topic level)",
-            ));
+        if let Err(why) = check_vehicle_name(name) {
+            return Err(src.error(n.span().start, "name", why));
         }
         cfg.name = name.to_string();
     }
@@ -663,7 +768,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .join(cf.get_ref());
-            let text = std::fs::read_to_string(&file).map_err(|e| {
+            let text = read_capped(&file, MAX_INPUT_BYTES).map_err(|e| {
                 src.error(
                     cf.span().start,
                     "current_field",
@@ -699,6 +804,17 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         cfg.mqtt.username = m.username.clone();
         cfg.mqtt.password = m.password.clone();
+        if let Some(mp) = &m.max_payload {
+            let v = *mp.get_ref();
+            if !(1..=MAX_MQTT_PAYLOAD as i64).contains(&v) {
+                return Err(src.error(
+                    mp.span().start,
+                    "mqtt.max_payload",
+                    format!("must be 1..={MAX_MQTT_PAYLOAD} bytes (the MQTT maximum)"),
+                ));
+            }
+            cfg.mqtt.max_payload = v as usize;
+        }
     }
     p.actuators = build_actuators(src, raw)?;
     cfg.params = p;
@@ -750,6 +866,16 @@ fn build_actuators(src: &Source<'_>, raw: &RawVehicle) -> Result<ActuatorSetting
             }
         };
         s.modes[act.index()] = mode;
+        if let Some(n) = spec.max_pending {
+            if !(1..=10_000_000).contains(&n) {
+                return Err(src.error(
+                    at,
+                    &key,
+                    format!("max_pending = {n}: must be 1..10000000 (pending timed commands)"),
+                ));
+            }
+            s.max_pending[act.index()] = Some(n as usize);
+        }
     }
     for (alias, members) in raw.aliases.iter().flatten() {
         let at = members.span().start;

@@ -11,10 +11,12 @@
 //! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`cli`]: the `usim` command line.
+//! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod fuzz_entry;
 pub mod interp;
 pub mod mission;
 pub mod model;

@@ -258,8 +258,14 @@ fn differential_mode_ignores_thrust_and_turns_by_difference() {
 #[test]
 fn huge_inputs_never_put_non_finite_numbers_in_the_state() {
     let mut v = vehicle("thrust_factor = 0.000001\nmax_deceleration = 0\n");
-    send(&mut v, "DESIRED_THRUST", "1e300", 0.0);
-    send(&mut v, "ROTATE_SPEED", "1e308", 0.0);
+    // Beyond the physical bounds: refused at the message (issue 13).
+    for (var, text) in [("DESIRED_THRUST", "1e300"), ("ROTATE_SPEED", "1e308")] {
+        let cmd = parse_text(var, text).expect("parses");
+        assert!(v.handle_command(cmd, 0.0).is_err(), "{var} = {text}");
+    }
+    // At the bounds, over huge steps: still finite.
+    send(&mut v, "DESIRED_THRUST", "1e4", 0.0);
+    send(&mut v, "ROTATE_SPEED", "3600", 0.0);
     for k in 1..=20 {
         v.step(k as f64 * 1e10);
         let s = v.snapshot();

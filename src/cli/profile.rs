@@ -121,8 +121,9 @@ fn parse_times(s: &str) -> anyhow::Result<Vec<(String, f64)>> {
 
 const COLUMNS: [&str; 9] = ["p0", "v0", "a0", "pf", "vf", "af", "vmax", "amax", "jmax"];
 
-/// The batch mode on any reader (`path` names it in errors).
-fn batch(
+/// The batch mode on any reader (`path` names it in errors): a CSV with the
+/// columns p0,v0,a0,pf,vf,af,vmax,amax,jmax in, one profile per row out.
+pub fn batch(
     path: &Path,
     input: impl io::Read,
     at: &[(String, f64)],

@@ -35,6 +35,9 @@ pub struct ActuatorSettings {
     pub modes: [Interpolation; 5],
     /// Alias name → actuator names (e.g. `THRUSTERS` → L and R).
     pub aliases: Vec<(String, Vec<String>)>,
+    /// Cap on pending timed commands per actuator (`None`: the default,
+    /// [`crate::interp::timed_commands::DEFAULT_MAX_PENDING`]).
+    pub max_pending: [Option<usize>; 5],
 }
 
 /// The shaping state of one vehicle: the timed-command bank, the jerk
@@ -61,6 +64,9 @@ impl Shaping {
         bank.start(t0_s);
         let mut followers: [Option<JerkFollower>; 5] = Default::default();
         for act in Actuator::ALL {
+            if let Some(max) = settings.max_pending[act.index()] {
+                bank.set_max_pending(act, max);
+            }
             match settings.modes[act.index()] {
                 Interpolation::None => bank.set_ramp(act, false),
                 Interpolation::Timed => {}
@@ -106,6 +112,11 @@ impl Shaping {
         self.bank.apply(&call).map_err(|e| e.to_string())?;
         self.busy = true;
         Ok(())
+    }
+
+    /// Pending timed commands over all actuators.
+    pub fn pending_total(&self) -> usize {
+        self.bank.pending_total()
     }
 
     /// Whether the next [`Shaping::cycle`] may change anything.

@@ -22,7 +22,12 @@ pub fn angle360(mut a: f64) -> f64 {
     while a < 0.0 {
         a += 360.0;
     }
-    a
+    // -1e-14 + 360 rounds to 360: keep the result in [0, 360).
+    if a >= 360.0 {
+        0.0
+    } else {
+        a
+    }
 }
 
 /// Wrap an angle into (−180, 180] degrees (`angle180`: 180 stays 180).

@@ -20,6 +20,20 @@ pub fn parse_vector(s: &str) -> Result<(f64, f64), String> {
     }
 }
 
+/// Check a drift (east, north), m/s: each component within
+/// ±[`crate::command::limits::DRIFT_MPS`].
+pub fn check(d: (f64, f64)) -> Result<(), String> {
+    let lim = crate::command::limits::DRIFT_MPS;
+    if d.0.is_finite() && d.1.is_finite() && d.0.abs() <= lim && d.1.abs() <= lim {
+        Ok(())
+    } else {
+        Err(format!(
+            "the drift would be ({}, {}) m/s: outside the accepted ±{lim} m/s per component (physical bound)",
+            d.0, d.1
+        ))
+    }
+}
+
 /// Components (d_x, d_y), m/s, of a marine-angle vector.
 pub fn components(ang: f64, mag: f64) -> (f64, f64) {
     let rho = heading_to_radians(angle360(ang));

@@ -240,6 +240,8 @@ pub struct Vehicle {
     map_cache: (f64, f64),
     geo: Option<geodesy::GeoConverter>,
     shaping: Shaping,
+    /// Steps skipped because they produced a non-finite state.
+    skipped_steps: u64,
 }
 
 impl Vehicle {
@@ -310,6 +312,7 @@ impl Vehicle {
             geo,
             shaping,
             params,
+            skipped_steps: 0,
         }
     }
 
@@ -343,6 +346,16 @@ impl Vehicle {
         self.paused_since.is_some()
     }
 
+    /// Steps skipped so far because they would have made the state non-finite.
+    pub fn skipped_steps(&self) -> u64 {
+        self.skipped_steps
+    }
+
+    /// Pending timed commands (`SET` lists) over all actuators.
+    pub fn pending_timed_commands(&self) -> usize {
+        self.shaping.pending_total()
+    }
+
     fn is_v22(&self) -> bool {
         self.params.variant == ModelVariant::V22
     }
@@ -354,17 +367,16 @@ impl Vehicle {
         use Command as C;
         // The step-boundary guard for inputs: nothing non-finite gets in,
         // whoever built the command.
-        if !t_s.is_finite() {
+        if !(t_s.is_finite() && t_s.abs() <= crate::command::limits::TIME_S) {
             return Err(MessageError::new(
                 cmd.var(),
                 format!("{cmd:?}"),
-                format!("receipt time {t_s} is not finite"),
+                format!("receipt time {t_s} is not finite or out of range"),
             ));
         }
-        if let Some(v) = cmd.number() {
-            if !v.is_finite() {
-                return Err(MessageError::new(cmd.var(), v, "not a finite number"));
-            }
+        if let Err(reason) = crate::command::check_bounds(&cmd) {
+            let shown = cmd.number().map(crate::command::fmt_num).unwrap_or_default();
+            return Err(MessageError::new(cmd.var(), shown, reason));
         }
         match cmd {
             C::DesiredThrust(v) => self.handle_setpoint(Actuator::Thrust, v, t_s),
@@ -442,14 +454,22 @@ impl Vehicle {
             C::DriftVector(s) => {
                 let (a, m) =
                     drift::parse_vector(&s).map_err(|r| bad_text("DRIFT_VECTOR", &s, r))?;
-                self.set_drift(drift::components(a, m), true);
+                let d = drift::components(a, m);
+                drift::check(d).map_err(|r| bad_text("DRIFT_VECTOR", &s, r))?;
+                self.set_drift(d, true);
             }
             C::DriftVectorAdd(s) => {
                 let (a, m) =
                     drift::parse_vector(&s).map_err(|r| bad_text("DRIFT_VECTOR_ADD", &s, r))?;
-                self.set_drift(drift::add(self.drift, a, m), true);
+                let d = drift::add(self.drift, a, m);
+                drift::check(d).map_err(|r| bad_text("DRIFT_VECTOR_ADD", &s, r))?;
+                self.set_drift(d, true);
             }
-            C::DriftVectorMult(k) => self.set_drift(drift::mult(self.drift, k), true),
+            C::DriftVectorMult(k) => {
+                let d = drift::mult(self.drift, k);
+                drift::check(d).map_err(|r| MessageError::new("DRIFT_VECTOR_MULT", k, r))?;
+                self.set_drift(d, true);
+            }
             C::WaterDepth(v) => {
                 if v < 0.0 {
                     return Err(MessageError::new(
@@ -561,6 +581,7 @@ impl Vehicle {
         if let Some(e) = err {
             return Err(bad_text("USM_RESET", s, e));
         }
+        pose::check_bounds(&p).map_err(|e| bad_text("USM_RESET", s, e))?;
         for elem in s.split(',') {
             let val = elem.split_once('=').map(|(_, v)| v).unwrap_or(elem);
             if crate::command::parse_number(val).is_err() {
@@ -664,7 +685,17 @@ impl Vehicle {
         if ok {
             self.nav = nav;
         } else {
-            tracing::warn!("step at t={t_s} produced a non-finite state; step skipped");
+            // Rate-limited: the 1st, 10th, 100th... occurrence is logged, with
+            // the number of lines left out since the last one.
+            self.skipped_steps += 1;
+            let n = self.skipped_steps;
+            if n == 1 || (n % 10 == 0 && (n as f64).log10().fract() == 0.0) {
+                let suppressed = if n == 1 { 0 } else { n - n / 10 - 1 };
+                tracing::warn!(
+                    "step at t={t_s} produced a non-finite state; step skipped \
+                     ({n} skipped so far, {suppressed} such warnings suppressed)"
+                );
+            }
         }
     }
 
@@ -808,10 +839,13 @@ impl Vehicle {
         let rec = &self.nav;
         let mut out = Vec::with_capacity(24);
         let mut num = |name: &str, v: f64| {
-            out.push(Publication {
-                var: format!("{prefix}_{name}"),
-                value: PubValue::Number(v),
-            })
+            // Never publish NaN/inf (e.g. a latitude beyond the projection).
+            if v.is_finite() {
+                out.push(Publication {
+                    var: format!("{prefix}_{name}"),
+                    value: PubValue::Number(v),
+                })
+            }
         };
         num("X", rec.x);
         num("Y", rec.y);
@@ -949,18 +983,22 @@ fn apply_pose(rec: &mut Record, p: &pose::PoseUpdate) {
 }
 
 fn record_is_finite(r: &Record) -> bool {
-    // NaN or ±inf anywhere makes the sum non-finite.
-    (r.x + r.y
-        + r.speed
-        + r.heading
-        + r.depth
-        + r.pitch
-        + r.yaw
-        + r.sog
-        + r.hog
-        + r.stamp
-        + r.altitude.unwrap_or(0.0))
-    .is_finite()
+    // Field by field: a sum of finite huge values can overflow to inf.
+    [
+        r.x,
+        r.y,
+        r.speed,
+        r.heading,
+        r.depth,
+        r.pitch,
+        r.yaw,
+        r.sog,
+        r.hog,
+        r.stamp,
+        r.altitude.unwrap_or(0.0),
+    ]
+    .iter()
+    .all(|v| v.is_finite())
 }
 
 /// true/false, case-insensitive (also on/off, yes/no as MOOS's setBooleanOnString).

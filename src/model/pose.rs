@@ -17,6 +17,30 @@ pub struct PoseUpdate {
     pub depth: Option<f64>,
 }
 
+/// Check a reset against the physical bounds of
+/// [`crate::command::limits`]: `Err(reason)` names the first field outside.
+pub fn check_bounds(p: &PoseUpdate) -> Result<(), String> {
+    use crate::command::limits::{DEPTH_M, HEADING_DEG, POSITION_M, SPEED_MPS};
+    let fields = [
+        ("x", p.x, POSITION_M, "m"),
+        ("y", p.y, POSITION_M, "m"),
+        ("heading", p.heading, HEADING_DEG, "degrees"),
+        ("speed", p.speed, SPEED_MPS, "m/s"),
+        ("depth", p.depth, DEPTH_M, "m"),
+    ];
+    for (name, v, lim, unit) in fields {
+        if let Some(v) = v {
+            if !(v.is_finite() && v.abs() <= lim) {
+                return Err(format!(
+                    "{name}={} is outside the accepted range ±{lim} {unit} (physical bound)",
+                    crate::command::fmt_num(v)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Parse a reset string. Elements are trimmed and lower-cased; values are
 /// read with C `atof` (garbage reads 0). An unknown key stops processing:
 /// the elements before it stay applied and the error says which key.

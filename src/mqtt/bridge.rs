@@ -42,7 +42,7 @@ use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, NODE_REPORT, OFFLINE, ONLINE, USM_TIME};
 use super::{clip_for_log, no_broker_hint, BridgeError};
 use crate::command::parse_text;
-use crate::config::VehicleConfig;
+use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 use crate::model::{PubValue, Vehicle};
 
 /// Mail kept between two iterations: entries and payload bytes.
@@ -56,6 +56,14 @@ const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// How often "still no broker" is repeated at warn level.
 const REMIND_EVERY: Duration = Duration::from_secs(30);
+/// How long the vehicle waits for its own retained status to come back.
+const STATUS_ECHO_WITHIN: Duration = Duration::from_secs(3);
+/// A connection closed sooner than this after it was made counts as a
+/// quick drop (three in a row: duplicate client id suspected).
+const QUICK_DROP: Duration = Duration::from_secs(2);
+/// How long the start-up check listens for another vehicle's `USM_TIME`
+/// when the name's retained status says `online`.
+const DUPLICATE_LISTEN: Duration = Duration::from_secs(2);
 /// How often tick statistics are logged at debug level (`-v`).
 const STATS_EVERY: Duration = Duration::from_secs(10);
 
@@ -118,6 +126,8 @@ struct Shared {
     connections: AtomicU64,
     bad_messages: AtomicU64,
     mailbox: Mutex<Mailbox>,
+    /// `[mqtt] max_payload`, bytes.
+    max_payload: usize,
 }
 
 impl Shared {
@@ -149,9 +159,16 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     }
 
     let mut spec = ConnectSpec::new(opts.broker.clone(), client_id(&opts.topic_root, &cfg.name));
+    // rumqttc closes the connection on a packet over its limit, and a
+    // retained one would then come back on every reconnection: take any
+    // packet MQTT allows and drop payloads over [mqtt] max_payload here.
+    // The broker's own limit (mosquitto's message_size_limit) is the first
+    // line of defence against the memory a huge packet takes in transit.
+    spec.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
     spec.credentials = opts.credentials.clone();
     spec.ca_file = opts.ca_file.clone();
     spec.last_will = Some((topics.status(), OFFLINE.to_string()));
+    check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
     let shared = Arc::new(Shared {
@@ -160,6 +177,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         connections: AtomicU64::new(0),
         bad_messages: AtomicU64::new(0),
         mailbox: Mutex::new(Mailbox::new(MAILBOX_ENTRIES, MAILBOX_BYTES)),
+        max_payload: cfg.mqtt.max_payload,
     });
     let shutdown = shutdown_signal()?;
 
@@ -389,18 +407,46 @@ async fn drive_connection(
         last_warn: Instant::now(),
     };
     let mut drops = DropLog::new();
+    let status_topic = topics.status();
+    // Our own retained `online` must come back on the status subscription:
+    // if it does not, the broker drops our publications or subscriptions
+    // (an ACL that does not match this vehicle's name).
+    let mut echo_deadline: Option<tokio::time::Instant> = None;
+    let mut connected_at = Instant::now();
+    let mut quick_drops = 0u32;
     loop {
-        match eventloop.poll().await {
+        let event = match echo_deadline {
+            Some(d) => tokio::select! {
+                ev = eventloop.poll() => ev,
+                _ = tokio::time::sleep_until(d) => {
+                    echo_deadline = None;
+                    error!(
+                        "the broker at {url} did not deliver this vehicle's own retained status \
+                         back within {} s: it drops our publications or subscriptions on {} \
+                         (an ACL that does not match the vehicle name? see configs/mosquitto.acl)",
+                        STATUS_ECHO_WITHIN.as_secs(),
+                        topics.all()
+                    );
+                    continue;
+                }
+            },
+            None => eventloop.poll().await,
+        };
+        match event {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 shared.connected.store(true, Ordering::SeqCst);
                 shared.connections.fetch_add(1, Ordering::Relaxed);
-                if let Err(e) = client.try_subscribe_many(filters.clone()) {
-                    error!("cannot queue the subscriptions: {e}");
-                }
+                connected_at = Instant::now();
                 if let Err(e) = client.try_publish(topics.status(), QoS::AtLeastOnce, true, ONLINE)
                 {
                     warn!("cannot queue the online status: {e}");
                 }
+                let mut with_status = filters.clone();
+                with_status.push(SubscribeFilter::new(status_topic.clone(), QoS::AtLeastOnce));
+                if let Err(e) = client.try_subscribe_many(with_status) {
+                    error!("cannot queue the subscriptions: {e}");
+                }
+                echo_deadline = Some(tokio::time::Instant::now() + STATUS_ECHO_WITHIN);
                 match link {
                     Link::NeverConnected { .. } => info!("connected to {url}"),
                     Link::Lost { since, .. } => info!(
@@ -411,6 +457,11 @@ async fn drive_connection(
                 }
                 link = Link::Connected;
                 backoff = BACKOFF_MIN;
+            }
+            Ok(Event::Incoming(Packet::Publish(p))) if p.topic == status_topic => {
+                if p.payload.as_ref() == ONLINE.as_bytes() {
+                    echo_deadline = None;
+                }
             }
             Ok(Event::Incoming(Packet::Publish(p))) => {
                 handle_publish(&p, &topics, &shared, &mut drops);
@@ -439,9 +490,26 @@ async fn drive_connection(
                 if shared.shutting_down.load(Ordering::SeqCst) {
                     return;
                 }
+                echo_deadline = None;
                 let hint = refusal_hint(&e);
+                let refused = matches!(e, ConnectionError::ConnectionRefused(_));
                 match &mut link {
                     Link::Connected => {
+                        // Closed again and again right after connecting: the
+                        // broker hands our client id to someone else.
+                        if connected_at.elapsed() < QUICK_DROP {
+                            quick_drops += 1;
+                        } else {
+                            quick_drops = 0;
+                        }
+                        if quick_drops >= 3 {
+                            error!(
+                                "the broker at {url} closed the connection {quick_drops} times \
+                                 within {} s of connecting: is another process using this \
+                                 vehicle's client id (a second vehicle with the same name)?",
+                                QUICK_DROP.as_secs()
+                            );
+                        }
                         warn!(
                             "lost the connection to {url}: {e}; reconnecting \
                              (the simulation keeps running){hint}"
@@ -455,7 +523,7 @@ async fn drive_connection(
                         attempts,
                         last_warn,
                     } => {
-                        if *attempts == 0 && hint.is_empty() {
+                        if *attempts == 0 && !refused && hint.is_empty() {
                             error!(
                                 "cannot reach the MQTT broker at {url}: {e}. {}. \
                                  Retrying; the simulation runs meanwhile.",
@@ -499,6 +567,18 @@ fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut Dro
         shared.bad_messages.fetch_add(1, Ordering::Relaxed);
         drops.dropped(&p.topic, payload, reason);
     };
+    if p.payload.len() > shared.max_payload {
+        let n = p.payload.len();
+        bad(
+            "",
+            &format!(
+                "payload of {n} bytes is over [mqtt] max_payload = {} bytes; dropped, \
+                 the connection stays up",
+                shared.max_payload
+            ),
+        );
+        return;
+    }
     let Some(var) = topics.var_of(&p.topic) else {
         bad(
             &String::from_utf8_lossy(&p.payload),
@@ -535,6 +615,100 @@ fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut Dro
         }
         Err(e) => bad(text, &e.reason),
     }
+}
+
+/// Refuse to start a second vehicle with a name that is already running.
+///
+/// Before its own connection (whose client id would take the first one's
+/// connection away), the vehicle connects with a probe client id,
+/// subscribes to its name's retained `status` and to its `USM_TIME`. If the
+/// status is `online` and a `USM_TIME` arrives within [`DUPLICATE_LISTEN`],
+/// another vehicle of that name is running: [`BridgeError::Duplicate`]. A
+/// stale `online` with no `USM_TIME` is taken over with a warning. If the
+/// broker cannot be reached, the check is skipped (the run reports it).
+async fn check_name_is_free(
+    spec: &ConnectSpec,
+    topics: &Topics,
+    name: &str,
+) -> Result<(), BridgeError> {
+    let mut probe = spec.clone();
+    probe.client_id = format!("{}-probe-{}", spec.client_id, std::process::id());
+    probe.last_will = None;
+    probe.max_incoming_packet = 64 * 1024;
+    let (client, mut eventloop) = probe.client(8)?;
+    let status = topics.status();
+    let time = topics.var(USM_TIME);
+    let url = spec.url.to_string();
+    let mut online = false;
+    let mut subacks = 0;
+    let mut listen_until: Option<tokio::time::Instant> = None;
+    let outcome = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let ev = match listen_until {
+                Some(d) => match tokio::time::timeout_at(d, eventloop.poll()).await {
+                    Ok(ev) => ev,
+                    Err(_) => break Ok(()),
+                },
+                None => eventloop.poll().await,
+            };
+            match ev {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    // Two subscriptions: the retained status of the first is
+                    // delivered before the second's SubAck.
+                    let _ = client.try_subscribe(status.clone(), QoS::AtMostOnce);
+                    let _ = client.try_subscribe(time.clone(), QoS::AtMostOnce);
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == status => {
+                    online = p.payload.as_ref() == ONLINE.as_bytes();
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == time => {
+                    if online {
+                        break Err(BridgeError::Duplicate {
+                            name: name.to_string(),
+                            url: url.clone(),
+                        });
+                    }
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    subacks += 1;
+                    if subacks == 2 {
+                        // A short grace for brokers that send retained
+                        // messages late; longer if the name claims online.
+                        let wait = if online {
+                            DUPLICATE_LISTEN
+                        } else {
+                            Duration::from_millis(150)
+                        };
+                        listen_until = Some(tokio::time::Instant::now() + wait);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    debug!("name check skipped: {e}");
+                    break Ok(());
+                }
+            }
+        }
+    })
+    .await
+    .unwrap_or(Ok(()));
+    let _ = client.try_disconnect();
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        while let Ok(ev) = eventloop.poll().await {
+            if matches!(ev, Event::Outgoing(Outgoing::Disconnect)) {
+                break;
+            }
+        }
+    })
+    .await;
+    if outcome.is_ok() && online {
+        warn!(
+            "the retained status of vehicle {name} says online, but it published nothing for \
+             {} s: taking over the name (a vehicle that lost its broker connection uncleanly?)",
+            DUPLICATE_LISTEN.as_secs()
+        );
+    }
+    outcome
 }
 
 /// A hint for connection refusals that are about credentials or ACLs.
@@ -587,7 +761,8 @@ impl DropLog {
         if self.in_window < Self::PER_SECOND {
             self.in_window += 1;
             warn!(
-                "dropped message on {topic}: payload {:?}: {reason}",
+                "dropped message on {}: payload {:?}: {reason}",
+                super::escape_control(&clip_for_log(topic, 200)),
                 clip_for_log(payload, 200)
             );
         } else {

@@ -61,6 +61,13 @@ pub enum BridgeError {
     Io(std::io::Error),
     /// TLS set-up failed (`mqtts://`).
     Tls(String),
+    /// Another vehicle with this name is already running on the broker.
+    Duplicate {
+        /// The vehicle name.
+        name: String,
+        /// The broker URL.
+        url: String,
+    },
 }
 
 impl fmt::Display for BridgeError {
@@ -86,6 +93,13 @@ impl fmt::Display for BridgeError {
             BridgeError::Broker(s) => write!(f, "embedded broker: {s}"),
             BridgeError::Io(e) => write!(f, "{e}"),
             BridgeError::Tls(s) => write!(f, "TLS: {s}"),
+            BridgeError::Duplicate { name, url } => write!(
+                f,
+                "a vehicle named {name:?} is already running on the broker at {url} (its \
+                 status is online and its USM_TIME is being published); two vehicles with one \
+                 name would take the connection from each other. Give this one another name \
+                 (--name or `name` in the config), or stop the other first"
+            ),
         }
     }
 }
@@ -120,5 +134,44 @@ pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
         let mut s: String = text.chars().take(max_chars).collect();
         s.push('…');
         s
+    }
+}
+
+/// `text` with every control character (C0, DEL, C1 — so ESC of ANSI and
+/// OSC sequences, BEL, CR, LF) and every bidirectional-override character
+/// written as a Rust escape (`\u{1b}`, `\n`), so that text from the
+/// network printed on a terminal cannot move the cursor, recolour, retitle
+/// or reorder it. Other text is returned as is.
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    fn risky(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(risky) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if risky(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_control;
+
+    /// Caught (issue 13): `usim watch` printed payloads raw, so ANSI/OSC
+    /// sequences in a payload rewrote the user's terminal.
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("60.5"), "60.5");
+        assert_eq!(escape_control("héllo wörld"), "héllo wörld");
+        let e = escape_control("\x1b]0;pwned\x07\x1b[2J\r\n\u{9b}31m\u{202e}x");
+        assert!(!e.chars().any(|c| c.is_control()), "{e}");
+        assert_eq!(e, "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\r\\n\\u{9b}31m\\u{202e}x");
     }
 }

@@ -214,8 +214,12 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
                     let _ = client.try_subscribe_many(filters.clone());
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let payload = String::from_utf8_lossy(&p.payload).into_owned();
-                    if tx.send(Ok((p.topic, payload))).await.is_err() {
+                    // Everything printed from the network is escaped: a payload
+                    // with ANSI/OSC sequences must not rewrite the terminal.
+                    let payload =
+                        super::escape_control(&String::from_utf8_lossy(&p.payload)).into_owned();
+                    let topic = super::escape_control(&p.topic).into_owned();
+                    if tx.send(Ok((topic, payload))).await.is_err() {
                         return;
                     }
                 }

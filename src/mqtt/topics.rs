@@ -29,6 +29,8 @@ impl Topics {
     pub fn new(topic_root: &str, vehicle: &str) -> Result<Topics, BridgeError> {
         check_level("topic root", topic_root, true)?;
         check_level("vehicle name", vehicle, false)?;
+        crate::config::check_vehicle_name(vehicle)
+            .map_err(|why| BridgeError::BadTopic(format!("vehicle name {vehicle:?}: {why}")))?;
         Ok(Topics {
             base: format!("{topic_root}/{vehicle}/"),
         })

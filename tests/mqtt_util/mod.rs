@@ -189,12 +189,20 @@ pub struct Broker {
     pub dir: tempfile::TempDir,
     proc: Option<Proc>,
     starts: u32,
+    /// Lines appended to mosquitto's config (e.g. an `acl_file`).
+    extra_conf: String,
 }
 
 impl Broker {
     /// Start a broker, or `None` (after saying so) when mosquitto is missing;
     /// with `USIM_REQUIRE_MOSQUITTO` set (CI), a missing mosquitto fails.
     pub fn start(kind: BrokerKind) -> Option<Broker> {
+        Broker::start_with(kind, "")
+    }
+
+    /// [`Broker::start`] with `extra_conf` appended to mosquitto's config
+    /// (ignored by the embedded broker).
+    pub fn start_with(kind: BrokerKind, extra_conf: &str) -> Option<Broker> {
         if kind == BrokerKind::Mosquitto && mosquitto_path().is_none() {
             assert!(
                 std::env::var_os("USIM_REQUIRE_MOSQUITTO").is_none(),
@@ -215,6 +223,7 @@ impl Broker {
             dir: tempfile::tempdir().expect("tempdir"),
             proc: None,
             starts: 0,
+            extra_conf: extra_conf.to_string(),
         };
         b.restart();
         Some(b)
@@ -231,8 +240,8 @@ impl Broker {
                 std::fs::write(
                     &conf,
                     format!(
-                        "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n",
-                        self.port
+                        "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n{}\n",
+                        self.port, self.extra_conf
                     ),
                 )
                 .expect("write mosquitto.conf");
@@ -328,6 +337,8 @@ impl Watcher {
         let id = format!("test-watch-{}-{}", std::process::id(), free_port());
         let mut opts = MqttOptions::new(id, "127.0.0.1", port);
         opts.set_keep_alive(Duration::from_secs(5));
+        // Large enough for the oversize-payload tests (issue 13).
+        opts.set_max_packet_size(1 << 20, 1 << 20);
         let (client, mut connection) = Client::new(opts, 64);
         let log = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -464,6 +475,13 @@ impl Watcher {
     pub fn publish(&self, topic: &str, payload: impl Into<Vec<u8>>) {
         self.client
             .publish(topic, QoS::AtLeastOnce, false, payload)
+            .expect("queue publish");
+    }
+
+    /// Publish (QoS 1, retained).
+    pub fn publish_retained(&self, topic: &str, payload: impl Into<Vec<u8>>) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, true, payload)
             .expect("queue publish");
     }
 

@@ -2,7 +2,7 @@
 //! [`TimedCommands`], and the aliases that name groups of them.
 pub use crate::model::Actuator;
 
-use super::{seconds_to_us, SetCall, SetError, TimedCommand, TimedCommands, UpdateKind};
+use super::{seconds_to_us, SetCall, SetError, TimedCommands};
 
 /// The timed-command state of every actuator, plus the aliases.
 ///
@@ -81,15 +81,43 @@ impl ActuatorBank {
     /// Applies a parsed `set` call to its actuator or to each member of its
     /// alias. Atomic: on error (unknown target) nothing changes.
     pub fn apply(&mut self, call: &SetCall) -> Result<(), SetError> {
-        for a in self.resolve(&call.target)? {
-            self.actuators[a.index()].apply(call.update, &call.commands);
+        let targets = self.resolve(&call.target)?;
+        // Check every member first, so a refusal changes nothing.
+        for &a in &targets {
+            let tc = &self.actuators[a.index()];
+            let after = tc.count_after(call.update, &call.commands);
+            if after > tc.max_pending() {
+                return Err(SetError::TooMany {
+                    actuator: a.name().to_string(),
+                    pending: after,
+                    max: tc.max_pending(),
+                });
+            }
+        }
+        for a in targets {
+            // Cannot fail: checked above.
+            let _ = self.actuators[a.index()].try_apply(call.update, &call.commands);
         }
         Ok(())
     }
 
+    /// Sets the cap on pending commands of `actuator` (see
+    /// [`TimedCommands::set_max_pending`]).
+    pub fn set_max_pending(&mut self, actuator: Actuator, max: usize) {
+        self.actuators[actuator.index()].set_max_pending(max);
+    }
+
+    /// Pending commands over all actuators.
+    pub fn pending_total(&self) -> usize {
+        self.actuators.iter().map(TimedCommands::pending_len).sum()
+    }
+
     /// A plain number posted on a `DESIRED_*` variable at `t_s` (vehicle
-    /// clock, s): `ClearAll` with the one command `(value, t_s)`, which the
-    /// next cycle at or after `t_s` applies as is (uSimMarine's behaviour).
+    /// clock, s): the pending commands are dropped and the value holds from
+    /// now on, as if a command at `t_s` had just been applied
+    /// ([`TimedCommands::set_now`]; uSimMarine's behaviour). Messages of one
+    /// iteration therefore act in arrival order: a `SET` after the plain
+    /// value acts on it, and cannot bring back an older value.
     /// Errors (nothing changes): a NaN/infinite value or time.
     pub fn set_plain(&mut self, actuator: Actuator, value: f64, t_s: f64) -> Result<(), SetError> {
         if !value.is_finite() {
@@ -99,8 +127,7 @@ impl ActuatorBank {
             )));
         }
         let time_us = seconds_to_us(t_s).ok_or(SetError::ReceiptTime(t_s))?;
-        self.actuators[actuator.index()]
-            .apply(UpdateKind::ClearAll, &[TimedCommand { value, time_us }]);
+        self.actuators[actuator.index()].set_now(value, time_us);
         Ok(())
     }
 

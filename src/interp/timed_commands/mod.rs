@@ -75,6 +75,12 @@ pub use parse::{parse_commands, parse_set, SetCall, SetError};
 /// Largest accepted magnitude of a time, µs (2^61 µs ≈ 73,000 years).
 pub const MAX_TIME_US: i64 = 1 << 61;
 
+/// Default cap on the pending commands of one actuator (a vehicle config's
+/// `[actuators.NAME] max_pending`): a `SET` that would leave more pending is
+/// refused whole. 10,000 commands are about 10 minutes of a 16 Hz profile
+/// and at most ~0.5 MB of memory per actuator.
+pub const DEFAULT_MAX_PENDING: usize = 10_000;
+
 /// Converts seconds to the nearest integer microsecond.
 ///
 /// `None` if `t_s` is NaN, infinite, or beyond ±[`MAX_TIME_US`] µs.
@@ -169,6 +175,11 @@ pub struct TimedCommands {
     driven: bool,
     /// `false`: no ramp, each command is stepped to at its time.
     ramp: bool,
+    /// A plain value was applied since the last cycle (that cycle reports
+    /// [`is_active`](Self::is_active)).
+    fresh: bool,
+    /// Most pending commands [`try_apply`](Self::try_apply) accepts.
+    max_pending: usize,
 }
 
 impl Default for TimedCommands {
@@ -192,7 +203,81 @@ impl TimedCommands {
             last_command_time_us: None,
             driven: false,
             ramp: true,
+            fresh: false,
+            max_pending: DEFAULT_MAX_PENDING,
         }
+    }
+
+    /// Sets the cap on pending commands used by [`try_apply`](Self::try_apply)
+    /// (at least 1).
+    pub fn set_max_pending(&mut self, max: usize) {
+        self.max_pending = max.max(1);
+    }
+
+    /// The cap on pending commands (see [`set_max_pending`](Self::set_max_pending)).
+    pub fn max_pending(&self) -> usize {
+        self.max_pending
+    }
+
+    /// A plain value received at `time_us`: every pending command is dropped
+    /// and `value` becomes the current value at once, as if a command at
+    /// `time_us` had just been applied (uSimMarine applies a plain setpoint
+    /// on receipt). Because it takes effect immediately, a later `SET` in the
+    /// same iteration (e.g. `ClearAll` with no commands) cannot undo it: the
+    /// later message wins. A non-finite value is ignored.
+    pub fn set_now(&mut self, value: f64, time_us: i64) {
+        if !value.is_finite() {
+            return;
+        }
+        self.pending = BTreeMap::new();
+        self.front = None;
+        self.send_command = value.round();
+        self.last_command_double = value;
+        self.last_command_value = value;
+        self.last_command_time_us = Some(time_us.clamp(-MAX_TIME_US, MAX_TIME_US));
+        self.fresh = true;
+    }
+
+    /// [`apply`](Self::apply) unless the pending commands would then exceed
+    /// the cap ([`DEFAULT_MAX_PENDING`] unless set): then nothing changes and
+    /// the error is the number of commands that would have been pending.
+    pub fn try_apply(&mut self, update: UpdateKind, commands: &[TimedCommand]) -> Result<(), usize> {
+        let after = self.count_after(update, commands);
+        if after > self.max_pending {
+            return Err(after);
+        }
+        self.apply(update, commands);
+        Ok(())
+    }
+
+    /// How many commands would be pending after `apply(update, commands)`.
+    pub(crate) fn count_after(&self, update: UpdateKind, commands: &[TimedCommand]) -> usize {
+        let mut new: Vec<i64> = commands
+            .iter()
+            .filter(|c| c.value.is_finite())
+            .map(|c| c.time_us.clamp(-MAX_TIME_US, MAX_TIME_US))
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        let (kept, overlaps): (usize, Box<dyn Fn(i64) -> bool + '_>) = match update {
+            UpdateKind::Merge => (
+                self.pending.len(),
+                Box::new(|t| self.pending.contains_key(&t)),
+            ),
+            UpdateKind::ClearAll => (0, Box::new(|_| false)),
+            UpdateKind::ClearAfter => match new.first() {
+                Some(&first) => (self.pending.range(..first).count(), Box::new(|_| false)),
+                None => (self.pending.len(), Box::new(|_| false)),
+            },
+            UpdateKind::ClearBefore => match new.last() {
+                Some(&last) => (
+                    self.pending.range(last..).count(),
+                    Box::new(move |t| t == last && self.pending.contains_key(&t)),
+                ),
+                None => (self.pending.len(), Box::new(|_| false)),
+            },
+        };
+        kept + new.iter().filter(|&&t| !overlaps(t)).count()
     }
 
     /// Sets the time of a virtual cycle before the first one, µs: the first
@@ -212,7 +297,8 @@ impl TimedCommands {
     pub fn apply(&mut self, update: UpdateKind, commands: &[TimedCommand]) {
         match update {
             UpdateKind::Merge => {}
-            UpdateKind::ClearAll => self.pending.clear(),
+            // A new map: a cleared one gives its nodes back to the allocator.
+            UpdateKind::ClearAll => self.pending = BTreeMap::new(),
             UpdateKind::ClearAfter => {
                 if let Some(first) = commands.iter().map(|c| c.time_us).min() {
                     drop(self.pending.split_off(&first));
@@ -239,7 +325,7 @@ impl TimedCommands {
     pub fn cycle_us(&mut self, now_us: i64) -> bool {
         let now = now_us.clamp(-MAX_TIME_US, MAX_TIME_US);
         let prev = self.last_cycle_time_us.unwrap_or(now);
-        let mut driven = false;
+        let mut driven = std::mem::take(&mut self.fresh);
         while let Some((time, value)) = self.front {
             if time <= now {
                 driven = true;

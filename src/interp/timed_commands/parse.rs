@@ -49,6 +49,16 @@ pub enum SetError {
     Value(String),
     /// An alias definition is invalid.
     Alias(String),
+    /// The call would leave more pending commands on an actuator than its
+    /// cap allows (a flood of future commands must not grow memory).
+    TooMany {
+        /// The actuator.
+        actuator: String,
+        /// Commands that would have been pending.
+        pending: usize,
+        /// The cap (`[actuators.NAME] max_pending`).
+        max: usize,
+    },
 }
 
 impl fmt::Display for SetError {
@@ -71,6 +81,15 @@ impl fmt::Display for SetError {
             SetError::ReceiptTime(t) => write!(f, "receipt time {t} s is not a usable time"),
             SetError::Value(e) => write!(f, "{e}"),
             SetError::Alias(e) => write!(f, "alias: {e}"),
+            SetError::TooMany {
+                actuator,
+                pending,
+                max,
+            } => write!(
+                f,
+                "{actuator}: refused, {pending} commands would be pending and the limit is {max} \
+                 (send ClearAll or ClearAfter first, or raise [actuators.{actuator}] max_pending)"
+            ),
         }
     }
 }

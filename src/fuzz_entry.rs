@@ -1,0 +1,211 @@
+//! Fuzz target bodies: one function per parser of outside input, each
+//! taking arbitrary bytes. The cargo-fuzz crate in `fuzz/` calls them, and
+//! the plain test `tests/fuzz_corpus.rs` replays every file of
+//! `fuzz/corpus/<target>/` and `fuzz/artifacts/<target>/` through the same
+//! functions, so CI checks the corpus without cargo-fuzz (see
+//! `fuzz/README.md`).
+//!
+//! A function returns normally for any input the program handles (an error
+//! is a normal outcome); it panics when an invariant breaks: a non-finite
+//! number in the state or in a publication, a heading outside [0, 360),
+//! pending timed commands over their cap.
+use std::path::Path;
+
+use crate::command::parse_text;
+use crate::interp::timed_commands::{parse_set, ActuatorBank, DEFAULT_MAX_PENDING};
+use crate::model::{ModelVariant, Params, PubValue, Vehicle};
+
+/// Every target: `(name, function)`; the name is the directory under
+/// `fuzz/corpus/` and the cargo-fuzz target name.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("message", message),
+    ("set", set),
+    ("config", config),
+    ("mission", mission),
+    ("current_field", current_field),
+    ("profile_csv", profile_csv),
+];
+
+/// The function of target `name`.
+pub fn target(name: &str) -> Option<fn(&[u8])> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// Messages into a running vehicle. The first byte picks the vehicle
+/// (classic/V22, with or without a geodetic origin, dual state); the rest
+/// is lines `VAR=payload` (`VAR payload` also works). Every line is handled
+/// at the current clock; after every line the vehicle steps 0.25 s (a line
+/// `STEP=s` steps `s` seconds instead, clamped to 0..1e6). After each step
+/// the state and the publications must be finite and the heading in
+/// [0, 360).
+pub fn message(data: &[u8]) {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let mut p = Params::default();
+    if sel & 1 != 0 {
+        p.variant = ModelVariant::V22;
+    }
+    if sel & 2 != 0 {
+        p.origin = Some((43.825, -70.33));
+    }
+    p.dual_state = sel & 4 != 0;
+    let mut v = Vehicle::from_params(p, 1000.0);
+    let mut t = 1000.0;
+    let text = String::from_utf8_lossy(rest);
+    for line in text.lines().take(2000) {
+        let (var, payload) = match line.split_once(['=', ' ']) {
+            Some((a, b)) => (a.trim(), b),
+            None => (line.trim(), ""),
+        };
+        let mut dt = 0.25;
+        if var == "STEP" {
+            dt = payload.trim().parse::<f64>().unwrap_or(0.25);
+            if !dt.is_finite() {
+                dt = 0.25;
+            }
+            dt = dt.clamp(0.0, 1e6);
+        } else if let Ok(cmd) = parse_text(var, payload) {
+            let _ = v.handle_command(cmd, t);
+        }
+        t += dt;
+        v.step(t);
+        check_vehicle(&v);
+    }
+}
+
+/// Panics if the vehicle's state or publications hold a non-finite number,
+/// its heading is outside [0, 360) after a step, or its timed commands
+/// exceed their cap.
+pub fn check_vehicle(v: &Vehicle) {
+    let s = v.snapshot();
+    for (name, x) in [
+        ("x", s.x),
+        ("y", s.y),
+        ("speed", s.speed),
+        ("heading", s.heading),
+        ("depth", s.depth),
+        ("pitch", s.pitch),
+        ("yaw", s.yaw),
+        ("sog", s.sog),
+        ("hog", s.hog),
+        ("drift_x", s.drift_x),
+        ("drift_y", s.drift_y),
+        ("rudder", s.rudder),
+        ("thrust", s.thrust),
+        ("elevator", s.elevator),
+        ("gt_x", s.gt_x),
+        ("gt_y", s.gt_y),
+    ] {
+        assert!(x.is_finite(), "state {name} = {x}");
+    }
+    if v.iteration() > 0 && !v.is_paused() {
+        assert!(
+            (0.0..360.0).contains(&s.heading) || s.k == 0,
+            "heading {} outside [0, 360)",
+            s.heading
+        );
+    }
+    for p in v.publications() {
+        if let PubValue::Number(x) = p.value {
+            assert!(x.is_finite(), "published {} = {x}", p.var);
+        }
+        if p.var.ends_with("_HEADING") {
+            if let PubValue::Number(x) = p.value {
+                assert!((0.0..360.0).contains(&x), "published {} = {x}", p.var);
+            }
+        }
+    }
+    assert!(
+        v.pending_timed_commands() <= 5 * DEFAULT_MAX_PENDING,
+        "{} pending timed commands",
+        v.pending_timed_commands()
+    );
+}
+
+/// `SET` payloads into an actuator bank with an alias. Input: lines, each
+/// a `SET` JSON payload; the bank cycles 0.1 s after each. Values must stay
+/// finite and pending commands within the cap.
+pub fn set(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let aliases = vec![(
+        "THRUSTERS".to_string(),
+        vec!["DESIRED_THRUST_L".to_string(), "DESIRED_THRUST_R".to_string()],
+    )];
+    let Ok(mut bank) = ActuatorBank::new(&aliases) else {
+        panic!("a valid alias table was refused");
+    };
+    bank.start(0.0);
+    let mut t = 0.0;
+    for line in text.lines().take(1000) {
+        if let Ok(call) = parse_set(line, t) {
+            let _ = bank.apply(&call);
+        }
+        t += 0.1;
+        bank.cycle(t);
+        for a in crate::model::Actuator::ALL {
+            let v = bank.value(a);
+            assert!(v.is_finite(), "{} = {v}", a.name());
+            assert!(bank.get(a).pending_len() <= DEFAULT_MAX_PENDING);
+        }
+    }
+    // The whole text as one payload too (multi-line JSON).
+    if let Ok(call) = parse_set(&text, t) {
+        let _ = bank.apply(&call);
+        bank.cycle(t + 1.0);
+    }
+}
+
+/// A vehicle config file's text; a config that loads must build a vehicle
+/// that steps with a finite state.
+pub fn config(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(cfg) = crate::config::parse_vehicle(Path::new("fuzz/vehicle.toml"), text) {
+        let mut v = Vehicle::new(&cfg, 0.0);
+        for k in 1..=8 {
+            v.step(k as f64 * 0.25);
+            check_vehicle(&v);
+        }
+    }
+}
+
+/// A mission file's text (inline `[vehicle]`; a vehicle file it names is
+/// looked up under `fuzz/`). A mission that loads replays its first 200
+/// iterations with finite state.
+pub fn mission(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(mut m) = crate::mission::parse(Path::new("fuzz/mission.toml"), text) {
+        m.steps = m.steps.min(200);
+        let mut sink = std::io::sink();
+        let _ = crate::replay::run(&m, &mut sink, |_, _| {});
+    }
+}
+
+/// A current-field file's text; a field that parses must give finite
+/// forces.
+pub fn current_field(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok((field, _)) = crate::model::current_field::CurrentField::parse(text) {
+        for (x, y) in [(0.0, 0.0), (10.0, -5.0), (1e7, 1e7), (-3.5, 100.0)] {
+            let (fx, fy) = field.force_at(x, y);
+            assert!(fx.is_finite() && fy.is_finite(), "force at ({x}, {y})");
+        }
+    }
+}
+
+/// A `usim profile --batch` CSV, with sample times `--at 0,0.5,1e9`.
+pub fn profile_csv(data: &[u8]) {
+    let at = [
+        ("0".to_string(), 0.0),
+        ("0.5".to_string(), 0.5),
+        ("1e9".to_string(), 1e9),
+    ];
+    let mut out = Vec::new();
+    let _ = crate::cli::profile::batch(Path::new("fuzz.csv"), data, &at, &mut out);
+}

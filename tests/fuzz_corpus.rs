@@ -1,0 +1,73 @@
+//! Replays the fuzz corpus and every crash ever found through the fuzz
+//! target bodies (`usim::fuzz_entry`), so CI checks them without
+//! cargo-fuzz: every file of `fuzz/corpus/<target>/` and
+//! `fuzz/artifacts/<target>/` must run without a panic.
+use std::path::Path;
+
+fn replay(target: &str) {
+    let f = usim::fuzz_entry::target(target).expect("known target");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut n = 0;
+    for dir in ["corpus", "artifacts"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for path in files.into_iter().filter(|p| p.is_file()) {
+            let data = std::fs::read(&path).expect("readable corpus file");
+            let r = std::panic::catch_unwind(|| f(&data));
+            assert!(r.is_ok(), "{target}: {} panicked", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{target}: only {n} corpus files (a seed corpus is expected)");
+}
+
+#[test]
+fn every_target_has_a_corpus_directory() {
+    for (name, _) in usim::fuzz_entry::TARGETS {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus")
+            .join(name);
+        assert!(dir.is_dir(), "missing {}", dir.display());
+        let fuzz_toml = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/Cargo.toml"),
+        )
+        .expect("fuzz/Cargo.toml");
+        assert!(
+            fuzz_toml.contains(&format!("name = \"{name}\"")),
+            "fuzz/Cargo.toml has no [[bin]] for {name}"
+        );
+    }
+}
+
+#[test]
+fn message() {
+    replay("message");
+}
+
+#[test]
+fn set() {
+    replay("set");
+}
+
+#[test]
+fn config() {
+    replay("config");
+}
+
+#[test]
+fn mission() {
+    replay("mission");
+}
+
+#[test]
+fn current_field() {
+    replay("current_field");
+}
+
+#[test]
+fn profile_csv() {
+    replay("profile_csv");
+}
