@@ -10,6 +10,7 @@
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
+//! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`cli`]: the `usim` command line.
 
 pub mod cli;
@@ -20,3 +21,4 @@ pub mod mission;
 pub mod model;
 pub mod mqtt;
 pub mod replay;
+pub mod view;
