@@ -454,7 +454,10 @@ async fn page_session(mut socket: WebSocket, s: AppState) {
             msg = socket.recv() => match msg {
                 None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
                 Some(Ok(Message::Text(t))) => Message::Text(command(&s, &t).await),
-                Some(Ok(Message::Binary(_))) => Message::Text(reply_json(0, Err("binary messages are not accepted: send JSON text"))),
+                Some(Ok(Message::Binary(_))) => {
+                    s.counters.refused.fetch_add(1, Ordering::Relaxed);
+                    Message::Text(reply_json(0, Err("binary messages are not accepted: send JSON text")))
+                }
                 Some(Ok(_)) => continue,
             },
         };
