@@ -10,6 +10,7 @@
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
+//! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
@@ -22,3 +23,4 @@ pub mod mission;
 pub mod model;
 pub mod mqtt;
 pub mod replay;
+pub mod view;

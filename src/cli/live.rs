@@ -70,6 +70,15 @@ pub struct UpArgs {
     /// Time warp for every vehicle.
     #[arg(long, value_name = "W")]
     pub time_warp: Option<f64>,
+    /// Also serve the live view in the browser (`usim view`) and print its URL.
+    #[arg(long)]
+    pub view: bool,
+    /// Listen address of the view (with --view; port 0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = crate::view::server::DEFAULT_BIND)]
+    pub view_bind: SocketAddr,
+    /// Token the view requires (with --view).
+    #[arg(long, value_name = "T")]
+    pub view_token: Option<String>,
 }
 
 /// Broker and topic options shared by `post` and `watch`.
@@ -90,7 +99,7 @@ pub struct ToolArgs {
 }
 
 impl ToolArgs {
-    fn connection(&self) -> anyhow::Result<ToolConnection> {
+    pub(crate) fn connection(&self) -> anyhow::Result<ToolConnection> {
         Ok(ToolConnection {
             url: BrokerUrl::parse(&self.broker)?,
             topic_root: self.topic_root.clone(),
@@ -146,7 +155,7 @@ pub struct WatchArgs {
     pub timeout: Option<f64>,
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -232,9 +241,52 @@ pub fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         external: a.broker.as_deref().map(BrokerUrl::parse).transpose()?,
         run_args,
     };
-    match runtime()?.block_on(fleet::up(&opts))? {
+    let view = if a.view {
+        // The view follows the topic root of the first config.
+        let first = crate::config::load_vehicle(&opts.configs[0])?;
+        let url = match &opts.external {
+            Some(u) => u.clone(),
+            None => BrokerUrl::parse(&format!("mqtt://{}", loopback_of(opts.bind)))?,
+        };
+        super::view::warn_if_open(&a.view_bind, a.view_token.as_deref());
+        Some(crate::view::server::ViewOptions {
+            conn: ToolConnection {
+                url,
+                topic_root: first.mqtt.topic_root.clone(),
+                credentials: None,
+                ca_file: None,
+            },
+            bind: a.view_bind,
+            token: a.view_token,
+            fps: crate::view::server::DEFAULT_FPS,
+        })
+    } else {
+        None
+    };
+    let end = runtime()?.block_on(async {
+        if let Some(v) = view {
+            let server = crate::view::server::ViewServer::bind(v).await?;
+            println!("usim view: open {}", server.url());
+            tokio::spawn(async move {
+                if let Err(e) = server.run(std::future::pending()).await {
+                    tracing::error!("view: {e}");
+                }
+            });
+        }
+        fleet::up(&opts).await.map_err(anyhow::Error::from)
+    })?;
+    match end {
         FleetEnd::Stopped | FleetEnd::ChildrenExited(true) => Ok(ExitCode::SUCCESS),
         FleetEnd::ChildrenExited(false) => anyhow::bail!("some vehicles failed (see their logs)"),
+    }
+}
+
+/// The address to reach a listener bound to `bind` from this machine.
+fn loopback_of(bind: SocketAddr) -> SocketAddr {
+    if bind.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], bind.port()))
+    } else {
+        bind
     }
 }
 

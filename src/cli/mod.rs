@@ -9,6 +9,7 @@ pub mod interp;
 pub mod live;
 pub mod profile;
 pub mod replay;
+pub mod view;
 
 /// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
 #[derive(Debug, Parser)]
@@ -17,7 +18,7 @@ pub mod replay;
     version,
     about,
     long_about = None,
-    after_help = "Quick start:\n  usim replay missions/harbour_turns.toml -o turns.csv   # offline, to CSV\n  usim up configs/kayak.toml                             # live, with the embedded broker\n  usim post kayak DESIRED_THRUST 60                      # drive it (another terminal)\n  usim watch kayak                                       # what it posts\n\n`usim <command> --help` explains each command; `usim example` prints a config with every key."
+    after_help = "Quick start:\n  usim replay missions/harbour_turns.toml -o turns.csv   # offline, to CSV\n  usim up configs/kayak.toml                             # live, with the embedded broker\n  usim post kayak DESIRED_THRUST 60                      # drive it (another terminal)\n  usim watch kayak                                       # what it posts\n  usim view                                              # the fleet in the browser\n\n`usim <command> --help` explains each command; `usim example` prints a config with every key."
 )]
 pub struct Cli {
     /// More log output (-v: debug, -vv: trace). RUST_LOG overrides it.
@@ -50,6 +51,8 @@ pub enum Command {
     Post(live::PostArgs),
     /// Watch a vehicle's published variables as a live table (like uXMS).
     Watch(live::WatchArgs),
+    /// Serve a live view of the fleet in the browser, with commanding (like pMarineViewer).
+    View(view::ViewArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Up(a) => live::up(a),
         Command::Post(a) => live::post(a),
         Command::Watch(a) => live::watch(a),
+        Command::View(a) => view::run(a),
     }
 }
 

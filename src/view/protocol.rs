@@ -1,0 +1,772 @@
+//! The protocol state of `usim view`, sans IO: the fleet model built from
+//! MQTT messages, the frame clock that coalesces updates to at most N
+//! frames per second, the parser of the page's WebSocket messages, the
+//! command check (the same as `usim post`'s), and the HTTP handshake check.
+//!
+//! Nothing here reads a clock, a socket or a file: times are arguments
+//! (seconds on any monotonic scale), messages are byte slices and strings.
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::mqtt::tools::would_accept;
+use crate::mqtt::topics::{NODE_REPORT, OFFLINE, ONLINE, STATUS};
+
+/// Most vehicles the model keeps: names beyond it are dropped, so a flood of
+/// made-up names on the broker cannot grow the server's memory without bound.
+pub const MAX_VEHICLES: usize = 4096;
+/// Longest vehicle name kept, bytes.
+pub const MAX_NAME_LEN: usize = 128;
+/// Longest WebSocket message accepted from the page, bytes.
+pub const MAX_CLIENT_MESSAGE: usize = 4096;
+/// Longest command value accepted from the page, bytes.
+pub const MAX_VALUE_LEN: usize = 512;
+
+/// The variables the page may post, and nothing else (no arbitrary topics).
+pub const COMMAND_VARS: &[&str] = &[
+    "DESIRED_THRUST",
+    "DESIRED_RUDDER",
+    "DESIRED_ELEVATOR",
+    "USM_RESET",
+    "DRIFT_VECTOR_ADD",
+    "USM_SIM_PAUSED",
+];
+
+/// The part of a `NODE_REPORT` the page draws. Fields the vehicle does not
+/// send, sends as `null` (NaN) or this version does not know are ignored:
+/// the report may grow new fields without breaking the view.
+/// Units: m, m/s, degrees, percent, s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Report {
+    /// Iteration index.
+    pub k: Option<f64>,
+    /// Mission time, s.
+    pub t: Option<f64>,
+    /// East, m.
+    pub x: Option<f64>,
+    /// North, m.
+    pub y: Option<f64>,
+    /// Heading, degrees (0 = north, clockwise).
+    pub heading: Option<f64>,
+    /// Speed, m/s.
+    pub speed: Option<f64>,
+    /// Depth, m.
+    pub depth: Option<f64>,
+    /// Latitude, degrees.
+    pub lat: Option<f64>,
+    /// Longitude, degrees.
+    pub lon: Option<f64>,
+    /// Drift east, m/s.
+    pub drift_x: Option<f64>,
+    /// Drift north, m/s.
+    pub drift_y: Option<f64>,
+    /// Thrust, percent.
+    pub thrust: Option<f64>,
+    /// Rudder.
+    pub rudder: Option<f64>,
+    /// Elevator, percent.
+    pub elevator: Option<f64>,
+}
+
+impl Report {
+    /// Parse a `NODE_REPORT` payload: a JSON object; every known field a
+    /// finite number or `null`.
+    pub fn parse(payload: &[u8]) -> Result<Report, String> {
+        // serde would also take a JSON array as a struct: insist on an object.
+        if payload.trim_ascii_start().first() != Some(&b'{') {
+            return Err("not a JSON object".into());
+        }
+        let r: Report = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+        let fields = [
+            r.k, r.t, r.x, r.y, r.heading, r.speed, r.depth, r.lat, r.lon, r.drift_x, r.drift_y,
+            r.thrust, r.rudder, r.elevator,
+        ];
+        if fields.iter().flatten().any(|v| !v.is_finite()) {
+            return Err("a number is out of range".into());
+        }
+        Ok(r)
+    }
+}
+
+/// What the view knows of one vehicle.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VehicleView {
+    /// Retained `status`: `Some(true)` online, `Some(false)` offline,
+    /// `None` not seen yet.
+    pub online: Option<bool>,
+    /// The latest `NODE_REPORT`.
+    pub report: Option<Report>,
+    /// When it arrived (caller's clock, s).
+    pub report_at: Option<f64>,
+}
+
+/// Why an MQTT message was not taken into the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped(pub String);
+
+impl fmt::Display for Dropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The fleet as the MQTT messages under one topic root describe it.
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    /// `{root}/`.
+    prefix: String,
+    vehicles: BTreeMap<String, VehicleView>,
+    dirty: bool,
+}
+
+impl Fleet {
+    /// An empty fleet under `topic_root` (e.g. `usim`).
+    pub fn new(topic_root: &str) -> Fleet {
+        Fleet {
+            prefix: format!("{topic_root}/"),
+            vehicles: BTreeMap::new(),
+            dirty: false,
+        }
+    }
+
+    /// The two MQTT filters the view subscribes to.
+    pub fn filters(&self) -> [String; 2] {
+        [
+            format!("{}+/{STATUS}", self.prefix),
+            format!("{}+/{NODE_REPORT}", self.prefix),
+        ]
+    }
+
+    /// The vehicles by name.
+    pub fn vehicles(&self) -> &BTreeMap<String, VehicleView> {
+        &self.vehicles
+    }
+
+    /// Whether something changed since the last [`Fleet::frame`].
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Take one MQTT message (`now`: arrival time, s). Messages on other
+    /// topics, bad status words and malformed reports are dropped with a
+    /// reason; the model is then unchanged.
+    pub fn on_message(&mut self, topic: &str, payload: &[u8], now: f64) -> Result<(), Dropped> {
+        let rest = topic
+            .strip_prefix(self.prefix.as_str())
+            .ok_or_else(|| Dropped(format!("topic {topic:?} is not under {:?}", self.prefix)))?;
+        let (name, var) = rest
+            .split_once('/')
+            .filter(|(n, v)| !n.is_empty() && !v.contains('/'))
+            .ok_or_else(|| Dropped(format!("topic {topic:?} is not ROOT/VEHICLE/VARIABLE")))?;
+        if name.len() > MAX_NAME_LEN {
+            return Err(Dropped(format!(
+                "vehicle name longer than {MAX_NAME_LEN} bytes"
+            )));
+        }
+        enum Update {
+            Status(bool),
+            Report(Report),
+        }
+        let update = match var {
+            STATUS => match payload {
+                p if p == ONLINE.as_bytes() => Update::Status(true),
+                p if p == OFFLINE.as_bytes() => Update::Status(false),
+                _ => {
+                    return Err(Dropped(format!(
+                        "{topic}: status must be {ONLINE:?} or {OFFLINE:?}"
+                    )))
+                }
+            },
+            NODE_REPORT => match Report::parse(payload) {
+                Ok(r) => Update::Report(r),
+                Err(e) => return Err(Dropped(format!("{topic}: malformed NODE_REPORT: {e}"))),
+            },
+            _ => return Err(Dropped(format!("{topic}: not a status or NODE_REPORT"))),
+        };
+        if !self.vehicles.contains_key(name) && self.vehicles.len() >= MAX_VEHICLES {
+            return Err(Dropped(format!(
+                "{topic}: more than {MAX_VEHICLES} vehicles; new names are ignored"
+            )));
+        }
+        let v = self.vehicles.entry(name.to_string()).or_default();
+        match update {
+            Update::Status(online) => v.online = Some(online),
+            Update::Report(r) => {
+                v.report = Some(r);
+                v.report_at = Some(now);
+            }
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The whole fleet as one JSON frame for the page, and the dirty flag
+    /// cleared. `age` is how long ago (s, at `now`) the last report came.
+    pub fn frame(&mut self, now: f64) -> String {
+        #[derive(Serialize)]
+        struct V<'a> {
+            name: &'a str,
+            online: Option<bool>,
+            age: Option<f64>,
+            report: Option<&'a Report>,
+        }
+        #[derive(Serialize)]
+        struct Frame<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            vehicles: Vec<V<'a>>,
+        }
+        self.dirty = false;
+        let frame = Frame {
+            kind: "frame",
+            vehicles: self
+                .vehicles
+                .iter()
+                .map(|(name, v)| V {
+                    name,
+                    online: v.online,
+                    age: v.report_at.map(|t| (now - t).max(0.0)),
+                    report: v.report.as_ref(),
+                })
+                .collect(),
+        };
+        // Only finite numbers and strings: serialisation cannot fail.
+        serde_json::to_string(&frame).unwrap_or_else(|_| r#"{"type":"frame","vehicles":[]}"#.into())
+    }
+}
+
+/// Coalescing: at most one frame per `1/fps` seconds. A change is sent at
+/// once if the last frame is old enough, else at the earliest allowed time,
+/// so the added latency is at most one frame interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameClock {
+    interval: f64,
+    last: Option<f64>,
+}
+
+impl FrameClock {
+    /// A clock for at most `fps` frames per second (`fps` > 0, finite).
+    pub fn new(fps: f64) -> FrameClock {
+        FrameClock {
+            interval: 1.0 / fps,
+            last: None,
+        }
+    }
+
+    /// The earliest time the next frame may go (s); `None`: at once.
+    pub fn next_allowed(&self) -> Option<f64> {
+        self.last.map(|t| t + self.interval)
+    }
+
+    /// Whether a frame may be sent at `now`.
+    pub fn may_send(&self, now: f64) -> bool {
+        self.next_allowed().is_none_or(|t| now >= t)
+    }
+
+    /// Record that a frame was sent at `now`.
+    pub fn sent(&mut self, now: f64) {
+        self.last = Some(now);
+    }
+}
+
+/// A message from the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientMessage {
+    /// Post `value` to `var` of `vehicle`.
+    Command {
+        /// Echoed in the reply, so the page can match it.
+        id: u64,
+        /// Vehicle name.
+        vehicle: String,
+        /// One of [`COMMAND_VARS`].
+        var: String,
+        /// The payload text as `usim post` would send it.
+        value: String,
+    },
+}
+
+/// A refusal: the reason is shown on the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The request id if it could be read (0 otherwise).
+    pub id: u64,
+    /// What was wrong, for a person.
+    pub reason: String,
+}
+
+impl Refusal {
+    fn new(id: u64, reason: impl Into<String>) -> Refusal {
+        Refusal {
+            id,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Parse one WebSocket text message from the page (outside input: any
+/// bytes may come). Expected:
+/// `{"type":"command","id":7,"vehicle":"alpha","var":"DESIRED_THRUST","value":60}`
+/// where `value` is a JSON number or string.
+pub fn parse_client_message(text: &str) -> Result<ClientMessage, Refusal> {
+    if text.len() > MAX_CLIENT_MESSAGE {
+        return Err(Refusal::new(
+            0,
+            format!("message longer than {MAX_CLIENT_MESSAGE} bytes"),
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Refusal::new(0, format!("malformed message (not JSON): {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Refusal::new(0, "malformed message: not a JSON object"))?;
+    let id = match obj.get("id") {
+        None => 0,
+        Some(i) => i
+            .as_u64()
+            .ok_or_else(|| Refusal::new(0, "\"id\" must be a non-negative integer"))?,
+    };
+    let field = |key: &str| -> Result<&str, Refusal> {
+        obj.get(key)
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| Refusal::new(id, format!("{key:?} missing or not a string")))
+    };
+    match field("type")? {
+        "command" => {}
+        other => return Err(Refusal::new(id, format!("unknown message type {other:?}"))),
+    }
+    let vehicle = field("vehicle")?.to_string();
+    let var = field("var")?.to_string();
+    let value = match obj.get("value") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => match n.as_f64() {
+            Some(f) if f.is_finite() => format!("{f}"),
+            _ => return Err(Refusal::new(id, "value is not a finite number")),
+        },
+        _ => {
+            return Err(Refusal::new(
+                id,
+                "\"value\" missing or not a number or string",
+            ))
+        }
+    };
+    if value.len() > MAX_VALUE_LEN {
+        return Err(Refusal::new(
+            id,
+            format!("value longer than {MAX_VALUE_LEN} bytes"),
+        ));
+    }
+    Ok(ClientMessage::Command {
+        id,
+        vehicle,
+        var,
+        value,
+    })
+}
+
+/// A command checked and ready to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Publish {
+    /// Request id, for the reply.
+    pub id: u64,
+    /// `{root}/{vehicle}/{var}`: always a known vehicle's command topic.
+    pub topic: String,
+    /// The payload text.
+    pub payload: String,
+}
+
+impl Fleet {
+    /// Check a command from the page: the vehicle is known, the variable is
+    /// one of [`COMMAND_VARS`], and the vehicle would take the value (the
+    /// check of `usim post`). The topic is built here, never taken from the page.
+    pub fn check_command(&self, msg: &ClientMessage) -> Result<Publish, Refusal> {
+        let ClientMessage::Command {
+            id,
+            vehicle,
+            var,
+            value,
+        } = msg;
+        let id = *id;
+        if !self.vehicles.contains_key(vehicle) {
+            return Err(Refusal::new(
+                id,
+                format!(
+                    "unknown vehicle {:?} (not seen on the broker)",
+                    crate::mqtt::clip_for_log(vehicle, 64)
+                ),
+            ));
+        }
+        if !COMMAND_VARS.contains(&var.as_str()) {
+            return Err(Refusal::new(
+                id,
+                format!(
+                    "{:?} cannot be posted from the page (allowed: {})",
+                    crate::mqtt::clip_for_log(var, 64),
+                    COMMAND_VARS.join(", ")
+                ),
+            ));
+        }
+        would_accept(var, value).map_err(|e| Refusal::new(id, e.to_string()))?;
+        Ok(Publish {
+            id,
+            topic: format!("{}{vehicle}/{var}", self.prefix),
+            payload: value.clone(),
+        })
+    }
+}
+
+/// The JSON reply to a command: `{"type":"reply","id":..,"ok":..,"reason":..}`.
+pub fn reply_json(id: u64, result: Result<&str, &str>) -> String {
+    let (ok, text) = match result {
+        Ok(t) => (true, t),
+        Err(t) => (false, t),
+    };
+    serde_json::json!({ "type": "reply", "id": id, "ok": ok, "reason": text }).to_string()
+}
+
+/// Why an HTTP request was refused before it reached the page or socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    /// No token, or a wrong one (401).
+    Token,
+    /// A WebSocket from another site's page (403): browsers let any page
+    /// open a WebSocket to 127.0.0.1, so the Origin must be this server.
+    Origin,
+    /// A Host other than a loopback name while bound to loopback (403):
+    /// defeats DNS rebinding.
+    Host,
+}
+
+/// The access rules of every request. `token`: the one required (if any);
+/// `given`: the `token` query parameter; `host`, `origin`: the headers;
+/// `loopback`: whether the server is bound to a loopback address.
+pub fn check_access(
+    token: Option<&str>,
+    given: Option<&str>,
+    host: Option<&str>,
+    origin: Option<&str>,
+    loopback: bool,
+) -> Result<(), Denied> {
+    if let Some(t) = token {
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), t.as_bytes())) {
+            return Err(Denied::Token);
+        }
+    }
+    if loopback {
+        let h = host.map(host_name).unwrap_or("");
+        if !is_loopback_name(h) {
+            return Err(Denied::Host);
+        }
+    }
+    if let Some(o) = origin {
+        // Origin: scheme://host[:port]; it must name the host we were asked as.
+        let o_host = o.split_once("://").map(|(_, h)| h).unwrap_or("");
+        if host.is_none_or(|h| !h.eq_ignore_ascii_case(o_host)) {
+            return Err(Denied::Origin);
+        }
+    }
+    Ok(())
+}
+
+/// `host[:port]` → host (IPv6 in brackets kept with them).
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        host.split_once(']')
+            .map(|(h, _)| &host[..=h.len()])
+            .unwrap_or(host)
+    } else {
+        host.split(':').next().unwrap_or(host)
+    }
+}
+
+fn is_loopback_name(h: &str) -> bool {
+    h.eq_ignore_ascii_case("localhost")
+        || h == "[::1]"
+        || h.parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = r#"{"k":12,"t":1.2,"x":10.5,"y":-3.25,"speed":1.5,"heading":90,
+        "depth":0,"altitude":null,"lat":null,"lon":null,"thrust":60,"thrust_l":1,
+        "current_x":0.1,"future_field":"text"}"#;
+
+    fn fleet_with_alpha() -> Fleet {
+        let mut f = Fleet::new("usim");
+        f.on_message("usim/alpha/status", b"online", 0.0).unwrap();
+        f
+    }
+
+    #[test]
+    fn reports_and_status_build_the_model_ignoring_unknown_fields() {
+        let mut f = Fleet::new("fleet/usim");
+        assert_eq!(
+            f.filters(),
+            [
+                "fleet/usim/+/status".to_string(),
+                "fleet/usim/+/NODE_REPORT".into()
+            ]
+        );
+        f.on_message("fleet/usim/alpha/NODE_REPORT", REPORT.as_bytes(), 5.0)
+            .unwrap();
+        let v = &f.vehicles()["alpha"];
+        let r = v.report.unwrap();
+        assert_eq!((r.x, r.y, r.heading), (Some(10.5), Some(-3.25), Some(90.0)));
+        assert_eq!(r.lat, None);
+        assert_eq!(v.online, None);
+        f.on_message("fleet/usim/alpha/status", b"offline", 6.0)
+            .unwrap();
+        assert_eq!(f.vehicles()["alpha"].online, Some(false));
+    }
+
+    #[test]
+    fn bad_messages_are_dropped_and_change_nothing() {
+        let mut f = fleet_with_alpha();
+        f.frame(0.0);
+        for (topic, payload) in [
+            ("usim/alpha/NODE_REPORT", &b"{not json"[..]),
+            ("usim/alpha/NODE_REPORT", br#"{"x":"ten"}"#),
+            ("usim/alpha/NODE_REPORT", br#"{"x":1e999}"#),
+            ("usim/alpha/NODE_REPORT", b"[1,2]"),
+            ("usim/alpha/status", b"maybe"),
+            ("usim/alpha/NAV_X", b"1"),
+            ("other/alpha/status", b"online"),
+            ("usim/a/b/status", b"online"),
+            ("usim//status", b"online"),
+        ] {
+            assert!(f.on_message(topic, payload, 1.0).is_err(), "{topic}");
+        }
+        assert!(!f.is_dirty());
+        assert_eq!(f.vehicles().len(), 1);
+        assert_eq!(f.vehicles()["alpha"].report, None);
+    }
+
+    #[test]
+    fn the_number_of_vehicles_is_bounded() {
+        let mut f = Fleet::new("usim");
+        for i in 0..MAX_VEHICLES + 10 {
+            let _ = f.on_message(&format!("usim/v{i}/status"), b"online", 0.0);
+        }
+        assert_eq!(f.vehicles().len(), MAX_VEHICLES);
+        // A known vehicle still updates.
+        f.on_message("usim/v0/status", b"offline", 0.0).unwrap();
+        let long = "n".repeat(MAX_NAME_LEN + 1);
+        assert!(Fleet::new("usim")
+            .on_message(&format!("usim/{long}/status"), b"online", 0.0)
+            .is_err());
+    }
+
+    #[test]
+    fn frame_carries_positions_status_and_age() {
+        let mut f = fleet_with_alpha();
+        f.on_message("usim/alpha/NODE_REPORT", REPORT.as_bytes(), 2.0)
+            .unwrap();
+        f.on_message("usim/bravo/status", b"offline", 2.0).unwrap();
+        assert!(f.is_dirty());
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(2.5)).unwrap();
+        assert!(!f.is_dirty());
+        assert_eq!(frame["type"], "frame");
+        let vs = frame["vehicles"].as_array().unwrap();
+        assert_eq!(vs.len(), 2);
+        assert_eq!(vs[0]["name"], "alpha");
+        assert_eq!(vs[0]["online"], true);
+        assert_eq!(vs[0]["age"], 0.5);
+        assert_eq!(vs[0]["report"]["x"], 10.5);
+        assert_eq!(vs[0]["report"]["y"], -3.25);
+        assert_eq!(vs[1]["name"], "bravo");
+        assert_eq!(vs[1]["online"], false);
+        assert!(vs[1]["report"].is_null());
+    }
+
+    #[test]
+    fn frame_clock_limits_the_rate_and_delays_by_at_most_one_interval() {
+        let mut c = FrameClock::new(10.0);
+        assert!(c.may_send(0.0));
+        c.sent(0.0);
+        assert!(!c.may_send(0.05));
+        assert_eq!(c.next_allowed(), Some(0.1));
+        assert!(c.may_send(0.1));
+        // 1000 updates in one second at 10 fps: at most 10 frames.
+        let mut c = FrameClock::new(10.0);
+        let mut frames = 0;
+        for i in 0..1000 {
+            let now = f64::from(i) / 1000.0;
+            if c.may_send(now) {
+                c.sent(now);
+                frames += 1;
+            }
+        }
+        assert_eq!(frames, 10);
+    }
+
+    #[test]
+    fn client_messages_parse_numbers_and_strings() {
+        let m = parse_client_message(
+            r#"{"type":"command","id":7,"vehicle":"alpha","var":"DESIRED_THRUST","value":60}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            m,
+            ClientMessage::Command {
+                id: 7,
+                vehicle: "alpha".into(),
+                var: "DESIRED_THRUST".into(),
+                value: "60".into()
+            }
+        );
+        let m = parse_client_message(
+            r#"{"type":"command","vehicle":"a","var":"USM_RESET","value":"x=1, y=2"}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(m, ClientMessage::Command { id: 0, ref value, .. } if value == "x=1, y=2")
+        );
+    }
+
+    #[test]
+    fn malformed_client_messages_are_refused_with_a_reason() {
+        for (text, why) in [
+            ("not json", "not JSON"),
+            ("[1]", "not a JSON object"),
+            (r#"{"type":"command","id":-1}"#, "id"),
+            (r#"{"type":"shell","id":3}"#, "unknown message type"),
+            (
+                r#"{"type":"command","id":3,"var":"X","value":1}"#,
+                "vehicle",
+            ),
+            (
+                r#"{"type":"command","vehicle":"a","var":"X","value":[1]}"#,
+                "value",
+            ),
+            (r#"{"type":"command","vehicle":"a","var":"X"}"#, "value"),
+        ] {
+            let e = parse_client_message(text).unwrap_err();
+            assert!(e.reason.contains(why), "{text}: {}", e.reason);
+        }
+        let e = parse_client_message(r#"{"type":"x","id":3}"#).unwrap_err();
+        assert_eq!(e.id, 3);
+        let long = format!(r#"{{"type":"command","value":"{}"}}"#, "a".repeat(5000));
+        assert!(parse_client_message(&long)
+            .unwrap_err()
+            .reason
+            .contains("longer"));
+    }
+
+    fn command(vehicle: &str, var: &str, value: &str) -> ClientMessage {
+        ClientMessage::Command {
+            id: 1,
+            vehicle: vehicle.into(),
+            var: var.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn commands_go_only_to_known_vehicles_command_topics_with_post_checks() {
+        let f = fleet_with_alpha();
+        let p = f
+            .check_command(&command("alpha", "DESIRED_THRUST", "60"))
+            .unwrap();
+        assert_eq!(p.topic, "usim/alpha/DESIRED_THRUST");
+        assert_eq!(p.payload, "60");
+        assert!(f
+            .check_command(&command("alpha", "USM_RESET", "x=5, y=-2"))
+            .is_ok());
+        assert!(f
+            .check_command(&command("alpha", "USM_SIM_PAUSED", "true"))
+            .is_ok());
+        assert!(f
+            .check_command(&command("alpha", "DRIFT_VECTOR_ADD", "90, 0.5"))
+            .is_ok());
+        let refused = |v: &str, var: &str, val: &str| {
+            f.check_command(&command(v, var, val)).unwrap_err().reason
+        };
+        assert!(refused("zulu", "DESIRED_THRUST", "60").contains("unknown vehicle"));
+        assert!(refused("alpha", "DESIRED_THRUST", "fast").contains("not a number"));
+        assert!(refused("alpha", "DRIFT_VECTOR_ADD", "bad").contains("DRIFT_VECTOR_ADD"));
+        assert!(refused("alpha", "NAV_X", "1").contains("cannot be posted"));
+        assert!(refused("alpha", "#", "1").contains("cannot be posted"));
+        assert!(refused("alpha/+", "DESIRED_THRUST", "1").contains("unknown vehicle"));
+    }
+
+    #[test]
+    fn replies_are_json() {
+        let v: serde_json::Value = serde_json::from_str(&reply_json(4, Err("no \"x\""))).unwrap();
+        assert_eq!(v["id"], 4);
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["reason"], "no \"x\"");
+    }
+
+    #[test]
+    fn access_needs_the_token_a_loopback_host_and_a_same_origin() {
+        let ok = |t, g, h, o, l| check_access(t, g, h, o, l);
+        assert_eq!(ok(None, None, Some("127.0.0.1:8080"), None, true), Ok(()));
+        assert_eq!(
+            ok(
+                None,
+                None,
+                Some("localhost:8080"),
+                Some("http://localhost:8080"),
+                true
+            ),
+            Ok(())
+        );
+        assert_eq!(ok(None, None, Some("[::1]:80"), None, true), Ok(()));
+        assert_eq!(
+            ok(Some("s3"), Some("s3"), Some("127.0.0.1:1"), None, true),
+            Ok(())
+        );
+        assert_eq!(
+            ok(Some("s3"), Some("s4"), Some("127.0.0.1:1"), None, true),
+            Err(Denied::Token)
+        );
+        assert_eq!(
+            ok(Some("s3"), None, Some("127.0.0.1:1"), None, true),
+            Err(Denied::Token)
+        );
+        assert_eq!(
+            ok(None, None, Some("evil.example:8080"), None, true),
+            Err(Denied::Host)
+        );
+        assert_eq!(ok(None, None, None, None, true), Err(Denied::Host));
+        assert_eq!(
+            ok(
+                None,
+                None,
+                Some("127.0.0.1:8080"),
+                Some("http://evil.example"),
+                true
+            ),
+            Err(Denied::Origin)
+        );
+        // Bound to the network: any host name, but still same-origin sockets.
+        assert_eq!(
+            ok(
+                None,
+                None,
+                Some("sim.lan:8080"),
+                Some("http://sim.lan:8080"),
+                false
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            ok(
+                None,
+                None,
+                Some("sim.lan:8080"),
+                Some("http://evil.example"),
+                false
+            ),
+            Err(Denied::Origin)
+        );
+    }
+}

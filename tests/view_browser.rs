@@ -1,0 +1,435 @@
+//! `usim view` in a real browser: Debian's headless Chromium driven through
+//! the DevTools protocol (a minimal client over a WebSocket, below), against
+//! a real `usim up --view` with two vehicles on the embedded broker.
+//!
+//! Without Chromium the test says SKIPPED and passes, unless
+//! `USIM_REQUIRE_CHROMIUM=1` (CI) makes that a failure. `CHROMIUM=/path`
+//! chooses the binary.
+mod mqtt_util;
+mod view_util;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+use mqtt_util::{node_report, topic, Proc, Watcher};
+
+fn chromium_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// Headless Chromium with a fresh profile; killed when dropped.
+struct Browser {
+    proc: Proc,
+    _profile: tempfile::TempDir,
+    ws_url: String,
+}
+
+impl Browser {
+    fn launch(exe: &PathBuf, log_dir: &std::path::Path) -> Browser {
+        let profile = tempfile::tempdir().expect("profile dir");
+        let mut cmd = Command::new(exe);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            "--window-size=1200,760",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("about:blank");
+        let proc = Proc::spawn("chromium", cmd, log_dir.join("chromium.log"));
+        assert!(
+            proc.wait_log("DevTools listening on ws://", Duration::from_secs(30)),
+            "Chromium did not open its DevTools port:\n{}",
+            proc.log()
+        );
+        let ws_url = proc
+            .log()
+            .lines()
+            .find_map(|l| {
+                l.split_once("DevTools listening on ")
+                    .map(|(_, u)| u.trim().to_string())
+            })
+            .expect("DevTools URL");
+        Browser {
+            proc,
+            _profile: profile,
+            ws_url,
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // SIGTERM lets Chromium take its helper processes down with it.
+        if self.proc.terminate(Duration::from_secs(5)).is_none() {
+            self.proc.kill();
+        }
+    }
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A minimal DevTools-protocol client: one browser connection, one page
+/// session (flat mode: `sessionId` on each message).
+struct Cdp {
+    ws: Ws,
+    next_id: u64,
+    session: Option<String>,
+}
+
+impl Cdp {
+    async fn connect(url: &str) -> Cdp {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("connect to DevTools");
+        Cdp {
+            ws,
+            next_id: 1,
+            session: None,
+        }
+    }
+
+    /// Call `method`; events in between are skipped. Panics on a protocol error.
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = &self.session {
+            msg["sessionId"] = json!(s);
+        }
+        self.ws
+            .send(Message::Text(msg.to_string()))
+            .await
+            .expect("send to DevTools");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = tokio::time::timeout(left, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {method}"))
+                .expect("DevTools socket open")
+                .expect("DevTools socket ok");
+            let Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(&t).expect("DevTools JSON");
+            if v["id"] == id {
+                if let Some(e) = v.get("error") {
+                    panic!("{method} failed: {e}");
+                }
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// Open `url` in a new page and attach to it.
+    async fn open_page(&mut self, url: &str) -> String {
+        let target = self
+            .call("Target.createTarget", json!({ "url": url }))
+            .await["targetId"]
+            .as_str()
+            .expect("targetId")
+            .to_string();
+        let session = self
+            .call(
+                "Target.attachToTarget",
+                json!({ "targetId": target, "flatten": true }),
+            )
+            .await["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string();
+        self.session = Some(session);
+        target
+    }
+
+    /// Evaluate a JavaScript expression in the page; its value as JSON.
+    async fn eval(&mut self, expr: &str) -> Value {
+        let r = self
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
+            )
+            .await;
+        if let Some(e) = r.get("exceptionDetails") {
+            panic!("{expr}: {e}");
+        }
+        r["result"]["value"].clone()
+    }
+
+    /// Poll `expr` until it is `true`.
+    async fn wait_true(&mut self, expr: &str, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if self.eval(expr).await == json!(true) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+
+    /// A real mouse click (press and release) at page coordinates.
+    async fn click_at(&mut self, x: f64, y: f64) {
+        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": 1 }),
+            )
+            .await;
+        }
+    }
+
+    /// Click the middle of the element `selector`.
+    async fn click(&mut self, selector: &str) {
+        let r = self
+            .eval(&format!(
+                "(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); \
+                 return [r.left + r.width / 2, r.top + r.height / 2]; }})()",
+                sel = json!(selector)
+            ))
+            .await;
+        let (x, y) = (r[0].as_f64().expect("x"), r[1].as_f64().expect("y"));
+        self.click_at(x, y).await;
+    }
+
+    /// Type `text` into the input `selector` (replacing its value) as keystrokes.
+    async fn type_into(&mut self, selector: &str, text: &str) {
+        self.eval(&format!(
+            "(() => {{ const e = document.querySelector({sel}); e.focus(); e.select(); return true; }})()",
+            sel = json!(selector)
+        ))
+        .await;
+        self.call("Input.insertText", json!({ "text": text })).await;
+    }
+}
+
+#[test]
+fn the_page_shows_and_commands_the_fleet() {
+    let Some(chromium) = chromium_path() else {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_CHROMIUM").is_none(),
+            "USIM_REQUIRE_CHROMIUM is set but chromium is not installed"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: chromium is not installed (apt-get install -y chromium); \
+             this browser test passes without running"
+        );
+        return;
+    };
+    let fleet = view_util::start(&[("alpha", 0.0, 0.0, 0.0), ("bravo", 25.0, -10.0, 90.0)]);
+    let watch = Watcher::new(
+        fleet.broker_port,
+        &[topic("+", "NODE_REPORT"), topic("+", "status")],
+    );
+    let browser = Browser::launch(&chromium, fleet.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        let target = cdp.open_page(&fleet.url).await;
+
+        // 1. Both vehicles, named, at the positions they publish.
+        assert!(
+            cdp.wait_true(
+                "['alpha','bravo'].every(n => window.usimView && window.usimView.vehicles[n] \
+                 && Number.isFinite(window.usimView.vehicles[n].x))",
+                Duration::from_secs(20)
+            )
+            .await,
+            "the page never showed both vehicles: {}",
+            cdp.eval("JSON.stringify(window.usimView && window.usimView.vehicles)").await
+        );
+        assert!(fleet.wait_clients(1, Duration::from_secs(5)), "{}", fleet.status());
+        for name in ["alpha", "bravo"] {
+            let v = cdp
+                .eval(&format!(
+                    "(() => {{ const v = window.usimView.vehicles[{n}]; return {{x: v.x, y: v.y, k: v.k}}; }})()",
+                    n = json!(name)
+                ))
+                .await;
+            let k = v["k"].as_f64().expect("k");
+            // The report the vehicle published with that iteration index.
+            let published = watch
+                .wait_after(0, &topic(name, "NODE_REPORT"), Duration::from_secs(5), |p| {
+                    node_report(p)["k"].as_f64() == Some(k)
+                })
+                .unwrap_or_else(|| panic!("{name}: no published NODE_REPORT with k = {k}"));
+            let r = node_report(&published.payload);
+            let (px, py) = (r["x"].as_f64().unwrap(), r["y"].as_f64().unwrap());
+            let (vx, vy) = (v["x"].as_f64().unwrap(), v["y"].as_f64().unwrap());
+            assert!(
+                (px - vx).hypot(py - vy) <= 1.0,
+                "{name}: page at ({vx}, {vy}), published ({px}, {py})"
+            );
+        }
+        // Start positions as configured (so the comparison above is not 0 = 0).
+        let bravo_x = cdp.eval("window.usimView.vehicles.bravo.x").await.as_f64().unwrap();
+        assert!((bravo_x - 25.0).abs() < 1.0, "bravo x {bravo_x}");
+        let names = cdp
+            .eval("[...document.querySelectorAll('#rows tr')].map(r => r.dataset.name + ':' + r.cells[1].textContent)")
+            .await;
+        assert_eq!(names, json!(["alpha:online", "bravo:online"]));
+
+        // 2. Thrust through the page's controls: click alpha's row, type, click Send.
+        cdp.click("#rows tr[data-name=\"alpha\"]").await;
+        assert_eq!(cdp.eval("window.usimView.selected").await, json!("alpha"));
+        let mark = watch.mark();
+        cdp.type_into("#thrust", "fast").await;
+        cdp.click("#send-thrust").await;
+        assert!(
+            cdp.wait_true(
+                "document.getElementById('msg').className === 'refused' && \
+                 document.getElementById('msg').textContent.includes('not a number')",
+                Duration::from_secs(5)
+            )
+            .await,
+            "a non-numeric thrust was not refused on the page: {}",
+            cdp.eval("document.getElementById('msg').textContent").await
+        );
+        cdp.type_into("#thrust", "80").await;
+        cdp.click("#send-thrust").await;
+        assert!(
+            cdp.wait_true(
+                "document.getElementById('msg').className === 'ok'",
+                Duration::from_secs(5)
+            )
+            .await,
+            "thrust not sent: {}",
+            cdp.eval("document.getElementById('msg').textContent").await
+        );
+        let fast = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(15), |p| {
+            node_report(p)["speed"].as_f64().is_some_and(|s| s > 1.0)
+        });
+        assert!(fast.is_some(), "alpha's published speed did not rise");
+        let bravo_speed = watch
+            .latest(&topic("bravo", "NODE_REPORT"))
+            .and_then(|p| node_report(&p)["speed"].as_f64());
+        assert_eq!(bravo_speed, Some(0.0), "bravo moved: the command went to the wrong vehicle");
+        // The page shows the speed too.
+        assert!(
+            cdp.wait_true("window.usimView.vehicles.alpha.speed > 1.0", Duration::from_secs(5)).await
+        );
+
+        // 3. Reset by clicking on the map: at a quarter of the canvas from
+        // its top left corner, wherever that is in metres.
+        cdp.click("#arm-reset").await;
+        let p = cdp
+            .eval(
+                "(() => { const c = document.getElementById('canvas').getBoundingClientRect(); \
+                 const sx = c.width / 4, sy = c.height / 4; \
+                 const a = window.usimView.vehicles.alpha; \
+                 return [c.left + sx, c.top + sy, ...window.usimView.screenToWorld(sx, sy), a.x, a.y]; })()",
+            )
+            .await;
+        let at = |i: usize| p[i].as_f64().expect("number");
+        let (wx, wy) = (at(2), at(3));
+        assert!((wx - at(4)).hypot(wy - at(5)) > 5.0, "the clicked point ({wx}, {wy}) is too near alpha");
+        let mark = watch.mark();
+        cdp.click_at(at(0), at(1)).await;
+        let reset = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(5), |p| {
+            let r = node_report(p);
+            let (x, y) = (r["x"].as_f64().unwrap_or(f64::NAN), r["y"].as_f64().unwrap_or(f64::NAN));
+            (x - wx).hypot(y - wy) < 1.5
+        });
+        assert!(
+            reset.is_some(),
+            "alpha was not reset to the clicked point ({wx:.1}, {wy:.1}): {}",
+            cdp.eval("JSON.stringify(window.usimView.replies)").await
+        );
+
+        // 4. A screenshot, read back by the png crate: not blank.
+        let shot = cdp
+            .call("Page.captureScreenshot", json!({ "format": "png" }))
+            .await;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().expect("data"))
+            .expect("base64");
+        let path = fleet.dir.path().join("view.png");
+        std::fs::write(&path, &bytes).unwrap();
+        check_not_blank(&path);
+
+        // 5. A killed vehicle is shown offline within 3 s.
+        let pid = fleet.vehicle_pid("bravo");
+        // SAFETY: kill(2) on a child of our `usim up`.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+        let killed = Instant::now();
+        assert!(
+            cdp.wait_true(
+                "window.usimView.stateOf('bravo') === 'offline' && \
+                 document.querySelector('#rows tr[data-name=\"bravo\"]').cells[1].textContent === 'offline'",
+                Duration::from_secs(3)
+            )
+            .await,
+            "bravo not shown offline within 3 s (state {})",
+            cdp.eval("window.usimView.stateOf('bravo')").await
+        );
+        eprintln!("bravo shown offline {:.0} ms after SIGKILL", killed.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(cdp.eval("window.usimView.stateOf('alpha')").await, json!("online"));
+
+        // 6. Closing the page ends its server task.
+        cdp.session = None;
+        cdp.call("Target.closeTarget", json!({ "targetId": target })).await;
+        assert!(
+            fleet.wait_clients(0, Duration::from_secs(5)),
+            "the closed page's task is still there: {}",
+            fleet.status()
+        );
+        // Close the browser through the protocol: Chromium then stops and
+        // reaps its helper processes itself.
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    if browser.proc.wait_exit(Duration::from_secs(10)).is_none() {
+        eprintln!("Chromium did not exit after Browser.close");
+    }
+    drop(browser);
+}
+
+/// The PNG decodes, has the page's size, and shows several distinct colours.
+fn check_not_blank(path: &std::path::Path) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).expect("open PNG"));
+    let mut reader = decoder.read_info().expect("PNG header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("PNG data");
+    assert!(
+        info.width >= 800 && info.height >= 500,
+        "{}x{}",
+        info.width,
+        info.height
+    );
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::HashSet::new();
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        colours.insert(px[..3.min(channels)].to_vec());
+    }
+    assert!(
+        colours.len() >= 8,
+        "screenshot {} has {} colours: blank?",
+        path.display(),
+        colours.len()
+    );
+}

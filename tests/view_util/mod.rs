@@ -1,0 +1,174 @@
+//! Helpers of the `usim view` tests: a `usim up --view` fleet on the
+//! embedded broker (free loopback ports), plain HTTP requests, and the
+//! process id of one vehicle child.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::mqtt_util::{free_port, usim, wait_port, Proc, ROOT};
+
+/// The token the tests' views require.
+pub const TOKEN: &str = "t0k-en_42";
+
+/// A running `usim up … --view`.
+pub struct ViewFleet {
+    pub up: Proc,
+    pub dir: tempfile::TempDir,
+    /// Embedded broker port.
+    pub broker_port: u16,
+    /// `http://127.0.0.1:PORT/?token=…` as `usim up` printed it.
+    pub url: String,
+    /// `127.0.0.1:PORT` of the view.
+    pub http_addr: String,
+}
+
+/// Write a vehicle config with its start position.
+pub fn vehicle_config(
+    dir: &Path,
+    name: &str,
+    broker_port: u16,
+    x: f64,
+    y: f64,
+    heading: f64,
+) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\nprefix = \"NAV\"\n\
+             start_pos = \"x={x}, y={y}, heading={heading}, speed=0, depth=0\"\n\
+             app_tick = 10\n[mqtt]\nbroker = \"mqtt://127.0.0.1:{broker_port}\"\n\
+             topic_root = \"{ROOT}\"\n"
+        ),
+    )
+    .expect("write config");
+    path
+}
+
+/// `usim up` with `vehicles` (name, x, y, heading) and `--view` on a free port.
+pub fn start(vehicles: &[(&str, f64, f64, f64)]) -> ViewFleet {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker_port = free_port();
+    let configs: Vec<PathBuf> = vehicles
+        .iter()
+        .map(|(n, x, y, h)| vehicle_config(dir.path(), n, broker_port, *x, *y, *h))
+        .collect();
+    let mut cmd = Command::new(usim());
+    cmd.arg("up")
+        .args(&configs)
+        .args(["--bind", &format!("127.0.0.1:{broker_port}")])
+        .args([
+            "--view",
+            "--view-bind",
+            "127.0.0.1:0",
+            "--view-token",
+            TOKEN,
+        ]);
+    let up = Proc::spawn("usim up --view", cmd, dir.path().join("up.log"));
+    assert!(
+        up.wait_log("usim view: open http://", Duration::from_secs(20)),
+        "no view URL printed:\n{}",
+        up.log()
+    );
+    let log = up.log();
+    let url = log
+        .lines()
+        .find_map(|l| l.strip_prefix("usim view: open "))
+        .expect("URL line")
+        .trim()
+        .to_string();
+    assert!(url.ends_with(&format!("/?token={TOKEN}")), "{url}");
+    let http_addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_string();
+    assert!(wait_port(broker_port, Duration::from_secs(10)), "no broker");
+    ViewFleet {
+        up,
+        dir,
+        broker_port,
+        url,
+        http_addr,
+    }
+}
+
+impl ViewFleet {
+    /// GET `path` (with headers `extra`), returning (status, body).
+    pub fn get(&self, path: &str, extra: &str) -> (u16, String) {
+        http_get(&self.http_addr, path, extra)
+    }
+
+    /// The server's counters (`/status.json`).
+    pub fn status(&self) -> serde_json::Value {
+        let (code, body) = self.get(&format!("/status.json?token={TOKEN}"), "");
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).expect("status JSON")
+    }
+
+    /// Wait until `/status.json` shows `n` open pages.
+    pub fn wait_clients(&self, n: u64, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if self.status()["clients"] == n {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// The pid of the `usim run` child for `name`.
+    pub fn vehicle_pid(&self, name: &str) -> u32 {
+        let needle = format!("{name}.toml");
+        let up = self.up.pid();
+        for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if ppid == Some(up) && String::from_utf8_lossy(&cmdline).contains(&needle) {
+                return pid;
+            }
+        }
+        panic!("no child of {up} runs {needle}");
+    }
+}
+
+/// A minimal HTTP/1.1 GET on `addr` (`host:port`).
+pub fn http_get(addr: &str, path: &str, extra_headers: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect to the view");
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    let host = if extra_headers.to_ascii_lowercase().contains("host:") {
+        String::new()
+    } else {
+        format!("Host: {addr}\r\n")
+    };
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\n{host}{extra_headers}Connection: close\r\n\r\n"
+    )
+    .expect("send request");
+    let mut resp = String::new();
+    let _ = s.read_to_string(&mut resp);
+    let code = resp
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
