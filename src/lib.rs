@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod config_v22;
 pub mod interp;
 pub mod mission;
 pub mod model;
