@@ -81,6 +81,10 @@ impl ScalarPid {
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
+        // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
+        if !err.is_finite() || !t_s.is_finite() {
+            return None;
+        }
         if self.runs > 0 {
             self.runs += 1;
             self.dt = t_s - self.prev_t;
@@ -90,7 +94,10 @@ impl ScalarPid {
             if self.dt == 0.0 {
                 return Some(self.output);
             }
-            let q = (err - self.prev_err) / self.dt;
+            let mut q = (err - self.prev_err) / self.dt;
+            if !q.is_finite() {
+                q = 0.0; // overflow of a pathological error jump
+            }
             // push at the front; at most DERIV_WINDOW kept (the oldest dropped)
             let slot = (self.head + self.len) % DERIV_WINDOW;
             if self.len < DERIV_WINDOW {
@@ -106,6 +113,9 @@ impl ScalarPid {
                 sum += self.hist[(self.head + i) % DERIV_WINDOW];
             }
             self.err_dot = sum / self.len as f64;
+            if !self.err_dot.is_finite() {
+                self.err_dot = 0.0;
+            }
         } else {
             self.runs = 1;
             self.err_dot = 0.0;
@@ -119,9 +129,15 @@ impl ScalarPid {
         } else {
             self.integral = 0.0;
         }
+        if self.integral.is_nan() {
+            self.integral = 0.0;
+        }
         let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
         if o.abs() >= g.output_limit.abs() {
             o = int_sign(o) * g.output_limit.abs();
+        }
+        if !o.is_finite() {
+            o = 0.0;
         }
         self.output = o;
         self.prev_err = err;
@@ -419,8 +435,8 @@ impl PidEngine {
             let err = self.des_speed.v - self.cur_speed.v;
             self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0)
         };
-        if t < 0.01 {
-            t = 0.0;
+        if t < 0.01 || t.is_nan() {
+            t = 0.0; // (a NaN guard too)
         }
         t = clip(t, s.max_thrust);
         self.thrust_memory = t;
@@ -437,17 +453,25 @@ impl PidEngine {
                 self.bias_side = -self.bias_side;
             }
             r += self.bias_side * ((d / 10.0) * s.sim_instability);
-            out.rudder = clip(r, s.max_rudder);
+            out.rudder = finite_or_zero(clip(r, s.max_rudder));
             if dc {
                 // elevator (§4.6)
                 let err = self.cur_depth.v - self.des_depth.v;
                 let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
                 let u = self.pitch.run(self.cur_pitch.v - p, t_s).unwrap_or(0.0);
                 let e = u * 180.0 / MOOS_PI;
-                out.elevator = clip(e, s.max_elevator);
+                out.elevator = finite_or_zero(clip(e, s.max_elevator));
             }
         }
         out
+    }
+}
+
+fn finite_or_zero(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
     }
 }
 

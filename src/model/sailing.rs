@@ -25,7 +25,9 @@ impl Wind {
                 Some((k, v)) => (k.trim(), v.trim()),
                 None => (elem.trim(), ""),
             };
-            let num = super::angles::is_number(v).then(|| super::angles::atof(v));
+            let num = super::angles::is_number(v)
+                .then(|| super::angles::atof(v))
+                .filter(|x| x.is_finite());
             match (k, num) {
                 ("spd", Some(x)) => {
                     if x >= 0.0 {
@@ -78,7 +80,7 @@ impl PolarPlot {
                 return Err(format!("`{}` is not two numbers", pair.trim()));
             }
             let (h, v) = (super::angles::atof(h), super::angles::atof(v));
-            if !(0.0..=180.0).contains(&h) || v < 0.0 {
+            if !(0.0..=180.0).contains(&h) || !(v >= 0.0 && v.is_finite()) {
                 return Err(format!(
                     "`{}`: angle must be in [0, 180] and percent >= 0",
                     pair.trim()

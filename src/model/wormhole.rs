@@ -55,7 +55,11 @@ impl Polygon {
             if !super::angles::is_number(x) || !super::angles::is_number(y) {
                 return Err(format!("vertex `{v}` is not two numbers"));
             }
-            pts.push((super::angles::atof(x), super::angles::atof(y)));
+            let (x, y) = (super::angles::atof(x), super::angles::atof(y));
+            if !(x.is_finite() && y.is_finite() && x.abs() < 1e12 && y.abs() < 1e12) {
+                return Err(format!("vertex `{v}` is out of range (|x|, |y| < 1e12 m)"));
+            }
+            pts.push((x, y));
         }
         let mut p = Polygon {
             pts,
@@ -404,6 +408,9 @@ impl WormholeSet {
         let rho = (e.0 - ca.0).hypot(e.1 - ca.1);
         let beta = rel_ang(ca.0, ca.1, e.0, e.1);
         let p = project_point(beta, rho, cb.0, cb.1);
+        if !(p.0.is_finite() && p.1.is_finite()) {
+            return None;
+        }
         if b.contains(p.0, p.1) {
             Some(p)
         } else {
