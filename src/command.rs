@@ -86,6 +86,30 @@ pub enum Command {
     TurnRadius(f64),
     /// `SET`: a timed-command list, JSON (docs/formats.md §4).
     Set(String),
+    /// `DESIRED_HEADING`, degrees (V22 embedded PID).
+    DesiredHeading(f64),
+    /// `DESIRED_SPEED`, m/s (V22 embedded PID).
+    DesiredSpeed(f64),
+    /// `DESIRED_DEPTH`, m (V22 embedded PID).
+    DesiredDepth(f64),
+    /// `SPEED_FACTOR`, thrust percent per m/s (V22 embedded PID).
+    SpeedFactor(f64),
+    /// `MOOS_MANUAL_OVERRIDE` (or `MOOS_MANUAL_OVERIDE`) true/false (V22 PID).
+    ManualOverride(String),
+    /// `USM_RESET_NAV` (any payload): NAV := ground truth (V22).
+    ResetNav(String),
+    /// `NAV_X`, m: east override while disabled (V22).
+    NavX(f64),
+    /// `NAV_Y`, m: north override while disabled (V22).
+    NavY(f64),
+    /// `NAV_HEADING`, degrees: heading override while disabled; PID input (V22).
+    NavHeading(f64),
+    /// `WIND_CONDITIONS` `"spd=…,dir=…"` (V22 sailing).
+    WindConditions(String),
+    /// `BUOYANCY_CONTROL` true: buoyancy handshake (V22).
+    BuoyancyControl(String),
+    /// `TRIM_CONTROL` true: trim handshake (V22).
+    TrimControl(String),
 }
 
 impl Command {
@@ -115,6 +139,18 @@ impl Command {
             C::ObstacleHit(_) => "OBSTACLE_HIT",
             C::TurnRadius(_) => "USM_TURN_RADIUS",
             C::Set(_) => "SET",
+            C::DesiredHeading(_) => "DESIRED_HEADING",
+            C::DesiredSpeed(_) => "DESIRED_SPEED",
+            C::DesiredDepth(_) => "DESIRED_DEPTH",
+            C::SpeedFactor(_) => "SPEED_FACTOR",
+            C::ManualOverride(_) => "MOOS_MANUAL_OVERRIDE",
+            C::ResetNav(_) => "USM_RESET_NAV",
+            C::NavX(_) => "NAV_X",
+            C::NavY(_) => "NAV_Y",
+            C::NavHeading(_) => "NAV_HEADING",
+            C::WindConditions(_) => "WIND_CONDITIONS",
+            C::BuoyancyControl(_) => "BUOYANCY_CONTROL",
+            C::TrimControl(_) => "TRIM_CONTROL",
         }
     }
 
@@ -134,7 +170,14 @@ impl Command {
             | C::DriftVectorMult(v)
             | C::WaterDepth(v)
             | C::TurnRate(v)
-            | C::TurnRadius(v) => Some(*v),
+            | C::TurnRadius(v)
+            | C::DesiredHeading(v)
+            | C::DesiredSpeed(v)
+            | C::DesiredDepth(v)
+            | C::SpeedFactor(v)
+            | C::NavX(v)
+            | C::NavY(v)
+            | C::NavHeading(v) => Some(*v),
             C::ObstacleHit(Payload::Number(v)) => Some(*v),
             _ => None,
         }
@@ -382,6 +425,67 @@ pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
         Kind::Text,
         "timed-command list (JSON, docs/formats.md §4)",
     ),
+    (
+        "DESIRED_HEADING",
+        Kind::Number,
+        "V22 PID: heading setpoint, degrees",
+    ),
+    (
+        "DESIRED_SPEED",
+        Kind::Number,
+        "V22 PID: speed setpoint, m/s",
+    ),
+    ("DESIRED_DEPTH", Kind::Number, "V22 PID: depth setpoint, m"),
+    (
+        "SPEED_FACTOR",
+        Kind::Number,
+        "V22 PID: thrust percent per m/s (0 = speed PID)",
+    ),
+    (
+        "MOOS_MANUAL_OVERRIDE",
+        Kind::Text,
+        "V22 PID: true/false manual override",
+    ),
+    (
+        "MOOS_MANUAL_OVERIDE",
+        Kind::Text,
+        "V22 PID: misspelt alias of MOOS_MANUAL_OVERRIDE",
+    ),
+    (
+        "USM_RESET_NAV",
+        Kind::Text,
+        "V22: any payload: NAV record := ground truth",
+    ),
+    (
+        "NAV_X",
+        Kind::Number,
+        "V22: east override while disabled, m",
+    ),
+    (
+        "NAV_Y",
+        Kind::Number,
+        "V22: north override while disabled, m",
+    ),
+    (
+        "NAV_HEADING",
+        Kind::Number,
+        "V22: heading override while disabled, degrees",
+    ),
+    (
+        "WIND_CONDITIONS",
+        Kind::Text,
+        "V22 sailing: \"spd=..,dir=..\" m/s, degrees",
+    ),
+    (
+        "BUOYANCY_CONTROL",
+        Kind::Text,
+        "V22: true starts the buoyancy handshake",
+    ),
+    (
+        "TRIM_CONTROL",
+        Kind::Text,
+        "V22: true starts the trim handshake",
+    ),
 ];
 
 /// How `var` is read, or `None` if the vehicle does not subscribe to it.
@@ -474,6 +578,18 @@ fn build(var: &str, p: Payload) -> Result<Command, MessageError> {
         "OBSTACLE_HIT" => C::ObstacleHit(p),
         "USM_TURN_RADIUS" => C::TurnRadius(num(&p)),
         "SET" => C::Set(text(p)),
+        "DESIRED_HEADING" => C::DesiredHeading(num(&p)),
+        "DESIRED_SPEED" => C::DesiredSpeed(num(&p)),
+        "DESIRED_DEPTH" => C::DesiredDepth(num(&p)),
+        "SPEED_FACTOR" => C::SpeedFactor(num(&p)),
+        "MOOS_MANUAL_OVERRIDE" | "MOOS_MANUAL_OVERIDE" => C::ManualOverride(text(p)),
+        "USM_RESET_NAV" => C::ResetNav(text(p)),
+        "NAV_X" => C::NavX(num(&p)),
+        "NAV_Y" => C::NavY(num(&p)),
+        "NAV_HEADING" => C::NavHeading(num(&p)),
+        "WIND_CONDITIONS" => C::WindConditions(text(p)),
+        "BUOYANCY_CONTROL" => C::BuoyancyControl(text(p)),
+        "TRIM_CONTROL" => C::TrimControl(text(p)),
         _ => return Err(MessageError::new(var, "", unknown_var_reason(var))),
     };
     Ok(cmd)

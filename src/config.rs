@@ -333,6 +333,16 @@ pub enum BoolOrText {
     Text(String),
 }
 
+/// A number, or text that uSimMarineV22 checks itself (`"abc"` warns).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum NumOrText {
+    /// TOML number.
+    Num(f64),
+    /// Text as written.
+    Text(String),
+}
+
 /// `[mqtt]` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -417,6 +427,42 @@ pub struct RawVehicle {
     pub current_field: S<String>,
     pub current_field_active: S<bool>,
     pub app_tick: S<f64>,
+    // uSimMarineV22 extras (docs/v22.md §15)
+    pub yaw_pid_kp: S<NumOrText>,
+    pub yaw_pid_kd: S<NumOrText>,
+    pub yaw_pid_ki: S<NumOrText>,
+    pub yaw_pid_integral_limit: S<NumOrText>,
+    pub yaw_pid_ki_limit: S<NumOrText>,
+    pub maxrudder: S<NumOrText>,
+    pub speed_pid_kp: S<NumOrText>,
+    pub speed_pid_kd: S<NumOrText>,
+    pub speed_pid_ki: S<NumOrText>,
+    pub speed_pid_integral_limit: S<NumOrText>,
+    pub maxthrust: S<NumOrText>,
+    pub speed_factor: S<NumOrText>,
+    pub depth_control: S<BoolOrText>,
+    pub z_to_pitch_pid_kp: S<NumOrText>,
+    pub z_to_pitch_pid_kd: S<NumOrText>,
+    pub z_to_pitch_pid_ki: S<NumOrText>,
+    pub z_to_pitch_pid_integral_limit: S<NumOrText>,
+    pub maxpitch: S<NumOrText>,
+    pub pitch_pid_kp: S<NumOrText>,
+    pub pitch_pid_kd: S<NumOrText>,
+    pub pitch_pid_ki: S<NumOrText>,
+    pub pitch_pid_integral_limit: S<NumOrText>,
+    pub maxelevator: S<NumOrText>,
+    pub simulation: S<BoolOrText>,
+    pub tardy_helm_threshold: S<NumOrText>,
+    pub tardy_nav_threshold: S<NumOrText>,
+    pub sim_instability: S<NumOrText>,
+    pub heading_debug: S<BoolOrText>,
+    pub speed_debug: S<BoolOrText>,
+    pub depth_debug: S<BoolOrText>,
+    pub wind_conditions: S<String>,
+    pub polar_plot: S<Lines>,
+    pub wormhole: S<Lines>,
+    pub post_des_thrust: S<String>,
+    pub post_des_rudder: S<String>,
     pub mqtt: Option<RawMqtt>,
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
@@ -469,6 +515,41 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "current_field",
     "current_field_active",
     "app_tick",
+    "yaw_pid_kp",
+    "yaw_pid_kd",
+    "yaw_pid_ki",
+    "yaw_pid_integral_limit",
+    "yaw_pid_ki_limit",
+    "maxrudder",
+    "speed_pid_kp",
+    "speed_pid_kd",
+    "speed_pid_ki",
+    "speed_pid_integral_limit",
+    "maxthrust",
+    "speed_factor",
+    "depth_control",
+    "z_to_pitch_pid_kp",
+    "z_to_pitch_pid_kd",
+    "z_to_pitch_pid_ki",
+    "z_to_pitch_pid_integral_limit",
+    "maxpitch",
+    "pitch_pid_kp",
+    "pitch_pid_kd",
+    "pitch_pid_ki",
+    "pitch_pid_integral_limit",
+    "maxelevator",
+    "simulation",
+    "tardy_helm_threshold",
+    "tardy_nav_threshold",
+    "sim_instability",
+    "heading_debug",
+    "speed_debug",
+    "depth_debug",
+    "wind_conditions",
+    "polar_plot",
+    "wormhole",
+    "post_des_thrust",
+    "post_des_rudder",
     "mqtt",
     "actuators",
     "aliases",
@@ -816,6 +897,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             cfg.mqtt.max_payload = v as usize;
         }
     }
+    crate::config_v22::build(src, raw, &mut p, &mut warnings)?;
     p.actuators = build_actuators(src, raw)?;
     cfg.params = p;
     cfg.warnings = warnings;
@@ -955,7 +1037,7 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
                     }
                     p.max_rudder_degs_per_sec = v;
                 }
-                "trim_tolerance" | "max_trim_delay" => {}
+                "trim_tolerance" | "max_trim_delay" if !v22 => {}
                 _ if !v22 => return Err("is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")".into()),
                 "turn_spd_loss" => {
                     if !(0.0..=1.0).contains(&v) {
@@ -963,11 +1045,19 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
                     }
                     p.turn_spd_loss = v;
                 }
+                "trim_tolerance" => p.trim_tolerance = v,
+                "max_trim_delay" => p.max_trim_delay = v,
                 "max_speed" => {
-                    if v <= 0.0 {
-                        return Err("must be > 0; ignored".into());
-                    }
-                    p.max_speed = v;
+                    // docs/v22.md §2.3: any numeric line sets the turn
+                    // limit's max speed to the publication cap as it now is
+                    let res = if v <= 0.0 {
+                        Err("must be > 0; the publication cap is unchanged".into())
+                    } else {
+                        p.max_speed = v;
+                        Ok(())
+                    };
+                    p.turn_limit_max_speed = p.max_speed;
+                    return res;
                 }
                 "turn_radius" => {
                     if v < 0.0 {
@@ -1000,6 +1090,7 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
                 if !v22 {
                     return Err("is a uSimMarineV22 parameter; the classic model ignores it".into());
                 }
+                p.post_navpos_summary = *b;
             }
             _ => return Err("unhandled".into()),
         },

@@ -173,3 +173,9 @@ fn up_post_watch_and_clean_stop() {
 fn flood_is_bounded_and_last_setpoint_wins() {
     scenarios::flood_is_bounded(Embedded);
 }
+
+/// DESIRED_HEADING steers a live V22 vehicle through its embedded PID.
+#[test]
+fn embedded_pid_turns_to_desired_heading() {
+    scenarios::pid_turns_to_desired_heading(Embedded);
+}

@@ -29,3 +29,8 @@ fn killed_vehicle_goes_offline() {
 fn flood_is_bounded_and_last_setpoint_wins() {
     scenarios::flood_is_bounded(Mosquitto);
 }
+
+#[test]
+fn embedded_pid_turns_to_desired_heading() {
+    scenarios::pid_turns_to_desired_heading(Mosquitto);
+}

@@ -9,7 +9,7 @@ use anyhow::Context;
 /// Arguments of `usim replay`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n\nThe CSV columns are described in the README (docs/formats.md §3). The same mission always gives byte-identical CSV."
+    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n  usim replay missions/lawnmower_pid.toml -o run.csv --posts posts.csv\n\nThe CSV columns are described in the README (docs/formats.md §3). The same mission always gives byte-identical CSV."
 )]
 pub struct ReplayArgs {
     /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).
@@ -17,6 +17,9 @@ pub struct ReplayArgs {
     /// Write the CSV here instead of stdout.
     #[arg(short, long, value_name = "OUT.csv")]
     pub output: Option<PathBuf>,
+    /// Also write every publication the vehicle made (`k,t,var,type,value`) here.
+    #[arg(long, value_name = "POSTS.csv")]
+    pub posts: Option<PathBuf>,
     /// Do not print warnings, dropped messages or progress.
     #[arg(short, long)]
     pub quiet: bool,
@@ -43,16 +46,24 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    let mut posts_file = match &a.posts {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let posts = posts_file.as_mut().map(|f| f as &mut dyn Write);
     let summary = match &a.output {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
-            crate::replay::run(&mission, file, &mut progress)
+            crate::replay::run_with(&mission, file, posts, &mut progress, |_, _, _| {})
                 .with_context(|| format!("writing {}", path.display()))?
         }
         None => {
             let stdout = std::io::stdout().lock();
-            let s = crate::replay::run(&mission, stdout, &mut progress)?;
+            let s = crate::replay::run_with(&mission, stdout, posts, &mut progress, |_, _, _| {})?;
             std::io::stdout().flush()?;
             s
         }

@@ -21,14 +21,20 @@ pub mod current_field;
 pub mod depth;
 pub mod drift;
 pub mod geodesy;
+pub mod handshake;
 pub mod heading;
 pub mod params;
+pub mod pid;
 pub mod pose;
 pub mod position;
+pub mod sailing;
 pub mod speed;
 pub mod thrust_map;
 pub mod trig;
 mod trig_tables;
+pub mod turn_limit;
+mod v22_app;
+pub mod wormhole;
 
 pub use params::{ModelVariant, Params, StartPose};
 
@@ -60,6 +66,9 @@ pub struct Record {
     pub hog: f64,
     /// Time stamp, clock seconds.
     pub stamp: f64,
+    /// The position (x, y), m, at which the record's lat/lon were last
+    /// computed (V22 publishes these stored values, docs/v22.md §13).
+    pub ll_xy: (f64, f64),
 }
 
 /// One value the vehicle posts (uSimMarine's `Notify`).
@@ -242,6 +251,8 @@ pub struct Vehicle {
     shaping: Shaping,
     /// Steps skipped because they produced a non-finite state.
     skipped_steps: u64,
+    /// V22 extras: PID, sailing, wormholes, handshake, postings.
+    v22: v22_app::V22State,
 }
 
 impl Vehicle {
@@ -260,6 +271,7 @@ impl Vehicle {
             heading: s.heading,
             depth: s.depth,
             stamp: start_time_s,
+            ll_xy: (s.x, s.y),
             ..Record::default()
         };
         let geo = params.geo_converter();
@@ -311,6 +323,7 @@ impl Vehicle {
             map_cache: (f64::NAN, 0.0),
             geo,
             shaping,
+            v22: v22_app::V22State::new(&params),
             params,
             skipped_steps: 0,
         }
@@ -502,6 +515,7 @@ impl Vehicle {
                 }
                 self.turn_radius = v;
             }
+            other => self.handle_v22_command(other, t_s)?,
         }
         Ok(())
     }
@@ -596,7 +610,11 @@ impl Vehicle {
             apply_pose(rec, &p);
         }
         self.reset_count += 1;
-        self.reset_fresh = true;
+        if self.is_v22() {
+            self.v22_reset_posted();
+        } else {
+            self.reset_fresh = true;
+        }
         Ok(())
     }
 
@@ -630,7 +648,11 @@ impl Vehicle {
             }
         }
         let v22 = self.is_v22();
-        if !v22 && self.obstacle {
+        if v22 {
+            self.step_v22(t_s);
+            return;
+        }
+        if self.obstacle {
             return; // classic freezes for good
         }
         if v22 && !self.enabled {
@@ -724,8 +746,19 @@ impl Vehicle {
         if self.map_cache.0.to_bits() != t_eff.to_bits() {
             self.map_cache = (t_eff, p.thrust_map.speed(t_eff));
         }
-        let v_n = speed::propagate_speed_raw(self.map_cache.1, &lim, rudder, self.reverse, v_p, dt)
-            .unwrap_or(v_p);
+        let mut v_raw = self.map_cache.1;
+        if self.v22.sailing_on && !self.mode_diff {
+            // docs/v22.md §11.3: the sailing cap, after the map, before the turn loss
+            let cap = self.v22.sailing.cap(h_p);
+            if !which_gt {
+                self.v22.sail_cap = cap;
+            }
+            if cap > 0.0 && v_raw > cap {
+                v_raw = cap;
+            }
+        }
+        let v_n =
+            speed::propagate_speed_raw(v_raw, &lim, rudder, self.reverse, v_p, dt).unwrap_or(v_p);
         // (new heading, yaw, the step's mean heading when known from the turn)
         let (h_n, yaw, h_mean) = if self.mode_diff {
             let (h_n, yaw) = heading::propagate_heading_diff(
@@ -779,10 +812,32 @@ impl Vehicle {
         let pos = position::propagate_position_memo(
             rec.x, rec.y, v_p, v_n, h_p, h_n, h_mean, drift, dt, memo, p.math,
         );
+        let (x_p, y_p) = (rec.x, rec.y);
         rec.x = pos.x;
         rec.y = pos.y;
         rec.speed = pos.speed;
         rec.heading = h_n;
+        if self.turn_radius > 0.0 && p.variant == ModelVariant::V22 {
+            // docs/v22.md §6: the turn-radius limit (NaN cases guarded)
+            let chord = turn_limit::Chord {
+                x1: x_p,
+                y1: y_p,
+                h1: h_p,
+                v1: v_n,
+                x2: pos.x,
+                y2: pos.y,
+                h2: h_n,
+                v2: pos.speed,
+            };
+            if let Some((x, y, h)) =
+                turn_limit::limit(&chord, self.turn_radius, p.turn_limit_max_speed)
+            {
+                rec.x = x;
+                rec.y = y;
+                rec.heading = h;
+            }
+        }
+        rec.ll_xy = (rec.x, rec.y);
         rec.yaw = yaw;
         rec.depth = z;
         rec.pitch = pitch;
@@ -831,6 +886,9 @@ impl Vehicle {
     /// What the last iteration posted, as uSimMarine's `Notify` calls
     /// (empty on V22's odd iterations and while nothing is posted).
     pub fn publications(&self) -> Vec<Publication> {
+        if self.is_v22() {
+            return self.publications_v22();
+        }
         let Some(p) = &self.posted else {
             return Vec::new();
         };

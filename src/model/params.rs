@@ -75,8 +75,27 @@ pub struct Params {
     pub turn_spd_loss: f64,
     /// V22: cap of the published speed, m/s (default 5).
     pub max_speed: f64,
-    /// V22: turn radius limit, m (0 = off; accepted, not modelled).
+    /// V22: turn radius limit, m (0 = off; docs/v22.md §6).
     pub turn_radius: f64,
+    /// V22: the turn limit's max speed, m/s (0 = no speed scaling; set by
+    /// any numeric `max_speed` line, docs/v22.md §6.1).
+    pub turn_limit_max_speed: f64,
+    /// V22: the embedded PID, when coupled (a `yaw_pid_*` key is present).
+    pub pid: Option<super::pid::PidSettings>,
+    /// V22: publish the PID's thrust under this name (`post_des_thrust`).
+    pub post_des_thrust: Option<String>,
+    /// V22: publish the PID's rudder under this name (`post_des_rudder`).
+    pub post_des_rudder: Option<String>,
+    /// V22: publish `USM_NAVPOS_SUMMARY` with the pose (default false).
+    pub post_navpos_summary: bool,
+    /// V22: trim handshake tolerance, degrees (default 5).
+    pub trim_tolerance: f64,
+    /// V22: trim handshake maximum delay, s (default 10).
+    pub max_trim_delay: f64,
+    /// V22: wind and polar plot (`wind_conditions`, `polar_plot`).
+    pub sailing: super::sailing::Sailing,
+    /// V22: wormholes (`wormhole` lines).
+    pub wormholes: super::wormhole::WormholeSet,
     /// V22 turn-speed map null speed, m/s (default 0).
     pub turn_spd_map_null_speed: f64,
     /// V22 turn-speed map null rate, 0..100 (default 0).
@@ -122,6 +141,15 @@ impl Default for Params {
             turn_spd_loss: 0.85,
             max_speed: 5.0,
             turn_radius: 0.0,
+            turn_limit_max_speed: 0.0,
+            pid: None,
+            post_des_thrust: None,
+            post_des_rudder: None,
+            post_navpos_summary: false,
+            trim_tolerance: 5.0,
+            max_trim_delay: 10.0,
+            sailing: Default::default(),
+            wormholes: Default::default(),
             turn_spd_map_null_speed: 0.0,
             turn_spd_map_null_rate: 0.0,
             turn_spd_map_full_speed: 1.0,
@@ -136,6 +164,12 @@ impl Default for Params {
 }
 
 impl Params {
+    /// V22: depth control on (the default; off only with a coupled PID and
+    /// `depth_control = false`, docs/v22.md §16).
+    pub fn depth_control(&self) -> bool {
+        self.pid.as_ref().is_none_or(|p| p.depth_control)
+    }
+
     /// The lat/lon converter, if an origin is set and valid.
     pub fn geo_converter(&self) -> Option<GeoConverter> {
         let (lat, lon) = self.origin?;

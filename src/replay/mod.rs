@@ -11,6 +11,7 @@ use crate::mission::Mission;
 use crate::model::Vehicle;
 
 pub mod csv;
+pub mod posts;
 
 /// Tolerance for a post being due, s (docs/formats.md §2).
 const DUE_EPS_S: f64 = 1e-9;
@@ -40,13 +41,31 @@ pub struct Summary {
 pub fn run<W: Write>(
     mission: &Mission,
     out: W,
+    progress: impl FnMut(u64, u64),
+) -> std::io::Result<Summary> {
+    run_with(mission, out, None, progress, |_, _, _| {})
+}
+
+/// [`run`], also writing the posts log (every publication, docs/v22.md §13)
+/// to `posts` if given, and calling `on_step(k, t, &vehicle)` after every
+/// iteration (mission time `t`, s).
+pub fn run_with<W: Write>(
+    mission: &Mission,
+    out: W,
+    posts: Option<&mut dyn Write>,
     mut progress: impl FnMut(u64, u64),
+    mut on_step: impl FnMut(u64, f64, &Vehicle),
 ) -> std::io::Result<Summary> {
     let mut vehicle = Vehicle::new(&mission.vehicle, mission.start_time);
     let mut csv = csv::CsvWriter::new(out)?;
+    let mut posts = match posts {
+        Some(w) => Some(posts::PostsWriter::new(w)?),
+        None => None,
+    };
     let mut summary = Summary::default();
     csv.write_row(&vehicle.snapshot())?;
     summary.rows += 1;
+    on_step(0, 0.0, &vehicle);
 
     // Posts in order of time; ties and batches delivered in file order.
     let mut order: Vec<usize> = (0..mission.posts.len()).collect();
@@ -88,6 +107,10 @@ pub fn run<W: Write>(
             }
         }
         vehicle.step(clock);
+        if let Some(pw) = posts.as_mut() {
+            pw.write(k, rel, &vehicle.publications())?;
+        }
+        on_step(k, rel, &vehicle);
         if k % mission.output_every == 0 || k == steps {
             let mut snap = vehicle.snapshot();
             snap.t = rel;
@@ -100,5 +123,8 @@ pub fn run<W: Write>(
     }
     progress(steps, steps);
     csv.finish()?;
+    if let Some(pw) = posts {
+        pw.finish()?;
+    }
     Ok(summary)
 }

@@ -345,3 +345,59 @@ pub fn flood_is_bounded(kind: BrokerKind) {
     w.wait_num(w.mark(), &topic("alpha", "USM_TIME"), WAIT, |x| x > t)
         .expect("vehicle stopped publishing after the flood");
 }
+
+/// A uSimMarineV22 vehicle with the embedded PID (docs/v22.md §4), live: `DESIRED_HEADING` 90 (and `DESIRED_SPEED` 2) turn
+/// it from north to within 2° of east, where it stays; the PID's rudder is
+/// published under its `post_des_rudder` name.
+pub fn pid_turns_to_desired_heading(kind: BrokerKind) {
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let extra = "model = \"v22\"\n\
+                 max_acceleration = 0.5\n\
+                 yaw_pid_kp = 1.5\n\
+                 yaw_pid_kd = 2.0\n\
+                 maxrudder = 60\n\
+                 speed_factor = 20\n\
+                 depth_control = false\n\
+                 simulation = true\n\
+                 post_des_rudder = \"PID_RUDDER\"";
+    let cfg = write_config(broker.dir.path(), "pidboat", &broker.url(), extra);
+    let w = Watcher::vehicle(broker.port, "pidboat");
+    let mut v = spawn_vehicle(&cfg, &["--time-warp", "10"]);
+    wait_online(&w, "pidboat");
+    let hdg = topic("pidboat", "NAV_HEADING");
+    let m = w.mark();
+    w.post("pidboat", "DESIRED_SPEED", "2");
+    w.post("pidboat", "DESIRED_HEADING", "90");
+    w.wait_num(m, &hdg, Duration::from_secs(60), |h| {
+        (h - 90.0).abs() <= 2.0
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "NAV_HEADING never came within 2° of 90; last {:?}\n{}",
+            w.latest_num(&hdg),
+            v.log()
+        )
+    });
+    let rudders: Vec<f64> = w
+        .since(m, &topic("pidboat", "PID_RUDDER"))
+        .iter()
+        .filter_map(|m| m.payload.parse().ok())
+        .collect();
+    assert!(
+        rudders.iter().any(|r| *r > 10.0),
+        "the PID should have commanded starboard rudder: {rudders:?}"
+    );
+    // 20 s of vehicle time later it still holds the heading.
+    std::thread::sleep(Duration::from_secs(2));
+    let m2 = w.mark();
+    let held = w
+        .wait_num(m2, &hdg, WAIT, |_| true)
+        .expect("NAV_HEADING keeps coming");
+    assert!((held - 90.0).abs() <= 2.0, "heading drifted to {held}");
+    let status = v
+        .terminate(Duration::from_secs(10))
+        .expect("exit on SIGTERM");
+    assert!(status.success());
+}

@@ -1,0 +1,372 @@
+//! uSimMarineV22's configuration keys beyond the core (docs/v22.md §2,
+//! §15): the embedded PID, sailing, wormholes and `post_des_*`.
+//!
+//! Values uSimMarineV22 itself would reject are warnings naming the file,
+//! line and key (the setting keeps its default); values usim cannot run
+//! with are errors.
+use crate::config::{BoolOrText, ConfigError, Lines, NumOrText, RawVehicle, Source};
+use crate::model::angles::{atof, deg_to_radians, is_number};
+use crate::model::pid::{Gains, PidSettings};
+use crate::model::{ModelVariant, Params};
+use toml::Spanned;
+
+type S<T> = Option<Spanned<T>>;
+
+/// Read the V22 keys of `raw` into `p`; warnings are appended.
+pub fn build(
+    src: &Source<'_>,
+    raw: &RawVehicle,
+    p: &mut Params,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    let sink = std::cell::RefCell::new(Vec::new());
+    let res = build_inner(src, raw, p, &|at: usize, key: &str, msg: &str| {
+        sink.borrow_mut().push(src.warning(at, key, msg))
+    });
+    warnings.extend(sink.into_inner());
+    res
+}
+
+fn build_inner(
+    src: &Source<'_>,
+    raw: &RawVehicle,
+    p: &mut Params,
+    warn: &dyn Fn(usize, &str, &str),
+) -> Result<(), ConfigError> {
+    let v22 = p.variant == ModelVariant::V22;
+
+    // Every V22-only key present on a classic vehicle is a warning.
+    macro_rules! present {
+        ($($f:ident),*) => {{
+            let mut v: Vec<(&'static str, usize)> = Vec::new();
+            $( if let Some(x) = &raw.$f { v.push((stringify!($f), x.span().start)); } )*
+            v
+        }};
+    }
+    let keys = present!(
+        yaw_pid_kp,
+        yaw_pid_kd,
+        yaw_pid_ki,
+        yaw_pid_integral_limit,
+        yaw_pid_ki_limit,
+        maxrudder,
+        speed_pid_kp,
+        speed_pid_kd,
+        speed_pid_ki,
+        speed_pid_integral_limit,
+        maxthrust,
+        speed_factor,
+        depth_control,
+        z_to_pitch_pid_kp,
+        z_to_pitch_pid_kd,
+        z_to_pitch_pid_ki,
+        z_to_pitch_pid_integral_limit,
+        maxpitch,
+        pitch_pid_kp,
+        pitch_pid_kd,
+        pitch_pid_ki,
+        pitch_pid_integral_limit,
+        maxelevator,
+        simulation,
+        tardy_helm_threshold,
+        tardy_nav_threshold,
+        sim_instability,
+        heading_debug,
+        speed_debug,
+        depth_debug,
+        wind_conditions,
+        polar_plot,
+        wormhole,
+        post_des_thrust,
+        post_des_rudder
+    );
+    if !v22 {
+        for (k, at) in keys {
+            warn(
+                at,
+                k,
+                "is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")",
+            );
+        }
+        return Ok(());
+    }
+
+    // post_des_* (docs/v22.md §2.3)
+    for (key, v, slot, reserved) in [
+        (
+            "post_des_thrust",
+            &raw.post_des_thrust,
+            &mut p.post_des_thrust,
+            "DESIRED_THRUST",
+        ),
+        (
+            "post_des_rudder",
+            &raw.post_des_rudder,
+            &mut p.post_des_rudder,
+            "DESIRED_RUDDER",
+        ),
+    ] {
+        if let Some(v) = v {
+            let name: String = v.get_ref().chars().filter(|c| !c.is_whitespace()).collect();
+            if name.is_empty() || name == reserved || name.contains(['/', '+', '#']) {
+                warn(
+                    v.span().start,
+                    key,
+                    &format!("must be a variable name other than {reserved}; ignored"),
+                );
+            } else {
+                *slot = Some(name);
+            }
+        }
+    }
+
+    // Sailing (docs/v22.md §11)
+    if let Some(pl) = &raw.polar_plot {
+        for line in lines_of(pl.get_ref()) {
+            if let Err(e) = p.sailing.plot.add_line(line) {
+                warn(pl.span().start, "polar_plot", &format!("{e}; line ignored"));
+            }
+        }
+    }
+    if let Some(w) = &raw.wind_conditions {
+        if let Err(e) = p.sailing.set_wind(w.get_ref()) {
+            warn(
+                w.span().start,
+                "wind_conditions",
+                &format!("{e}; the elements before it were applied"),
+            );
+        }
+    }
+    // Wormholes (docs/v22.md §10)
+    if let Some(wh) = &raw.wormhole {
+        for line in lines_of(wh.get_ref()) {
+            if let Err(e) = p.wormholes.configure(line) {
+                warn(wh.span().start, "wormhole", &format!("{e}; line ignored"));
+            }
+        }
+    }
+
+    // The embedded PID (docs/v22.md §2.1-§2.2)
+    let coupled = raw.yaw_pid_kp.is_some()
+        || raw.yaw_pid_kd.is_some()
+        || raw.yaw_pid_ki.is_some()
+        || raw.yaw_pid_integral_limit.is_some()
+        || raw.yaw_pid_ki_limit.is_some();
+    if !coupled {
+        let pid_keys: Vec<_> = keys
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    *k,
+                    "wind_conditions"
+                        | "polar_plot"
+                        | "wormhole"
+                        | "post_des_thrust"
+                        | "post_des_rudder"
+                )
+            })
+            .collect();
+        for (k, at) in pid_keys {
+            warn(
+                *at,
+                k,
+                "ignored: the embedded PID is coupled only by a yaw_pid_* key",
+            );
+        }
+        return Ok(());
+    }
+    let num = |v: &S<NumOrText>, key: &str, dflt: f64| -> f64 {
+        let Some(v) = v else { return dflt };
+        match v.get_ref() {
+            NumOrText::Num(x) if x.is_finite() => *x,
+            NumOrText::Num(_) => {
+                warn(
+                    v.span().start,
+                    key,
+                    "not a finite number; the default is used",
+                );
+                dflt
+            }
+            NumOrText::Text(t) => {
+                let t = t.trim();
+                if is_number(t) {
+                    atof(t)
+                } else {
+                    warn(
+                        v.span().start,
+                        key,
+                        &format!("`{t}` is not a number; the default is used"),
+                    );
+                    dflt
+                }
+            }
+        }
+    };
+    let mut s = PidSettings::default();
+    let yaw_ilim = match (&raw.yaw_pid_integral_limit, &raw.yaw_pid_ki_limit) {
+        // both given: the later line wins
+        (Some(a), Some(b)) if b.span().start > a.span().start => {
+            num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0)
+        }
+        (Some(_), _) => num(&raw.yaw_pid_integral_limit, "yaw_pid_integral_limit", 0.0),
+        (None, _) => num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0),
+    };
+    s.max_rudder = num(&raw.maxrudder, "maxrudder", 100.0);
+    s.yaw = Gains {
+        kp: num(&raw.yaw_pid_kp, "yaw_pid_kp", 0.0),
+        kd: num(&raw.yaw_pid_kd, "yaw_pid_kd", 0.0),
+        ki: num(&raw.yaw_pid_ki, "yaw_pid_ki", 0.0),
+        integral_limit: yaw_ilim,
+        output_limit: s.max_rudder,
+    };
+    s.max_thrust = num(&raw.maxthrust, "maxthrust", 100.0);
+    s.speed = Gains {
+        kp: num(&raw.speed_pid_kp, "speed_pid_kp", 0.0),
+        kd: num(&raw.speed_pid_kd, "speed_pid_kd", 0.0),
+        ki: num(&raw.speed_pid_ki, "speed_pid_ki", 0.0),
+        integral_limit: num(
+            &raw.speed_pid_integral_limit,
+            "speed_pid_integral_limit",
+            0.0,
+        ),
+        output_limit: s.max_thrust,
+    };
+    let f = num(&raw.speed_factor, "speed_factor", 0.0);
+    if f < 0.0 {
+        if let Some(v) = &raw.speed_factor {
+            warn(
+                v.span().start,
+                "speed_factor",
+                "must be >= 0; 0 (speed PID) is used",
+            );
+        }
+    } else {
+        s.speed_factor = f;
+    }
+    if let Some(v) = &raw.depth_control {
+        s.depth_control = match bool_word(v.get_ref()) {
+            Some(b) => b,
+            None => {
+                // uSimMarineV22 abandons its start-up here (docs/v22.md §14.4);
+                // usim refuses the config instead.
+                return Err(src.error(
+                    v.span().start,
+                    "depth_control",
+                    "must be true or false (uSimMarineV22 would abandon its start-up)",
+                ));
+            }
+        };
+    }
+    s.max_elevator = num(&raw.maxelevator, "maxelevator", 13.0);
+    if s.depth_control {
+        let maxpitch_valid = match &raw.maxpitch {
+            Some(v) => match v.get_ref() {
+                NumOrText::Num(x) => x.is_finite(),
+                NumOrText::Text(t) => is_number(t.trim()),
+            },
+            None => false,
+        };
+        let mp = num(&raw.maxpitch, "maxpitch", 15.0);
+        // degrees -> radians only for a valid configured value; the default
+        // 15 stays 15 (radians, i.e. no limit), as in uSimMarineV22
+        s.max_pitch = if maxpitch_valid {
+            deg_to_radians(mp)
+        } else {
+            mp
+        };
+        s.depth = Gains {
+            kp: num(&raw.z_to_pitch_pid_kp, "z_to_pitch_pid_kp", 0.0),
+            kd: num(&raw.z_to_pitch_pid_kd, "z_to_pitch_pid_kd", 0.0),
+            ki: num(&raw.z_to_pitch_pid_ki, "z_to_pitch_pid_ki", 0.0),
+            integral_limit: num(
+                &raw.z_to_pitch_pid_integral_limit,
+                "z_to_pitch_pid_integral_limit",
+                0.0,
+            ),
+            output_limit: s.max_pitch,
+        };
+        s.pitch = Gains {
+            kp: num(&raw.pitch_pid_kp, "pitch_pid_kp", 0.0),
+            kd: num(&raw.pitch_pid_kd, "pitch_pid_kd", 0.0),
+            ki: num(&raw.pitch_pid_ki, "pitch_pid_ki", 0.0),
+            integral_limit: num(
+                &raw.pitch_pid_integral_limit,
+                "pitch_pid_integral_limit",
+                0.0,
+            ),
+            output_limit: s.max_elevator,
+        };
+    } else {
+        s.max_pitch = num(&raw.maxpitch, "maxpitch", 15.0);
+        s.depth = Gains {
+            output_limit: s.max_pitch,
+            ..Gains::default()
+        };
+        s.pitch = Gains {
+            output_limit: s.max_elevator,
+            ..Gains::default()
+        };
+    }
+    if let Some(v) = &raw.simulation {
+        match bool_word(v.get_ref()) {
+            Some(b) => s.simulation = b,
+            None => warn(
+                v.span().start,
+                "simulation",
+                "must be true or false; ignored",
+            ),
+        }
+    }
+    let atof_of = |v: &S<NumOrText>| -> Option<f64> {
+        v.as_ref().map(|v| match v.get_ref() {
+            NumOrText::Num(x) if x.is_finite() => *x,
+            NumOrText::Num(_) => 0.0,
+            NumOrText::Text(t) => atof(t),
+        })
+    };
+    if let Some(x) = atof_of(&raw.tardy_helm_threshold) {
+        s.tardy_helm = x.max(0.0);
+    }
+    if let Some(x) = atof_of(&raw.tardy_nav_threshold) {
+        s.tardy_nav = x.max(0.0);
+    }
+    if let Some(x) = atof_of(&raw.sim_instability) {
+        s.sim_instability = x.clamp(0.0, 100.0);
+    }
+    for (key, v) in [
+        ("heading_debug", &raw.heading_debug),
+        ("speed_debug", &raw.speed_debug),
+        ("depth_debug", &raw.depth_debug),
+    ] {
+        if let Some(v) = v {
+            if bool_word(v.get_ref()) == Some(true) {
+                warn(
+                    v.span().start,
+                    key,
+                    "accepted; usim does not publish the PID's debug texts",
+                );
+            }
+        }
+    }
+    p.pid = Some(s);
+    Ok(())
+}
+
+fn lines_of(l: &Lines) -> Vec<&str> {
+    match l {
+        Lines::One(s) => vec![s.as_str()],
+        Lines::Many(v) => v.iter().map(String::as_str).collect(),
+    }
+}
+
+/// MOOS's boolean words (`setBooleanOnString`, without `toggle`).
+fn bool_word(v: &BoolOrText) -> Option<bool> {
+    match v {
+        BoolOrText::Bool(b) => Some(*b),
+        BoolOrText::Text(t) => match t.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" => Some(true),
+            "false" | "off" | "no" => Some(false),
+            _ => None,
+        },
+    }
+}

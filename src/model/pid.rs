@@ -1,0 +1,666 @@
+//! uSimMarineV22's embedded PID controller (docs/v22.md §2, §4, §5): the
+//! heading, speed and depth → pitch → elevator cascade that turns helm
+//! setpoints (`DESIRED_HEADING` degrees, `DESIRED_SPEED` m/s,
+//! `DESIRED_DEPTH` m) into actuator values (rudder, thrust percent,
+//! elevator degrees) once per iteration.
+//!
+//! Sans-IO: the clock is the iteration time passed to [`PidEngine::step`].
+//! Every arithmetic expression follows the C++'s evaluation order so the
+//! outputs are bit-identical with the reference runs.
+use super::angles::angle180;
+
+/// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
+const MOOS_PI: f64 = 3.141592653589;
+
+/// Entries kept for the derivative's moving average (docs/v22.md §5).
+const DERIV_WINDOW: usize = 9;
+
+/// The sign the C++ computes as `(int)(|x|/x)`: ±1, and for 0 or NaN the
+/// integer conversion of NaN (−2147483648 on x86-64), so `s(0)·0 = −0.0`.
+fn int_sign(x: f64) -> f64 {
+    let q = x.abs() / x;
+    if q.is_nan() {
+        -2147483648.0
+    } else {
+        q.trunc()
+    }
+}
+
+/// Gains and limits of one [`ScalarPid`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gains {
+    /// Proportional gain.
+    pub kp: f64,
+    /// Derivative gain (on the mean of the last nine difference quotients).
+    pub kd: f64,
+    /// Integral gain (only `ki > 0` integrates).
+    pub ki: f64,
+    /// Integral limit (|Σ| is clipped to |limit|).
+    pub integral_limit: f64,
+    /// Output limit (|o| is clipped to |limit|).
+    pub output_limit: f64,
+}
+
+/// One PID loop (MOOS's `ScalarPID`, docs/v22.md §5).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScalarPid {
+    /// Gains and limits.
+    pub gains: Gains,
+    runs: u64,
+    prev_err: f64,
+    prev_t: f64,
+    output: f64,
+    /// Difference quotients, newest at `hist[(head + DERIV_WINDOW - 1) % W]`.
+    hist: [f64; DERIV_WINDOW],
+    head: usize,
+    len: usize,
+    integral: f64,
+    err_dot: f64,
+    dt: f64,
+}
+
+impl ScalarPid {
+    /// A fresh loop with `gains`.
+    pub fn new(gains: Gains) -> ScalarPid {
+        ScalarPid {
+            gains,
+            ..ScalarPid::default()
+        }
+    }
+
+    /// The integral term Σ as it stands.
+    pub fn integral(&self) -> f64 {
+        self.integral
+    }
+
+    /// The derivative estimate ė as it stands (per second).
+    pub fn err_dot(&self) -> f64 {
+        self.err_dot
+    }
+
+    /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
+    /// when time went backwards (the caller then uses 0).
+    pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
+        // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
+        if !err.is_finite() || !t_s.is_finite() {
+            return None;
+        }
+        if self.runs > 0 {
+            self.runs += 1;
+            self.dt = t_s - self.prev_t;
+            if self.dt < 0.0 {
+                return None;
+            }
+            if self.dt == 0.0 {
+                return Some(self.output);
+            }
+            let mut q = (err - self.prev_err) / self.dt;
+            if !q.is_finite() {
+                q = 0.0; // overflow of a pathological error jump
+            }
+            // push at the front; at most DERIV_WINDOW kept (the oldest dropped)
+            let slot = (self.head + self.len) % DERIV_WINDOW;
+            if self.len < DERIV_WINDOW {
+                self.hist[slot] = q;
+                self.len += 1;
+            } else {
+                self.hist[self.head] = q;
+                self.head = (self.head + 1) % DERIV_WINDOW;
+            }
+            // sum from newest to oldest, starting at 0.0
+            let mut sum = 0.0;
+            for i in (0..self.len).rev() {
+                sum += self.hist[(self.head + i) % DERIV_WINDOW];
+            }
+            self.err_dot = sum / self.len as f64;
+            if !self.err_dot.is_finite() {
+                self.err_dot = 0.0;
+            }
+        } else {
+            self.runs = 1;
+            self.err_dot = 0.0;
+        }
+        let g = self.gains;
+        if g.ki > 0.0 {
+            self.integral += (g.ki * err) * self.dt;
+            if self.integral.abs() >= g.integral_limit.abs() {
+                self.integral = int_sign(self.integral) * g.integral_limit.abs();
+            }
+        } else {
+            self.integral = 0.0;
+        }
+        if self.integral.is_nan() {
+            self.integral = 0.0;
+        }
+        let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
+        if o.abs() >= g.output_limit.abs() {
+            o = int_sign(o) * g.output_limit.abs();
+        }
+        if !o.is_finite() {
+            o = 0.0;
+        }
+        self.output = o;
+        self.prev_err = err;
+        self.prev_t = t_s;
+        Some(o)
+    }
+}
+
+/// The PID's configuration (docs/v22.md §2.2), limits already resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PidSettings {
+    /// Heading loop (output limit = `maxrudder`).
+    pub yaw: Gains,
+    /// Speed loop (output limit = `maxthrust`).
+    pub speed: Gains,
+    /// Depth → pitch loop (output limit = `maxpitch`, radians as resolved).
+    pub depth: Gains,
+    /// Pitch → elevator loop (output limit = `maxelevator`).
+    pub pitch: Gains,
+    /// Rudder clip, degrees (default 100).
+    pub max_rudder: f64,
+    /// Thrust clip, percent (default 100).
+    pub max_thrust: f64,
+    /// Pitch clip as resolved (radians when configured; the default 15 as is).
+    pub max_pitch: f64,
+    /// Elevator clip, degrees (default 13).
+    pub max_elevator: f64,
+    /// ≠ 0: thrust = desired speed × factor (percent per m/s).
+    pub speed_factor: f64,
+    /// Depth control on (default true).
+    pub depth_control: bool,
+    /// No staleness check (default false).
+    pub simulation: bool,
+    /// Helm staleness threshold, s (default 2).
+    pub tardy_helm: f64,
+    /// Nav staleness threshold, s (default 2).
+    pub tardy_nav: f64,
+    /// Rudder bias saw-tooth amplitude, 0..100 (default 0).
+    pub sim_instability: f64,
+}
+
+impl Default for PidSettings {
+    fn default() -> Self {
+        PidSettings {
+            yaw: Gains {
+                output_limit: 100.0,
+                ..Gains::default()
+            },
+            speed: Gains {
+                output_limit: 100.0,
+                ..Gains::default()
+            },
+            depth: Gains {
+                output_limit: 15.0,
+                ..Gains::default()
+            },
+            pitch: Gains {
+                output_limit: 13.0,
+                ..Gains::default()
+            },
+            max_rudder: 100.0,
+            max_thrust: 100.0,
+            max_pitch: 15.0,
+            max_elevator: 13.0,
+            speed_factor: 0.0,
+            depth_control: true,
+            simulation: false,
+            tardy_helm: 2.0,
+            tardy_nav: 2.0,
+            sim_instability: 0.0,
+        }
+    }
+}
+
+/// A posting the engine makes (published after `post_des_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PidPost {
+    /// `PID_HAS_CONTROL` = `true` / `false` (string).
+    HasControl(bool),
+    /// `PID_STALE` = `Stale <tag>:<Δ>` (Δ in s, `%.3f` trimmed).
+    Stale(&'static str, f64),
+}
+
+/// The navigation values the PID reads (the NAV record before the step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NavInput {
+    /// Heading, degrees.
+    pub heading: f64,
+    /// Stored speed, m/s.
+    pub speed: f64,
+    /// Depth, m.
+    pub depth: f64,
+    /// Pitch, radians.
+    pub pitch: f64,
+}
+
+/// The outputs of one PID step.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PidOutput {
+    /// Thrust, percent (0..maxthrust).
+    pub thrust: f64,
+    /// Rudder, degrees (±maxrudder), before the model's rate limit.
+    pub rudder: f64,
+    /// Elevator, degrees (±maxelevator).
+    pub elevator: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Stamped {
+    v: f64,
+    t: f64,
+}
+
+/// The embedded PID engine (`PIDEngine`, docs/v22.md §4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PidEngine {
+    /// Configuration.
+    pub settings: PidSettings,
+    clock: f64,
+    cur_heading: Stamped,
+    cur_speed: Stamped,
+    cur_depth: Stamped,
+    cur_pitch: Stamped,
+    des_heading: Stamped,
+    des_speed: Stamped,
+    des_depth: Stamped,
+    thrust_memory: f64,
+    override_on: bool,
+    bias_t: f64,
+    bias_side: f64,
+    yaw: ScalarPid,
+    speed: ScalarPid,
+    depth: ScalarPid,
+    pitch: ScalarPid,
+    pending: Vec<PidPost>,
+}
+
+impl PidEngine {
+    /// A fresh engine (clock 0, nothing received, override flag on).
+    pub fn new(settings: PidSettings) -> PidEngine {
+        PidEngine {
+            yaw: ScalarPid::new(settings.yaw),
+            speed: ScalarPid::new(settings.speed),
+            depth: ScalarPid::new(settings.depth),
+            pitch: ScalarPid::new(settings.pitch),
+            settings,
+            clock: 0.0,
+            cur_heading: Stamped::default(),
+            cur_speed: Stamped::default(),
+            cur_depth: Stamped::default(),
+            cur_pitch: Stamped::default(),
+            des_heading: Stamped::default(),
+            des_speed: Stamped::default(),
+            des_depth: Stamped::default(),
+            thrust_memory: 0.0,
+            override_on: true,
+            bias_t: 0.0,
+            bias_side: 1.0,
+            pending: Vec::new(),
+        }
+    }
+
+    /// `DESIRED_HEADING`, degrees (stamped with the PID clock).
+    pub fn set_desired_heading(&mut self, v: f64) {
+        self.des_heading = Stamped { v, t: self.clock };
+    }
+
+    /// `DESIRED_SPEED`, m/s.
+    pub fn set_desired_speed(&mut self, v: f64) {
+        self.des_speed = Stamped { v, t: self.clock };
+    }
+
+    /// `DESIRED_DEPTH`, m.
+    pub fn set_desired_depth(&mut self, v: f64) {
+        self.des_depth = Stamped { v, t: self.clock };
+    }
+
+    /// `NAV_HEADING` as a PID input (overwritten by the next step).
+    pub fn set_nav_heading(&mut self, v: f64) {
+        self.cur_heading = Stamped {
+            v: super::angles::angle360(v),
+            t: self.clock,
+        };
+    }
+
+    /// `SPEED_FACTOR` (taken as is, negative values too).
+    pub fn set_speed_factor(&mut self, v: f64) {
+        self.settings.speed_factor = v;
+    }
+
+    /// `MOOS_MANUAL_OVERRIDE` (docs/v22.md §4.8): `true`/`false`,
+    /// case-insensitive; anything else is ignored (returns false).
+    pub fn manual_override(&mut self, s: &str) -> bool {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "true" => {
+                if !self.override_on {
+                    self.pending.push(PidPost::HasControl(false));
+                }
+                self.override_on = true;
+                true
+            }
+            "false" => {
+                if self.override_on {
+                    for st in [
+                        &mut self.cur_heading,
+                        &mut self.cur_speed,
+                        &mut self.cur_depth,
+                        &mut self.cur_pitch,
+                        &mut self.des_heading,
+                        &mut self.des_speed,
+                        &mut self.des_depth,
+                    ] {
+                        st.t = 0.0;
+                    }
+                }
+                self.override_on = false;
+                self.pending.push(PidPost::HasControl(true));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the manual override flag is set (no effect on the outputs).
+    pub fn override_on(&self) -> bool {
+        self.override_on
+    }
+
+    /// The thrust memory `m`, percent.
+    pub fn thrust_memory(&self) -> f64 {
+        self.thrust_memory
+    }
+
+    /// One PID step at time `t_s` from `nav`; the engine's postings of the
+    /// step are appended to `posts` (pending mail postings first).
+    pub fn step(&mut self, t_s: f64, nav: NavInput, posts: &mut Vec<PidPost>) -> PidOutput {
+        let s = &self.settings;
+        let dc = s.depth_control;
+        self.cur_heading = Stamped {
+            v: nav.heading,
+            t: self.clock,
+        };
+        self.cur_speed = Stamped {
+            v: nav.speed,
+            t: self.clock,
+        };
+        if dc {
+            self.cur_depth = Stamped {
+                v: nav.depth,
+                t: self.clock,
+            };
+            self.cur_pitch = Stamped {
+                v: nav.pitch,
+                t: self.clock,
+            };
+        }
+        self.clock = t_s;
+        posts.append(&mut self.pending);
+        let mut out = PidOutput::default();
+        let missing = self.des_heading.t == 0.0
+            || self.des_speed.t == 0.0
+            || self.cur_heading.t == 0.0
+            || self.cur_speed.t == 0.0
+            || (dc
+                && (self.des_depth.t == 0.0 || self.cur_depth.t == 0.0 || self.cur_pitch.t == 0.0));
+        if missing {
+            return out;
+        }
+        if !s.simulation {
+            let mut stale = false;
+            let mut check = |tag: &'static str, stamp: f64, thr: f64| {
+                let d = t_s - stamp;
+                if d > thr {
+                    posts.push(PidPost::Stale(tag, d));
+                    stale = true;
+                }
+            };
+            check("DesHdg", self.des_heading.t, s.tardy_helm);
+            check("DesSpd", self.des_speed.t, s.tardy_helm);
+            check("NavHdg", self.cur_heading.t, s.tardy_nav);
+            check("NavSpd", self.cur_speed.t, s.tardy_nav);
+            if dc {
+                check("DesDepth", self.des_depth.t, s.tardy_helm);
+                check("NavDep", self.cur_depth.t, s.tardy_nav);
+                check("NavPitch", self.cur_pitch.t, s.tardy_nav);
+            }
+            if stale {
+                return out;
+            }
+        }
+        // thrust (docs/v22.md §4.4)
+        let mut t = if s.speed_factor != 0.0 {
+            self.des_speed.v * s.speed_factor
+        } else {
+            let err = self.des_speed.v - self.cur_speed.v;
+            self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0)
+        };
+        if t < 0.01 || t.is_nan() {
+            t = 0.0; // (a NaN guard too)
+        }
+        t = clip(t, s.max_thrust);
+        self.thrust_memory = t;
+        out.thrust = t;
+        if t > 0.0 {
+            // rudder (§4.5)
+            self.des_heading.v = angle180(self.des_heading.v);
+            let err = angle180(self.cur_heading.v - self.des_heading.v);
+            let mut r = self.yaw.run(err, t_s).unwrap_or(0.0) * -1.0;
+            let mut d = t_s - self.bias_t;
+            if d > 10.0 {
+                d = 0.0;
+                self.bias_t = t_s;
+                self.bias_side = -self.bias_side;
+            }
+            r += self.bias_side * ((d / 10.0) * s.sim_instability);
+            out.rudder = finite_or_zero(clip(r, s.max_rudder));
+            if dc {
+                // elevator (§4.6)
+                let err = self.cur_depth.v - self.des_depth.v;
+                let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
+                let u = self.pitch.run(self.cur_pitch.v - p, t_s).unwrap_or(0.0);
+                let e = u * 180.0 / MOOS_PI;
+                out.elevator = finite_or_zero(clip(e, s.max_elevator));
+            }
+        }
+        out
+    }
+}
+
+fn finite_or_zero(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+/// `v > max ⇒ max, else v < −max ⇒ −max` (the C++'s clip form).
+fn clip(v: f64, max: f64) -> f64 {
+    if v > max {
+        max
+    } else if v < -max {
+        -max
+    } else {
+        v
+    }
+}
+
+/// `PID_STALE`'s text: `Stale <tag>:<Δ>` with Δ as `%.3f`, trailing zeros
+/// and point removed.
+pub fn stale_text(tag: &str, d: f64) -> String {
+    format!("Stale {tag}:{}", super::drift::fmt_x(d, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pid(kp: f64, kd: f64, ki: f64, ilim: f64, olim: f64) -> ScalarPid {
+        ScalarPid::new(Gains {
+            kp,
+            kd,
+            ki,
+            integral_limit: ilim,
+            output_limit: olim,
+        })
+    }
+
+    #[test]
+    fn derivative_is_the_mean_of_the_last_nine_quotients() {
+        let mut p = pid(0.0, 1.0, 0.0, 0.0, 1e9);
+        // errors 0, 1, 3, 6, 10, ...: quotient k at step k (dt = 1)
+        let mut err = 0.0;
+        assert_eq!(p.run(err, 0.0), Some(0.0)); // first call: ė = 0
+        for k in 1..=12 {
+            err += k as f64;
+            let o = p.run(err, k as f64).unwrap();
+            let lo = (k as i64 - 8).max(1);
+            let n = (k as i64 - lo + 1) as f64;
+            let mean = (lo..=k as i64).map(|q| q as f64).sum::<f64>() / n;
+            assert_eq!(o, mean, "step {k}");
+        }
+        // after 12 steps the window holds quotients 4..=12: mean 8
+        assert_eq!(p.err_dot(), 8.0);
+    }
+
+    #[test]
+    fn integral_is_clipped_to_its_limit_and_first_call_adds_nothing() {
+        let mut p = pid(0.0, 0.0, 1.0, 2.5, 100.0);
+        assert_eq!(p.run(1.0, 10.0), Some(0.0));
+        assert_eq!(p.run(1.0, 11.0), Some(1.0));
+        assert_eq!(p.run(1.0, 12.0), Some(2.0));
+        assert_eq!(p.run(1.0, 13.0), Some(2.5)); // 3 >= 2.5 -> 2.5
+        assert_eq!(p.run(-10.0, 14.0), Some(-2.5)); // 2.5 - 10 = -7.5 -> -2.5
+        assert_eq!(p.integral(), -2.5);
+        // ki <= 0 resets the integral
+        p.gains.ki = 0.0;
+        assert_eq!(p.run(0.0, 15.0), Some(0.0));
+        assert_eq!(p.integral(), 0.0);
+    }
+
+    #[test]
+    fn output_is_clipped_and_zero_dt_repeats_output() {
+        let mut p = pid(10.0, 0.0, 0.0, 0.0, 30.0);
+        assert_eq!(p.run(5.0, 1.0), Some(30.0));
+        assert_eq!(p.run(-5.0, 2.0), Some(-30.0));
+        assert_eq!(p.run(1.0, 2.0), Some(-30.0)); // dt = 0: unchanged
+        assert_eq!(p.run(1.0, 1.5), None); // time went backwards
+        assert_eq!(p.run(1.0, 3.0), Some(10.0));
+    }
+
+    #[test]
+    fn zero_limits_give_negative_zero() {
+        // s(0)·0 = −0.0 as on x86-64
+        let mut p = pid(0.0, 0.0, 1.0, 0.0, 0.0);
+        let o = p.run(0.0, 1.0).unwrap();
+        assert_eq!(o.to_bits(), (-0.0f64).to_bits());
+        assert_eq!(p.integral().to_bits(), (-0.0f64).to_bits());
+    }
+
+    fn heading_engine() -> PidEngine {
+        PidEngine::new(PidSettings {
+            yaw: Gains {
+                kp: 1.0,
+                output_limit: 100.0,
+                ..Gains::default()
+            },
+            speed_factor: 20.0,
+            depth_control: false,
+            ..PidSettings::default()
+        })
+    }
+
+    fn nav(h: f64) -> NavInput {
+        NavInput {
+            heading: h,
+            speed: 1.0,
+            depth: 0.0,
+            pitch: 0.0,
+        }
+    }
+
+    #[test]
+    fn heading_error_wraps_350_to_10_as_a_starboard_turn() {
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        // first step: nothing received yet -> zeros
+        assert_eq!(e.step(1.0, nav(350.0), &mut posts), PidOutput::default());
+        e.set_desired_heading(10.0);
+        e.set_desired_speed(2.0);
+        let o = e.step(1.1, nav(350.0), &mut posts);
+        // error angle180(350 - 10) = -20, rudder = -(kp·ε) = +20 (starboard)
+        assert_eq!(o.rudder, 20.0);
+        assert_eq!(o.thrust, 40.0);
+        assert!(posts.is_empty());
+    }
+
+    #[test]
+    fn helm_before_the_first_step_does_not_count() {
+        let mut e = heading_engine();
+        e.set_desired_heading(10.0);
+        e.set_desired_speed(2.0);
+        let mut posts = Vec::new();
+        assert_eq!(e.step(0.1, nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(0.2, nav(0.0), &mut posts).thrust, 0.0);
+        e.set_desired_heading(10.0);
+        e.set_desired_speed(2.0);
+        assert_eq!(e.step(0.3, nav(0.0), &mut posts).thrust, 40.0);
+    }
+
+    #[test]
+    fn stale_helm_posts_and_zeroes_outputs_but_keeps_memory() {
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        e.step(1.0, nav(0.0), &mut posts);
+        e.set_desired_heading(0.0);
+        e.set_desired_speed(2.0);
+        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 40.0);
+        let o = e.step(3.5, nav(0.0), &mut posts);
+        assert_eq!(o, PidOutput::default());
+        assert_eq!(e.thrust_memory(), 40.0);
+        let texts: Vec<String> = posts
+            .iter()
+            .map(|p| match p {
+                PidPost::Stale(t, d) => stale_text(t, *d),
+                PidPost::HasControl(b) => b.to_string(),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "Stale DesHdg:2.5",
+                "Stale DesSpd:2.5",
+                "Stale NavHdg:2.4",
+                "Stale NavSpd:2.4"
+            ]
+        );
+    }
+
+    #[test]
+    fn thrust_below_one_hundredth_is_zero_and_clipped_to_max() {
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        e.step(1.0, nav(0.0), &mut posts);
+        e.set_desired_heading(0.0);
+        e.set_desired_speed(0.0004); // 0.008 % < 0.01
+        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 0.0);
+        e.set_desired_speed(9.0); // 180 % -> 100
+        assert_eq!(e.step(1.2, nav(0.0), &mut posts).thrust, 100.0);
+    }
+
+    #[test]
+    fn manual_override_false_resets_stamps_and_posts() {
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        e.step(1.0, nav(0.0), &mut posts);
+        e.set_desired_heading(0.0);
+        e.set_desired_speed(2.0);
+        assert!(e.manual_override("FALSE"));
+        let o = e.step(1.1, nav(0.0), &mut posts);
+        assert_eq!(o.thrust, 0.0);
+        assert_eq!(posts, [PidPost::HasControl(true)]);
+        assert!(e.manual_override("true"));
+        assert!(!e.manual_override("maybe"));
+    }
+}

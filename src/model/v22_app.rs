@@ -1,0 +1,491 @@
+//! The uSimMarineV22 app around the model (docs/v22.md §1, §3, §7–§13): the
+//! iteration's order (obstacle, disabled, embedded PID, propagation,
+//! handshakes, pose group, drift summary, wormholes), the V22 mail and what
+//! each iteration publishes.
+//!
+//! Postings are recorded as compact events during the step and turned into
+//! [`Publication`]s only when asked for, so replays without a posts log pay
+//! nothing for the strings.
+use super::angles::{angle360, snap_to_step};
+use super::handshake::{Handshake, Report};
+use super::pid::{NavInput, PidEngine, PidOutput, PidPost};
+use super::sailing::Sailing;
+use super::wormhole::WormholeSet;
+use super::{drift, Actuator, Params, PubValue, Publication, Record, Vehicle};
+use crate::command::{Command, MessageError};
+
+/// One posting of a V22 iteration, kept compact until published.
+#[derive(Debug, Clone)]
+pub(super) enum Ev {
+    /// The pose group of a record (`gt`: with the `P_GT` prefix).
+    Pose { rec: Record, gt: bool },
+    /// `USM_DRIFT_SUMMARY`.
+    DriftSummary((f64, f64)),
+    /// `USM_RESET_COUNT`.
+    ResetCount(u64),
+    /// `post_des_thrust`'s variable.
+    DesThrust(f64),
+    /// `post_des_rudder`'s variable.
+    DesRudder(f64),
+    /// A PID posting.
+    Pid(PidPost),
+    /// `BUOYANCY_REPORT` / `TRIM_REPORT`.
+    Report(Report),
+    /// `P_TRANSP`.
+    Transp(f64),
+}
+
+/// V22 state beyond the core model.
+#[derive(Debug, Clone)]
+pub(super) struct V22State {
+    pub pid: Option<PidEngine>,
+    pub sailing: Sailing,
+    /// Sailing enabled (wind set and a polar point), cached for the step.
+    pub sailing_on: bool,
+    /// The NAV record's sailing cap of the last step, m/s (NaN: none).
+    pub sail_cap: f64,
+    pub wormholes: WormholeSet,
+    pub handshake: Handshake,
+    /// This iteration's postings (mail postings first).
+    pub events: Vec<Ev>,
+    /// Postings made by mail since the last step.
+    pub mail_events: Vec<Ev>,
+    pid_posts: Vec<PidPost>,
+    reports: Vec<Report>,
+    /// The PID's outputs of the last iteration, if it ran.
+    pub pid_out: Option<PidOutput>,
+}
+
+impl V22State {
+    pub fn new(p: &Params) -> V22State {
+        let sailing = p.sailing.clone();
+        V22State {
+            pid: p.pid.clone().map(PidEngine::new),
+            sailing_on: sailing.enabled(),
+            sailing,
+            sail_cap: f64::NAN,
+            wormholes: p.wormholes.clone(),
+            handshake: Handshake::default(),
+            events: Vec::with_capacity(16),
+            mail_events: Vec::new(),
+            pid_posts: Vec::with_capacity(8),
+            reports: Vec::new(),
+            pid_out: None,
+        }
+    }
+}
+
+/// The V22 columns of the CSV beyond the 23 base ones (docs/v22.md §17):
+/// NaN where not meaningful.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct V22Columns {
+    /// PID rudder of the iteration (NaN when it did not run).
+    pub desired_rudder: f64,
+    /// PID thrust of the iteration, percent.
+    pub desired_thrust: f64,
+    /// PID elevator of the iteration, degrees.
+    pub desired_elevator: f64,
+    /// Ground-truth heading, degrees.
+    pub gt_heading: f64,
+    /// Ground-truth stored speed, m/s.
+    pub gt_speed: f64,
+    /// Turn radius in force, m (0 = off).
+    pub turn_radius: f64,
+    /// Wormhole transparency, 0..1 (NaN without wormholes).
+    pub transp: f64,
+    /// Sailing speed cap the step used, m/s (NaN without sailing).
+    pub sail_cap: f64,
+}
+
+fn dropped(var: &str, payload: impl std::fmt::Display, why: &str) -> MessageError {
+    MessageError::new(var, payload, why)
+}
+
+impl Vehicle {
+    /// The V22 columns after the last step (all NaN for the classic model,
+    /// except the ground truth and the turn radius).
+    pub fn v22_columns(&self) -> V22Columns {
+        let (dr, dt, de) = match self.v22.pid_out {
+            Some(o) => (o.rudder, o.thrust, o.elevator),
+            None => (f64::NAN, f64::NAN, f64::NAN),
+        };
+        V22Columns {
+            desired_rudder: dr,
+            desired_thrust: dt,
+            desired_elevator: de,
+            gt_heading: self.gt.heading,
+            gt_speed: self.gt.speed,
+            turn_radius: self.turn_radius,
+            transp: if self.v22.wormholes.is_empty() {
+                f64::NAN
+            } else {
+                self.v22.wormholes.transparency()
+            },
+            sail_cap: if self.v22.sailing_on {
+                self.v22.sail_cap
+            } else {
+                f64::NAN
+            },
+        }
+    }
+
+    /// The embedded PID's engine, if one is configured.
+    pub fn pid(&self) -> Option<&PidEngine> {
+        self.v22.pid.as_ref()
+    }
+
+    pub(super) fn v22_reset_posted(&mut self) {
+        self.v22.mail_events.push(Ev::ResetCount(self.reset_count));
+    }
+
+    /// The V22 mail beyond the core (docs/v22.md §3): PID inputs first,
+    /// then the simulator's handling.
+    pub(super) fn handle_v22_command(
+        &mut self,
+        cmd: Command,
+        t_s: f64,
+    ) -> Result<(), MessageError> {
+        use Command as C;
+        let var = cmd.var();
+        if !self.is_v22() {
+            return Err(dropped(
+                var,
+                format!("{cmd:?}"),
+                "a uSimMarineV22 variable; this vehicle runs the classic model (model = \"v22\")",
+            ));
+        }
+        const NO_PID: &str =
+            "no embedded PID on this vehicle (configure yaw_pid_kp etc. to couple it)";
+        let enabled = self.enabled;
+        let st = &mut self.v22;
+        match cmd {
+            C::DesiredHeading(v) => st
+                .pid
+                .as_mut()
+                .ok_or_else(|| dropped(var, v, NO_PID))?
+                .set_desired_heading(v),
+            C::DesiredSpeed(v) => st
+                .pid
+                .as_mut()
+                .ok_or_else(|| dropped(var, v, NO_PID))?
+                .set_desired_speed(v),
+            C::DesiredDepth(v) => st
+                .pid
+                .as_mut()
+                .ok_or_else(|| dropped(var, v, NO_PID))?
+                .set_desired_depth(v),
+            C::SpeedFactor(v) => st
+                .pid
+                .as_mut()
+                .ok_or_else(|| dropped(var, v, NO_PID))?
+                .set_speed_factor(v),
+            C::ManualOverride(s) => {
+                let pid = st.pid.as_mut().ok_or_else(|| dropped(var, &s, NO_PID))?;
+                if !pid.manual_override(&s) {
+                    return Err(dropped(var, format!("{s:?}"), "expected true or false"));
+                }
+            }
+            C::NavHeading(v) => {
+                let fed = match st.pid.as_mut() {
+                    Some(p) => {
+                        p.set_nav_heading(v);
+                        true
+                    }
+                    None => false,
+                };
+                if !enabled {
+                    self.nav.heading = v;
+                    self.gt.heading = v;
+                    self.rudder = 0.0;
+                } else if !fed {
+                    return Err(dropped(var, v, "ignored while USM_ENABLED is true"));
+                }
+            }
+            C::NavX(v) | C::NavY(v) => {
+                if enabled {
+                    return Err(dropped(var, v, "ignored while USM_ENABLED is true"));
+                }
+                let is_x = matches!(cmd, C::NavX(_));
+                for r in [&mut self.nav, &mut self.gt] {
+                    if is_x {
+                        r.x = v;
+                    } else {
+                        r.y = v;
+                    }
+                }
+                self.rudder = 0.0;
+            }
+            C::ResetNav(_) => {
+                // docs/v22.md §7: every field, the time stamp included
+                self.nav = self.gt;
+            }
+            C::WindConditions(s) => {
+                let r = st.sailing.set_wind(&s);
+                st.sailing_on = st.sailing.enabled();
+                r.map_err(|e| {
+                    dropped(
+                        var,
+                        format!("{s:?}"),
+                        &format!(
+                            "{e}; the elements before it were applied (as uSimMarineV22 does)"
+                        ),
+                    )
+                })?;
+            }
+            C::BuoyancyControl(s) => {
+                if !s.trim().eq_ignore_ascii_case("true") {
+                    return Err(dropped(
+                        var,
+                        format!("{s:?}"),
+                        "only `true` starts a request",
+                    ));
+                }
+                self.buoyancy_rate = 0.0;
+                let r = st.handshake.request_buoyancy(t_s);
+                st.mail_events.push(Ev::Report(r));
+            }
+            C::TrimControl(s) => {
+                if !s.trim().eq_ignore_ascii_case("true") {
+                    return Err(dropped(
+                        var,
+                        format!("{s:?}"),
+                        "only `true` starts a request",
+                    ));
+                }
+                let r = st.handshake.request_trim(t_s);
+                st.mail_events.push(Ev::Report(r));
+            }
+            other => {
+                return Err(dropped(var, format!("{other:?}"), "not handled"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Remember the NAV record's published speed and heading (CSV columns).
+    fn note_nav_published(&mut self, rec: &Record) {
+        self.nav_speed = Some(self.published_speed(rec.speed));
+        self.nav_heading = Some(angle360(rec.heading));
+    }
+
+    fn published_speed(&self, v: f64) -> f64 {
+        let s = snap_to_step(v, 0.01);
+        if s > self.params.max_speed {
+            self.params.max_speed
+        } else {
+            s
+        }
+    }
+
+    /// One V22 iteration at clock `t_s` (docs/v22.md §1).
+    pub(super) fn step_v22(&mut self, t_s: f64) {
+        let k = self.iteration;
+        {
+            let st = &mut self.v22;
+            st.events.clear();
+            st.events.append(&mut st.mail_events);
+            st.pid_out = None;
+            st.sail_cap = f64::NAN;
+        }
+        if self.obstacle {
+            if k % 2 == 0 {
+                let mut r = self.nav;
+                r.speed = 0.0;
+                self.note_nav_published(&r);
+                self.v22.events.push(Ev::Pose { rec: r, gt: false });
+                self.v22.events.push(Ev::Pose { rec: r, gt: false });
+            }
+            return;
+        }
+        if !self.enabled {
+            self.nav.stamp = t_s;
+            self.gt.stamp = t_s;
+            return;
+        }
+        if let Some(pid) = self.v22.pid.as_mut() {
+            let nav = NavInput {
+                heading: self.nav.heading,
+                speed: self.nav.speed,
+                depth: self.nav.depth,
+                pitch: self.nav.pitch,
+            };
+            let mut posts = std::mem::take(&mut self.v22.pid_posts);
+            let out = pid.step(t_s, nav, &mut posts);
+            self.apply_actuator(Actuator::Rudder, out.rudder, t_s);
+            self.apply_actuator(Actuator::Thrust, out.thrust, t_s);
+            self.elevator = out.elevator;
+            let st = &mut self.v22;
+            if self.params.post_des_thrust.is_some() {
+                st.events.push(Ev::DesThrust(out.thrust));
+            }
+            if self.params.post_des_rudder.is_some() {
+                st.events.push(Ev::DesRudder(out.rudder));
+            }
+            st.events.extend(posts.drain(..).map(Ev::Pid));
+            st.pid_posts = posts;
+            st.pid_out = Some(out);
+        }
+        self.propagate(t_s);
+        if self.params.depth_control() && self.v22.handshake.pending() {
+            let st = &mut self.v22;
+            st.handshake.check(
+                t_s,
+                self.nav.pitch,
+                self.params.trim_tolerance,
+                self.params.max_trim_delay,
+                &mut st.reports,
+            );
+            st.events.extend(st.reports.drain(..).map(Ev::Report));
+        }
+        if k % 2 == 0 {
+            let rec = self.nav;
+            self.note_nav_published(&rec);
+            self.v22.events.push(Ev::Pose { rec, gt: false });
+            if self.params.dual_state {
+                self.v22.events.push(Ev::Pose {
+                    rec: self.gt,
+                    gt: true,
+                });
+            }
+        }
+        if self.drift_fresh {
+            self.drift_fresh = false;
+            self.v22.events.push(Ev::DriftSummary(self.drift));
+        }
+        if !self.v22.wormholes.is_empty() {
+            if let Some((x, y)) = self.v22.wormholes.update(t_s, self.nav.x, self.nav.y) {
+                for r in [&mut self.nav, &mut self.gt] {
+                    r.x = x;
+                    r.y = y;
+                }
+                self.rudder = 0.0;
+            }
+            let a = self.v22.wormholes.transparency();
+            self.v22.events.push(Ev::Transp(a));
+        }
+    }
+
+    /// What the last V22 iteration published, in order.
+    pub(super) fn publications_v22(&self) -> Vec<Publication> {
+        let mut out = Vec::with_capacity(self.v22.events.len() * 8);
+        let num = |out: &mut Vec<Publication>, var: String, v: f64| {
+            out.push(Publication {
+                var,
+                value: PubValue::Number(v),
+            })
+        };
+        let text = |out: &mut Vec<Publication>, var: &str, v: String| {
+            out.push(Publication {
+                var: var.to_string(),
+                value: PubValue::Text(v),
+            })
+        };
+        let p = &self.params;
+        for ev in &self.v22.events {
+            match ev {
+                Ev::Pose { rec, gt } => self.pose_group(&mut out, rec, *gt),
+                Ev::DriftSummary(d) => text(&mut out, "USM_DRIFT_SUMMARY", drift::summary(*d)),
+                Ev::ResetCount(n) => num(&mut out, "USM_RESET_COUNT".into(), *n as f64),
+                Ev::DesThrust(v) => {
+                    if let Some(name) = &p.post_des_thrust {
+                        num(&mut out, name.clone(), *v);
+                    }
+                }
+                Ev::DesRudder(v) => {
+                    if let Some(name) = &p.post_des_rudder {
+                        num(&mut out, name.clone(), *v);
+                    }
+                }
+                Ev::Pid(PidPost::HasControl(b)) => text(&mut out, "PID_HAS_CONTROL", b.to_string()),
+                Ev::Pid(PidPost::Stale(tag, d)) => {
+                    text(&mut out, "PID_STALE", super::pid::stale_text(tag, *d))
+                }
+                Ev::Report(r) => text(&mut out, r.var(), r.text()),
+                Ev::Transp(a) => num(&mut out, format!("{}_TRANSP", p.prefix), *a),
+            }
+        }
+        out
+    }
+
+    /// The pose group of `rec` (docs/v22.md §13).
+    fn pose_group(&self, out: &mut Vec<Publication>, rec: &Record, gt: bool) {
+        let p = &self.params;
+        let prefix = if gt {
+            format!("{}_GT", p.prefix)
+        } else {
+            p.prefix.clone()
+        };
+        let mut num = |name: &str, v: f64| {
+            out.push(Publication {
+                var: format!("{prefix}_{name}"),
+                value: PubValue::Number(v),
+            })
+        };
+        num("X", rec.x);
+        num("Y", rec.y);
+        let ll = self
+            .geo
+            .as_ref()
+            .map(|g| g.to_lat_lon(rec.ll_xy.0, rec.ll_xy.1));
+        if let Some((lat, lon)) = ll {
+            num("LAT", lat);
+            num("LONG", lon);
+        }
+        let summary = p.post_navpos_summary.then(|| {
+            let mut s = format!("x={},y={}", drift::fmt_x(rec.x, 3), drift::fmt_x(rec.y, 3));
+            if let Some((lat, lon)) = ll {
+                if lat != 0.0 && lon != 0.0 {
+                    s.push_str(&format!(
+                        ",lat={},lon={}",
+                        drift::fmt_x(lat, 7),
+                        drift::fmt_x(lon, 7)
+                    ));
+                }
+            }
+            s
+        });
+        let fixed = |out: &mut Vec<Publication>, var: &str, value: PubValue| {
+            out.push(Publication {
+                var: var.to_string(),
+                value,
+            })
+        };
+        if let Some(s) = summary {
+            fixed(out, "USM_NAVPOS_SUMMARY", PubValue::Text(s));
+        }
+        let mut num = |name: &str, v: f64| {
+            out.push(Publication {
+                var: format!("{prefix}_{name}"),
+                value: PubValue::Number(v),
+            })
+        };
+        num("HEADING", angle360(rec.heading));
+        num("SPEED", self.published_speed(rec.speed));
+        num("DEPTH", rec.depth);
+        if p.depth_control() {
+            fixed(out, "SIMULATION_MODE", PubValue::Text("TRUE".into()));
+            let mut num = |name: &str, v: f64| {
+                out.push(Publication {
+                    var: format!("{prefix}_{name}"),
+                    value: PubValue::Number(v),
+                })
+            };
+            num("Z", -rec.depth);
+            num("PITCH", rec.pitch);
+            num("YAW", rec.yaw);
+            fixed(out, "TRUE_X", PubValue::Number(rec.x));
+            fixed(out, "TRUE_Y", PubValue::Number(rec.y));
+        }
+        let mut num = |name: &str, v: f64| {
+            out.push(Publication {
+                var: format!("{prefix}_{name}"),
+                value: PubValue::Number(v),
+            })
+        };
+        num("HEADING_OVER_GROUND", angle360(rec.hog));
+        num("SPEED_OVER_GROUND", rec.sog);
+        if let Some(a) = rec.altitude {
+            num("ALTITUDE", a);
+        }
+    }
+}
