@@ -17,8 +17,8 @@
 pub mod cli;
 pub mod command;
 pub mod config;
-pub mod fuzz_entry;
 pub mod config_v22;
+pub mod fuzz_entry;
 pub mod interp;
 pub mod mission;
 pub mod model;
