@@ -9,14 +9,19 @@
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`replay`]: the deterministic mission runner and its CSV output.
+//! * [`mcap_log`]: MCAP output of runs (Foxglove, Rerun, PlotJuggler).
+//! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`cli`]: the `usim` command line.
 
+pub mod atomic_file;
 pub mod cli;
 pub mod command;
 pub mod config;
 pub mod interp;
+pub mod mcap_log;
 pub mod mission;
 pub mod model;
 pub mod mqtt;
+pub mod plot;
 pub mod replay;
