@@ -9,19 +9,24 @@
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`replay`]: the deterministic mission runner and its CSV output.
+//! * [`mcap_log`]: MCAP output of runs (Foxglove, Rerun, PlotJuggler).
+//! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
+pub mod atomic_file;
 pub mod cli;
 pub mod command;
 pub mod config;
 pub mod config_v22;
 pub mod fuzz_entry;
 pub mod interp;
+pub mod mcap_log;
 pub mod mission;
 pub mod model;
 pub mod mqtt;
+pub mod plot;
 pub mod replay;
 pub mod view;

@@ -83,6 +83,16 @@ pub fn round_to_microsecond(t_s: f64) -> f64 {
     }
 }
 
+impl<W: Write> super::Output for CsvWriter<W> {
+    fn row(&mut self, s: &Snapshot, _clock: f64) -> io::Result<()> {
+        self.write_row(s)
+    }
+
+    fn finish(self) -> io::Result<()> {
+        CsvWriter::finish(self)
+    }
+}
+
 /// Append `v` in its shortest form that reads back to the same f64 (Ryū:
 /// `0.1`, `42`, `4.008336720018362e-305`); `nan` for NaN.
 pub fn push_f64(buf: &mut Vec<u8>, v: f64) {

@@ -7,8 +7,8 @@
 //! with that clock.
 use std::io::Write;
 
-use crate::mission::Mission;
-use crate::model::Vehicle;
+use crate::mission::{Mission, Post};
+use crate::model::{Snapshot, Vehicle};
 
 pub mod csv;
 pub mod posts;
@@ -36,6 +36,18 @@ pub struct Summary {
     pub dropped: Vec<Dropped>,
 }
 
+/// Where a replay's rows and posts go (CSV, MCAP).
+pub trait Output {
+    /// One output row; `clock` is the vehicle clock, s (start time + `s.t`).
+    fn row(&mut self, s: &Snapshot, clock: f64) -> std::io::Result<()>;
+    /// A post, just before the vehicle handles it at vehicle clock `clock`, s.
+    fn post(&mut self, _post: &Post, _clock: f64) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Flush and close.
+    fn finish(self) -> std::io::Result<()>;
+}
+
 /// Run `mission` and write its CSV to `out`. `progress(k, steps)` is called
 /// now and then (every 4096 iterations and at the end).
 pub fn run<W: Write>(
@@ -53,17 +65,39 @@ pub fn run_with<W: Write>(
     mission: &Mission,
     out: W,
     posts: Option<&mut dyn Write>,
+    progress: impl FnMut(u64, u64),
+    on_step: impl FnMut(u64, f64, &Vehicle),
+) -> std::io::Result<Summary> {
+    run_to_with(mission, csv::CsvWriter::new(out)?, posts, progress, on_step)
+}
+
+/// Run `mission` into any [`Output`] (see [`run`]).
+pub fn run_to<O: Output>(
+    mission: &Mission,
+    out: O,
+    progress: impl FnMut(u64, u64),
+) -> std::io::Result<Summary> {
+    run_to_with(mission, out, None, progress, |_, _, _| {})
+}
+
+/// The replay loop behind [`run`], [`run_with`] and [`run_to`]: rows into
+/// `out`, the posts log into `posts` if given, `on_step` after every
+/// iteration.
+pub fn run_to_with<O: Output>(
+    mission: &Mission,
+    mut out: O,
+    posts: Option<&mut dyn Write>,
     mut progress: impl FnMut(u64, u64),
     mut on_step: impl FnMut(u64, f64, &Vehicle),
 ) -> std::io::Result<Summary> {
     let mut vehicle = Vehicle::new(&mission.vehicle, mission.start_time);
-    let mut csv = csv::CsvWriter::new(out)?;
     let mut posts = match posts {
         Some(w) => Some(posts::PostsWriter::new(w)?),
         None => None,
     };
     let mut summary = Summary::default();
-    csv.write_row(&vehicle.snapshot())?;
+    let first = vehicle.snapshot();
+    out.row(&first, mission.start_time + first.t)?;
     summary.rows += 1;
     on_step(0, 0.0, &vehicle);
 
@@ -98,6 +132,7 @@ pub fn run_with<W: Write>(
         batch.sort_unstable();
         for &i in &batch {
             let post = &mission.posts[i];
+            out.post(post, clock)?;
             if let Err(e) = vehicle.handle_command(post.command.clone(), clock) {
                 summary.dropped.push(Dropped {
                     k,
@@ -114,7 +149,7 @@ pub fn run_with<W: Write>(
         if k % mission.output_every == 0 || k == steps {
             let mut snap = vehicle.snapshot();
             snap.t = rel;
-            csv.write_row(&snap)?;
+            out.row(&snap, clock)?;
             summary.rows += 1;
         }
         if k % 4096 == 0 {
@@ -122,7 +157,7 @@ pub fn run_with<W: Write>(
         }
     }
     progress(steps, steps);
-    csv.finish()?;
+    out.finish()?;
     if let Some(pw) = posts {
         pw.finish()?;
     }
