@@ -167,7 +167,7 @@ impl Fleet {
         }
         enum Update {
             Status(bool),
-            Report(Report),
+            Report(Box<Report>),
         }
         let update = match var {
             STATUS => match payload {
@@ -180,7 +180,7 @@ impl Fleet {
                 }
             },
             NODE_REPORT => match Report::parse(payload) {
-                Ok(r) => Update::Report(r),
+                Ok(r) => Update::Report(Box::new(r)),
                 Err(e) => return Err(Dropped(format!("{topic}: malformed NODE_REPORT: {e}"))),
             },
             _ => return Err(Dropped(format!("{topic}: not a status or NODE_REPORT"))),
@@ -194,7 +194,7 @@ impl Fleet {
         match update {
             Update::Status(online) => v.online = Some(online),
             Update::Report(r) => {
-                v.report = Some(r);
+                v.report = Some(*r);
                 v.report_at = Some(now);
             }
         }

@@ -337,7 +337,7 @@ fn denied(d: Denied) -> Response {
     (code, text).into_response()
 }
 
-fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<(), Response> {
+fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<(), Denied> {
     let header = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
     check_access(
         s.token.as_deref(),
@@ -346,7 +346,6 @@ fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<()
         header(header::ORIGIN),
         s.loopback,
     )
-    .map_err(denied)
 }
 
 async fn page(
@@ -354,8 +353,8 @@ async fn page(
     Query(q): Query<HashMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     (
         [
@@ -378,8 +377,8 @@ async fn status(
     Query(q): Query<HashMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     let c = &s.counters;
     (
@@ -401,8 +400,8 @@ async fn socket(
     h: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     ws.max_message_size(MAX_CLIENT_MESSAGE * 4)
         .max_frame_size(MAX_CLIENT_MESSAGE * 4)
