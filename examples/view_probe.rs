@@ -20,7 +20,12 @@ fn cpu_s(pid: u32) -> f64 {
         .rsplit_once(')')
         .map(|(_, r)| r.split_whitespace().collect())
         .unwrap_or_default();
-    let tick = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // SAFETY: sysconf has no memory effects.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (tick(11) + tick(12)) / hz
@@ -30,7 +35,15 @@ fn status_kib(pid: u32, key: &str) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix(key).and_then(|r| r.trim_start_matches(':').split_whitespace().next()?.parse().ok()))
+        .find_map(|l| {
+            l.strip_prefix(key).and_then(|r| {
+                r.trim_start_matches(':')
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
         .unwrap_or(0.0)
 }
 
@@ -56,7 +69,11 @@ async fn main() {
 
     // MQTT side: arrival time of each (vehicle, k).
     let seen: Arc<Mutex<HashMap<(String, u64), Instant>>> = Arc::default();
-    let mut opts = MqttOptions::new(format!("view-probe-{}", std::process::id()), "127.0.0.1", port);
+    let mut opts = MqttOptions::new(
+        format!("view-probe-{}", std::process::id()),
+        "127.0.0.1",
+        port,
+    );
     opts.set_max_packet_size(256 * 1024, 64 * 1024);
     let (client, mut el) = AsyncClient::new(opts, 64);
     {
@@ -116,7 +133,9 @@ async fn main() {
             break;
         }
         let Message::Text(text) = msg else { continue };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
         if v["type"] != "frame" {
             continue;
         }

@@ -769,4 +769,54 @@ mod tests {
             Err(Denied::Origin)
         );
     }
+
+    mod hostile {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any text from the page gives a message or a refusal, never a
+            /// panic; an accepted command's value is within the limit.
+            #[test]
+            fn page_messages_never_panic(text in ".{0,300}") {
+                if let Ok(ClientMessage::Command { value, .. }) = parse_client_message(&text) {
+                    prop_assert!(value.len() <= MAX_VALUE_LEN);
+                }
+            }
+
+            /// Command-shaped messages with arbitrary fields: a command that
+            /// passes the check always goes to `usim/<known vehicle>/<allowed var>`.
+            #[test]
+            fn checked_commands_only_reach_allowed_topics(
+                vehicle in prop_oneof![Just("alpha".to_string()), ".{0,12}"],
+                var in prop_oneof![Just("DESIRED_THRUST".to_string()), Just("USM_RESET".to_string()), ".{0,16}"],
+                value in ".{0,40}",
+            ) {
+                let mut f = Fleet::new("usim");
+                f.on_message("usim/alpha/status", b"online", 0.0).unwrap();
+                let text = serde_json::json!({"type": "command", "id": 1, "vehicle": vehicle, "var": var, "value": value}).to_string();
+                if let Ok(msg) = parse_client_message(&text) {
+                    if let Ok(p) = f.check_command(&msg) {
+                        prop_assert_eq!(vehicle.as_str(), "alpha");
+                        prop_assert!(COMMAND_VARS.contains(&var.as_str()));
+                        prop_assert_eq!(p.topic, format!("usim/alpha/{var}"));
+                    }
+                }
+            }
+
+            /// Arbitrary bytes on the report and status topics never panic and
+            /// never put a non-finite number into the model.
+            #[test]
+            fn mqtt_payloads_never_panic(payload in proptest::collection::vec(any::<u8>(), 0..200)) {
+                let mut f = Fleet::new("usim");
+                let _ = f.on_message("usim/a/NODE_REPORT", &payload, 0.0);
+                let _ = f.on_message("usim/a/status", &payload, 0.0);
+                if let Some(r) = f.vehicles().get("a").and_then(|v| v.report) {
+                    prop_assert!([r.x, r.y, r.heading, r.speed].iter().flatten().all(|v| v.is_finite()));
+                }
+                let frame = f.frame(1.0);
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&frame).is_ok());
+            }
+        }
+    }
 }
