@@ -231,7 +231,7 @@ async fn mqtt_poller(
     loop {
         match eventloop.poll().await {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                if failures > 0 {
+                if failures >= 4 {
                     info!("connected to the MQTT broker at {url}");
                 }
                 failures = 0;
@@ -244,8 +244,12 @@ async fn mqtt_poller(
             }
             Ok(_) => {}
             Err(e) => {
-                if failures == 0 {
+                // The broker may be starting with us (`usim up --view`):
+                // say so only after 2 s of retries.
+                if failures == 4 {
                     warn!("{}; retrying", connection_failure(&url, &e));
+                } else {
+                    debug!("MQTT: {e}");
                 }
                 failures = failures.saturating_add(1);
                 tokio::time::sleep(Duration::from_millis(500)).await;
