@@ -197,3 +197,56 @@ fn disconnected_pages_leave_no_task_behind() {
         fleet.status()
     );
 }
+
+/// `usim view` on its own: `--bind 0.0.0.0` warns, a bad `--fps` or token
+/// is refused with the reason, and SIGTERM stops it cleanly.
+#[test]
+fn standalone_view_warns_when_open_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        mqtt_util::Broker::start(mqtt_util::BrokerKind::Embedded).expect("embedded broker");
+    let view = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(mqtt_util::usim());
+        cmd.args([
+            "view",
+            "--broker",
+            &broker.url(),
+            "--topic-root",
+            mqtt_util::ROOT,
+        ])
+        .args(extra);
+        cmd
+    };
+    let out = view(&["--fps", "0"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--fps"),
+        "{out:?}"
+    );
+    let out = view(&["--token", "a b"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--token"),
+        "{out:?}"
+    );
+
+    let mut p = mqtt_util::Proc::spawn(
+        "usim view",
+        view(&["--bind", "0.0.0.0:0", "--token", TOKEN]),
+        dir.path().join("view.log"),
+    );
+    assert!(
+        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(10)),
+        "{}",
+        p.log()
+    );
+    assert!(
+        p.log().contains("anyone who can reach it"),
+        "no warning:\n{}",
+        p.log()
+    );
+    let status = p
+        .terminate(Duration::from_secs(5))
+        .expect("exit on SIGTERM");
+    assert!(status.success(), "{status:?}\n{}", p.log());
+}
