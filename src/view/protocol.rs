@@ -68,6 +68,10 @@ pub struct Report {
     pub rudder: Option<f64>,
     /// Elevator, percent.
     pub elevator: Option<f64>,
+    /// Water current at the vehicle, east, m/s (when the vehicle has a field).
+    pub current_x: Option<f64>,
+    /// Water current at the vehicle, north, m/s.
+    pub current_y: Option<f64>,
 }
 
 impl Report {
@@ -80,8 +84,22 @@ impl Report {
         }
         let r: Report = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let fields = [
-            r.k, r.t, r.x, r.y, r.heading, r.speed, r.depth, r.lat, r.lon, r.drift_x, r.drift_y,
-            r.thrust, r.rudder, r.elevator,
+            r.k,
+            r.t,
+            r.x,
+            r.y,
+            r.heading,
+            r.speed,
+            r.depth,
+            r.lat,
+            r.lon,
+            r.drift_x,
+            r.drift_y,
+            r.thrust,
+            r.rudder,
+            r.elevator,
+            r.current_x,
+            r.current_y,
         ];
         if fields.iter().flatten().any(|v| !v.is_finite()) {
             return Err("a number is out of range".into());
@@ -497,7 +515,7 @@ mod tests {
 
     const REPORT: &str = r#"{"k":12,"t":1.2,"x":10.5,"y":-3.25,"speed":1.5,"heading":90,
         "depth":0,"altitude":null,"lat":null,"lon":null,"thrust":60,"thrust_l":1,
-        "current_x":0.1,"future_field":"text"}"#;
+        "current_x":0.1,"current_y":-0.2,"future_field":"text"}"#;
 
     fn fleet_with_alpha() -> Fleet {
         let mut f = Fleet::new("usim");
@@ -521,6 +539,7 @@ mod tests {
         let r = v.report.unwrap();
         assert_eq!((r.x, r.y, r.heading), (Some(10.5), Some(-3.25), Some(90.0)));
         assert_eq!(r.lat, None);
+        assert_eq!((r.current_x, r.current_y), (Some(0.1), Some(-0.2)));
         assert_eq!(v.online, None);
         f.on_message("fleet/usim/alpha/status", b"offline", 6.0)
             .unwrap();
