@@ -230,9 +230,17 @@ fn standalone_view_warns_when_open_and_stops_on_sigterm() {
         "{out:?}"
     );
 
+    // Two vehicles at 20 Hz: 40 reports a second, coalesced to --fps 5.
+    let _vehicles: Vec<mqtt_util::Proc> = ["alpha", "bravo"]
+        .iter()
+        .map(|n| {
+            let cfg = mqtt_util::write_config(dir.path(), n, &broker.url(), "");
+            mqtt_util::spawn_vehicle(&cfg, &[])
+        })
+        .collect();
     let mut p = mqtt_util::Proc::spawn(
         "usim view",
-        view(&["--bind", "0.0.0.0:0", "--token", TOKEN]),
+        view(&["--bind", "0.0.0.0:0", "--token", TOKEN, "--fps", "5"]),
         dir.path().join("view.log"),
     );
     assert!(
@@ -244,6 +252,35 @@ fn standalone_view_warns_when_open_and_stops_on_sigterm() {
         p.log().contains("anyone who can reach it"),
         "no warning:\n{}",
         p.log()
+    );
+    let addr = p
+        .log()
+        .lines()
+        .find_map(|l| l.strip_prefix("usim view: open http://"))
+        .and_then(|rest| rest.split('/').next())
+        .expect("view address")
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let frames = rt.block_on(async {
+        let mut ws = open(&addr).await;
+        frame_with(&mut ws, &["alpha", "bravo"]).await;
+        let t0 = Instant::now();
+        let mut frames = 0;
+        while t0.elapsed() < Duration::from_secs(2) {
+            let left = Duration::from_secs(2).saturating_sub(t0.elapsed());
+            match tokio::time::timeout(left, ws.next()).await {
+                Ok(Some(Ok(Message::Text(_)))) => frames += 1,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        frames
+    });
+    // 5 frames/s for 2 s (one more if a frame falls on each edge), though
+    // 80 reports came in that time.
+    assert!(
+        (8..=11).contains(&frames),
+        "{frames} frames in 2 s at --fps 5"
     );
     let status = p
         .terminate(Duration::from_secs(5))
