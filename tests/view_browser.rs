@@ -369,6 +369,10 @@ fn the_page_shows_and_commands_the_fleet() {
         let path = fleet.dir.path().join("view.png");
         std::fs::write(&path, &bytes).unwrap();
         check_not_blank(&path);
+        if let Some(keep) = std::env::var_os("USIM_VIEW_SCREENSHOT") {
+            // To look at it: USIM_VIEW_SCREENSHOT=/tmp/view.png cargo test --test view_browser
+            std::fs::copy(&path, keep).expect("copy the screenshot");
+        }
 
         // 5. A killed vehicle is shown offline within 3 s.
         let pid = fleet.vehicle_pid("bravo");

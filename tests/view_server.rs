@@ -197,3 +197,94 @@ fn disconnected_pages_leave_no_task_behind() {
         fleet.status()
     );
 }
+
+/// `usim view` on its own: `--bind 0.0.0.0` warns, a bad `--fps` or token
+/// is refused with the reason, and SIGTERM stops it cleanly.
+#[test]
+fn standalone_view_warns_when_open_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker =
+        mqtt_util::Broker::start(mqtt_util::BrokerKind::Embedded).expect("embedded broker");
+    let view = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(mqtt_util::usim());
+        cmd.args([
+            "view",
+            "--broker",
+            &broker.url(),
+            "--topic-root",
+            mqtt_util::ROOT,
+        ])
+        .args(extra);
+        cmd
+    };
+    let out = view(&["--fps", "0"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--fps"),
+        "{out:?}"
+    );
+    let out = view(&["--token", "a b"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--token"),
+        "{out:?}"
+    );
+
+    // Two vehicles at 20 Hz: 40 reports a second, coalesced to --fps 5.
+    let _vehicles: Vec<mqtt_util::Proc> = ["alpha", "bravo"]
+        .iter()
+        .map(|n| {
+            let cfg = mqtt_util::write_config(dir.path(), n, &broker.url(), "");
+            mqtt_util::spawn_vehicle(&cfg, &[])
+        })
+        .collect();
+    let mut p = mqtt_util::Proc::spawn(
+        "usim view",
+        view(&["--bind", "0.0.0.0:0", "--token", TOKEN, "--fps", "5"]),
+        dir.path().join("view.log"),
+    );
+    assert!(
+        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(10)),
+        "{}",
+        p.log()
+    );
+    assert!(
+        p.log().contains("anyone who can reach it"),
+        "no warning:\n{}",
+        p.log()
+    );
+    let addr = p
+        .log()
+        .lines()
+        .find_map(|l| l.strip_prefix("usim view: open http://"))
+        .and_then(|rest| rest.split('/').next())
+        .expect("view address")
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let frames = rt.block_on(async {
+        let mut ws = open(&addr).await;
+        frame_with(&mut ws, &["alpha", "bravo"]).await;
+        let t0 = Instant::now();
+        let mut frames = 0;
+        while t0.elapsed() < Duration::from_secs(2) {
+            let left = Duration::from_secs(2).saturating_sub(t0.elapsed());
+            match tokio::time::timeout(left, ws.next()).await {
+                Ok(Some(Ok(Message::Text(_)))) => frames += 1,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        frames
+    });
+    // 5 frames/s for 2 s (one more if a frame falls on each edge), though
+    // 80 reports came in that time.
+    // (The lower bound only shows that frames flow: a loaded machine may delay some.)
+    assert!(
+        (4..=11).contains(&frames),
+        "{frames} frames in 2 s at --fps 5"
+    );
+    let status = p
+        .terminate(Duration::from_secs(5))
+        .expect("exit on SIGTERM");
+    assert!(status.success(), "{status:?}\n{}", p.log());
+}

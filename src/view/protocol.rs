@@ -68,6 +68,10 @@ pub struct Report {
     pub rudder: Option<f64>,
     /// Elevator, percent.
     pub elevator: Option<f64>,
+    /// Water current at the vehicle, east, m/s (when the vehicle has a field).
+    pub current_x: Option<f64>,
+    /// Water current at the vehicle, north, m/s.
+    pub current_y: Option<f64>,
 }
 
 impl Report {
@@ -80,8 +84,22 @@ impl Report {
         }
         let r: Report = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let fields = [
-            r.k, r.t, r.x, r.y, r.heading, r.speed, r.depth, r.lat, r.lon, r.drift_x, r.drift_y,
-            r.thrust, r.rudder, r.elevator,
+            r.k,
+            r.t,
+            r.x,
+            r.y,
+            r.heading,
+            r.speed,
+            r.depth,
+            r.lat,
+            r.lon,
+            r.drift_x,
+            r.drift_y,
+            r.thrust,
+            r.rudder,
+            r.elevator,
+            r.current_x,
+            r.current_y,
         ];
         if fields.iter().flatten().any(|v| !v.is_finite()) {
             return Err("a number is out of range".into());
@@ -167,7 +185,7 @@ impl Fleet {
         }
         enum Update {
             Status(bool),
-            Report(Report),
+            Report(Box<Report>),
         }
         let update = match var {
             STATUS => match payload {
@@ -180,7 +198,7 @@ impl Fleet {
                 }
             },
             NODE_REPORT => match Report::parse(payload) {
-                Ok(r) => Update::Report(r),
+                Ok(r) => Update::Report(Box::new(r)),
                 Err(e) => return Err(Dropped(format!("{topic}: malformed NODE_REPORT: {e}"))),
             },
             _ => return Err(Dropped(format!("{topic}: not a status or NODE_REPORT"))),
@@ -194,7 +212,7 @@ impl Fleet {
         match update {
             Update::Status(online) => v.online = Some(online),
             Update::Report(r) => {
-                v.report = Some(r);
+                v.report = Some(*r);
                 v.report_at = Some(now);
             }
         }
@@ -497,7 +515,7 @@ mod tests {
 
     const REPORT: &str = r#"{"k":12,"t":1.2,"x":10.5,"y":-3.25,"speed":1.5,"heading":90,
         "depth":0,"altitude":null,"lat":null,"lon":null,"thrust":60,"thrust_l":1,
-        "current_x":0.1,"future_field":"text"}"#;
+        "current_x":0.1,"current_y":-0.2,"future_field":"text"}"#;
 
     fn fleet_with_alpha() -> Fleet {
         let mut f = Fleet::new("usim");
@@ -521,6 +539,7 @@ mod tests {
         let r = v.report.unwrap();
         assert_eq!((r.x, r.y, r.heading), (Some(10.5), Some(-3.25), Some(90.0)));
         assert_eq!(r.lat, None);
+        assert_eq!((r.current_x, r.current_y), (Some(0.1), Some(-0.2)));
         assert_eq!(v.online, None);
         f.on_message("fleet/usim/alpha/status", b"offline", 6.0)
             .unwrap();
@@ -768,5 +787,55 @@ mod tests {
             ),
             Err(Denied::Origin)
         );
+    }
+
+    mod hostile {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any text from the page gives a message or a refusal, never a
+            /// panic; an accepted command's value is within the limit.
+            #[test]
+            fn page_messages_never_panic(text in ".{0,300}") {
+                if let Ok(ClientMessage::Command { value, .. }) = parse_client_message(&text) {
+                    prop_assert!(value.len() <= MAX_VALUE_LEN);
+                }
+            }
+
+            /// Command-shaped messages with arbitrary fields: a command that
+            /// passes the check always goes to `usim/<known vehicle>/<allowed var>`.
+            #[test]
+            fn checked_commands_only_reach_allowed_topics(
+                vehicle in prop_oneof![Just("alpha".to_string()), ".{0,12}"],
+                var in prop_oneof![Just("DESIRED_THRUST".to_string()), Just("USM_RESET".to_string()), ".{0,16}"],
+                value in ".{0,40}",
+            ) {
+                let mut f = Fleet::new("usim");
+                f.on_message("usim/alpha/status", b"online", 0.0).unwrap();
+                let text = serde_json::json!({"type": "command", "id": 1, "vehicle": vehicle, "var": var, "value": value}).to_string();
+                if let Ok(msg) = parse_client_message(&text) {
+                    if let Ok(p) = f.check_command(&msg) {
+                        prop_assert_eq!(vehicle.as_str(), "alpha");
+                        prop_assert!(COMMAND_VARS.contains(&var.as_str()));
+                        prop_assert_eq!(p.topic, format!("usim/alpha/{var}"));
+                    }
+                }
+            }
+
+            /// Arbitrary bytes on the report and status topics never panic and
+            /// never put a non-finite number into the model.
+            #[test]
+            fn mqtt_payloads_never_panic(payload in proptest::collection::vec(any::<u8>(), 0..200)) {
+                let mut f = Fleet::new("usim");
+                let _ = f.on_message("usim/a/NODE_REPORT", &payload, 0.0);
+                let _ = f.on_message("usim/a/status", &payload, 0.0);
+                if let Some(r) = f.vehicles().get("a").and_then(|v| v.report) {
+                    prop_assert!([r.x, r.y, r.heading, r.speed].iter().flatten().all(|v| v.is_finite()));
+                }
+                let frame = f.frame(1.0);
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&frame).is_ok());
+            }
+        }
     }
 }

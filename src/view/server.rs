@@ -231,7 +231,7 @@ async fn mqtt_poller(
     loop {
         match eventloop.poll().await {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                if failures > 0 {
+                if failures >= 4 {
                     info!("connected to the MQTT broker at {url}");
                 }
                 failures = 0;
@@ -244,8 +244,12 @@ async fn mqtt_poller(
             }
             Ok(_) => {}
             Err(e) => {
-                if failures == 0 {
+                // The broker may be starting with us (`usim up --view`):
+                // say so only after 2 s of retries.
+                if failures == 4 {
                     warn!("{}; retrying", connection_failure(&url, &e));
+                } else {
+                    debug!("MQTT: {e}");
                 }
                 failures = failures.saturating_add(1);
                 tokio::time::sleep(Duration::from_millis(500)).await;
@@ -337,7 +341,7 @@ fn denied(d: Denied) -> Response {
     (code, text).into_response()
 }
 
-fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<(), Response> {
+fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<(), Denied> {
     let header = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
     check_access(
         s.token.as_deref(),
@@ -346,7 +350,6 @@ fn access(s: &AppState, q: &HashMap<String, String>, h: &HeaderMap) -> Result<()
         header(header::ORIGIN),
         s.loopback,
     )
-    .map_err(denied)
 }
 
 async fn page(
@@ -354,8 +357,8 @@ async fn page(
     Query(q): Query<HashMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     (
         [
@@ -378,8 +381,8 @@ async fn status(
     Query(q): Query<HashMap<String, String>>,
     h: HeaderMap,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     let c = &s.counters;
     (
@@ -401,8 +404,8 @@ async fn socket(
     h: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if let Err(r) = access(&s, &q, &h) {
-        return r;
+    if let Err(d) = access(&s, &q, &h) {
+        return denied(d);
     }
     ws.max_message_size(MAX_CLIENT_MESSAGE * 4)
         .max_frame_size(MAX_CLIENT_MESSAGE * 4)
