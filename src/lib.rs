@@ -8,6 +8,7 @@
 //! * [`interp`]: setpoint shaping: timed-command lists and jerk-limited profiles.
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
+//! * [`moos_import`]: a MOOS `.moos` uSimMarine block → a vehicle config.
 //! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`cli`]: the `usim` command line.
@@ -18,5 +19,6 @@ pub mod config;
 pub mod interp;
 pub mod mission;
 pub mod model;
+pub mod moos_import;
 pub mod mqtt;
 pub mod replay;

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod import;
 pub mod info;
 pub mod interp;
 pub mod live;
@@ -50,6 +51,8 @@ pub enum Command {
     Post(live::PostArgs),
     /// Watch a vehicle's published variables as a live table (like uXMS).
     Watch(live::WatchArgs),
+    /// Turn a MOOS file's uSimMarine block into a usim vehicle config.
+    ImportMoos(import::ImportArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Up(a) => live::up(a),
         Command::Post(a) => live::post(a),
         Command::Watch(a) => live::watch(a),
+        Command::ImportMoos(a) => import::run(a),
     }
 }
 
