@@ -95,7 +95,6 @@ const COMMON: &[(&str, Ty)] = &[
     ("dual_state", Ty::Bool),
     ("trim_tolerance", Ty::Num),
     ("max_trim_delay", Ty::Num),
-    ("thrust_mode_reverse", Ty::Word),
 ];
 
 /// Keys only uSimMarineV22 handles.
@@ -108,6 +107,7 @@ const V22_ONLY: &[(&str, Ty)] = &[
     ("turn_spd_map_full_speed", Ty::Num),
     ("turn_spd_map_full_rate", Ty::Num),
     ("thrust_mode_diff", Ty::Word),
+    ("thrust_mode_reverse", Ty::Word),
     ("post_navpos_summary", Ty::Bool),
 ];
 

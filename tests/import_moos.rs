@@ -73,6 +73,7 @@ fn classic_block_round_trips_and_reports_what_it_cannot_map() {
     let r = reported(&i);
     let expected: Vec<(usize, String)> = [
         (21, "commstick"),
+        (54, "thrust_mode_reverse"),
         (56, "turn_rate"),
         (57, "turn_spd_loss"),
         (58, "yaw_pid_kp"),
@@ -173,7 +174,7 @@ fn the_command_writes_the_file_and_reports_lines() {
         err.contains("classic.moos:58: key `yaw_pid_kp`: not imported"),
         "{err}"
     );
-    assert!(err.contains("7 line(s) not imported"), "{err}");
+    assert!(err.contains("8 line(s) not imported"), "{err}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
         import(&read("classic.moos"), None).unwrap().toml
