@@ -109,6 +109,8 @@ fn coverage(command: &str) -> Option<Check> {
         "cargo clippy --all-targets -- -D warnings" => ci("cargo clippy --all-targets -- -D warnings"),
         _ if c.starts_with("cargo bench") => ci("cargo bench -- --test"),
         "scripts/bench_fleet.sh 100" => ci("STRICT=0 scripts/bench_fleet.sh 5 5"),
+        // the script runs exactly this, into an empty target directory
+        "scripts/cold_build.sh" | "cargo build --release --locked" => ci("scripts/cold_build.sh 1"),
         _ if c.starts_with("cargo build --release --example step_profile") => ci(
             "cargo build --release --example step_profile && RUDDER=20 valgrind --tool=callgrind --callgrind-out-file=\"$root/callgrind.out\" target/release/examples/step_profile",
         ),
