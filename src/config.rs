@@ -213,10 +213,16 @@ impl Source<'_> {
         if let Some((k, v)) = &kv {
             // `thrust_map = 0:0` reads as a TOML time: say to quote it.
             let unquoted = !v.starts_with(['"', '\'', '[', '{']);
-            if unquoted && v.contains(':') {
+            let string_key = STRING_KEYS.contains(&k.as_str());
+            if unquoted && (v.contains(':') || string_key) {
                 let value = v.split('#').next().unwrap_or(v).trim();
+                let reads = if v.contains(':') {
+                    "TOML reads it as a date or time"
+                } else {
+                    "TOML cannot read it"
+                };
                 message = format!(
-                    "{message}; the value is not quoted, so TOML reads `{value}` as a date or time: write it as a string, {k} = \"{value}\""
+                    "{message}; `{value}` is not quoted, so {reads}: write it as a string, {k} = \"{value}\""
                 );
             }
         }
@@ -441,6 +447,22 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "mqtt",
     "actuators",
     "aliases",
+];
+
+/// Keys whose value is a TOML string (an unquoted value gets a hint).
+const STRING_KEYS: &[&str] = &[
+    "name",
+    "model",
+    "prefix",
+    "start_pos",
+    "thrust_map",
+    "drift_vector",
+    "geodesy",
+    "math",
+    "current_field",
+    "platform_type",
+    "thrust_mode_diff",
+    "thrust_mode_reverse",
 ];
 
 /// Every key of the `[mqtt]` table.
