@@ -311,3 +311,27 @@ fn live_block_runs_as_written() {
         .expect("usim up stops");
     assert!(status.success(), "{}", up.log());
 }
+
+/// Files the README's commands write in the working copy are ignored by
+/// git (the first screen's replay writes `turns.csv`).
+#[test]
+fn files_the_readme_writes_are_git_ignored() {
+    let ignore = std::fs::read_to_string(root().join(".gitignore")).unwrap();
+    for s in commands(&readme()) {
+        let words: Vec<&str> = s.command.split_whitespace().collect();
+        if let Some(i) = words.iter().position(|w| *w == "-o") {
+            let file = words[i + 1];
+            if file.contains(['/', '.'])
+                && !file.chars().next().unwrap().is_ascii_uppercase()
+                && !file.starts_with("vehicle")
+            {
+                assert!(
+                    ignore.lines().any(|l| l.trim_start_matches('/') == file),
+                    "`{}` writes {file}, which .gitignore does not ignore",
+                    s.command
+                );
+            }
+        }
+    }
+    assert!(ignore.lines().any(|l| l == "/turns.csv"));
+}
