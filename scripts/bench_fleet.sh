@@ -109,10 +109,10 @@ connected = threading.Event()
 
 def client():
     if hasattr(mqtt, "CallbackAPIVersion"):
-        return mqtt.Client(mqtt.CallbackAPIVersion.VERSION1, client_id="bench-probe")
+        return mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-probe")
     return mqtt.Client(client_id="bench-probe")
 
-def on_connect(c, u, f, rc):
+def on_connect(c, u, f, rc, properties=None):
     c.subscribe("bench/+/NODE_REPORT", qos=0)
     c.subscribe("bench/+/status", qos=1)
     connected.set()

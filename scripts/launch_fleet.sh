@@ -11,7 +11,8 @@
 #   scripts/launch_fleet.sh 5                          # embedded broker on 127.0.0.1:1883
 #   scripts/launch_fleet.sh -b mqtt://127.0.0.1:1883 20   # a running mosquitto
 #   scripts/launch_fleet.sh configs/kayak.toml configs/uuv.toml
-# Generated configs go to $FLEET_DIR (default: a temporary directory).
+# Generated configs go to $FLEET_DIR (kept), or to a temporary directory
+# that is removed when the fleet stops.
 set -euo pipefail
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,7 +29,13 @@ shift $((OPTIND - 1))
 [[ $# -ge 1 ]] || usage
 if [[ $# -eq 1 && $1 =~ ^[0-9]+$ ]]; then
     n=$1
-    dir=${FLEET_DIR:-$(mktemp -d -t usim-fleet.XXXXXX)}
+    if [[ -n ${FLEET_DIR:-} ]]; then
+        dir=$FLEET_DIR
+    else
+        # our own temporary directory: removed when the fleet stops
+        dir=$(mktemp -d -t usim-fleet.XXXXXX)
+        trap 'rm -rf "$dir"' EXIT
+    fi
     mkdir -p "$dir"
     configs=()
     for ((i = 1; i <= n; i++)); do
@@ -48,4 +55,11 @@ CFG
 else
     configs=("$@")
 fi
-exec "$usim" up "${up_args[@]}" "${configs[@]}"
+# Not `exec`: the EXIT trap must run after `usim up` ends. Ctrl-C (or a
+# SIGTERM to the process group) reaches `usim up`, which stops the fleet;
+# this shell only waits for it (a no-op trap, reset to the default in the
+# child), then removes its temporary directory.
+trap ':' INT TERM
+status=0
+"$usim" up ${up_args[@]+"${up_args[@]}"} "${configs[@]}" || status=$?
+exit "$status"

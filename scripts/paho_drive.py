@@ -28,10 +28,19 @@ except ImportError:  # pragma: no cover - a message for people
 
 
 def make_client(client_id):
-    """A paho client for either the 1.x or the 2.x API."""
+    """A paho client with the current callback API (paho 2.x, VERSION2);
+    paho 1.x, which has only the old API, still works."""
     if hasattr(mqtt, "CallbackAPIVersion"):
-        return mqtt.Client(mqtt.CallbackAPIVersion.VERSION1, client_id=client_id)
+        return mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
     return mqtt.Client(client_id=client_id)
+
+
+def connect_failed(reason_code):
+    """True if a CONNACK refused the connection (a ReasonCode in paho 2.x,
+    an int in 1.x)."""
+    if hasattr(reason_code, "is_failure"):
+        return reason_code.is_failure
+    return reason_code != 0
 
 
 def angle180(a):
@@ -70,9 +79,9 @@ def main():
     lock = threading.Lock()
     connected = threading.Event()
 
-    def on_connect(client, userdata, flags, rc):
-        if rc != 0:
-            print(f"broker refused the connection: rc={rc}", file=sys.stderr)
+    def on_connect(client, userdata, flags, reason_code, properties=None):
+        if connect_failed(reason_code):
+            print(f"broker refused the connection: {reason_code}", file=sys.stderr)
             return
         for var in ("X", "Y", "HEADING", "SPEED"):
             client.subscribe(f"{base}{args.prefix}_{var}")

@@ -67,6 +67,12 @@ pub struct VehicleConfig {
     pub app_tick: f64,
     /// MQTT settings.
     pub mqtt: MqttConfig,
+    /// Also publish MOOS's `NODE_REPORT_LOCAL` string each iteration (live runs).
+    pub node_report_local: bool,
+    /// `TYPE=` of `NODE_REPORT_LOCAL` (default `"unknown"`).
+    pub platform_type: String,
+    /// `LENGTH=` of `NODE_REPORT_LOCAL`, m (default 0).
+    pub platform_length: f64,
     /// Warnings for values uSimMarine would reject ("unhandled config"), naming the key.
     pub warnings: Vec<String>,
 }
@@ -78,6 +84,9 @@ impl Default for VehicleConfig {
             params: Params::default(),
             app_tick: 10.0,
             mqtt: MqttConfig::default(),
+            node_report_local: false,
+            platform_type: "unknown".to_string(),
+            platform_length: 0.0,
             warnings: Vec::new(),
         }
     }
@@ -246,10 +255,16 @@ impl Source<'_> {
         if let Some((k, v)) = &kv {
             // `thrust_map = 0:0` reads as a TOML time: say to quote it.
             let unquoted = !v.starts_with(['"', '\'', '[', '{']);
-            if unquoted && v.contains(':') {
+            let string_key = STRING_KEYS.contains(&k.as_str());
+            if unquoted && (v.contains(':') || string_key) {
                 let value = v.split('#').next().unwrap_or(v).trim();
+                let reads = if v.contains(':') {
+                    "TOML reads it as a date or time"
+                } else {
+                    "TOML cannot read it"
+                };
                 message = format!(
-                    "{message}; the value is not quoted, so TOML reads `{value}` as a date or time: write it as a string, {k} = \"{value}\""
+                    "{message}; `{value}` is not quoted, so {reads}: write it as a string, {k} = \"{value}\""
                 );
             }
         }
@@ -463,6 +478,9 @@ pub struct RawVehicle {
     pub wormhole: S<Lines>,
     pub post_des_thrust: S<String>,
     pub post_des_rudder: S<String>,
+    pub node_report_local: S<bool>,
+    pub platform_type: S<String>,
+    pub platform_length: S<f64>,
     pub mqtt: Option<RawMqtt>,
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
@@ -550,9 +568,28 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "wormhole",
     "post_des_thrust",
     "post_des_rudder",
+    "node_report_local",
+    "platform_type",
+    "platform_length",
     "mqtt",
     "actuators",
     "aliases",
+];
+
+/// Keys whose value is a TOML string (an unquoted value gets a hint).
+const STRING_KEYS: &[&str] = &[
+    "name",
+    "model",
+    "prefix",
+    "start_pos",
+    "thrust_map",
+    "drift_vector",
+    "geodesy",
+    "math",
+    "current_field",
+    "platform_type",
+    "thrust_mode_diff",
+    "thrust_mode_reverse",
 ];
 
 /// Every key of the `[mqtt]` table.
@@ -876,6 +913,31 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         cfg.app_tick = v;
     }
+    if let Some(b) = &raw.node_report_local {
+        cfg.node_report_local = *b.get_ref();
+    }
+    if let Some(t) = &raw.platform_type {
+        let v = t.get_ref().trim();
+        if v.is_empty() || v.contains([',', '=']) {
+            return Err(src.error(
+                t.span().start,
+                "platform_type",
+                "must be a non-empty word without `,` or `=` (it is a NODE_REPORT_LOCAL field)",
+            ));
+        }
+        cfg.platform_type = v.to_string();
+    }
+    if let Some(l) = &raw.platform_length {
+        let v = *l.get_ref();
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(src.error(
+                l.span().start,
+                "platform_length",
+                "must be a length >= 0 in m",
+            ));
+        }
+        cfg.platform_length = v;
+    }
     if let Some(m) = &raw.mqtt {
         if let Some(b) = &m.broker {
             cfg.mqtt.broker = b.clone();
@@ -1196,13 +1258,15 @@ mod tests {
             "name" => "\"a\"",
             "model" => "\"classic\"",
             "prefix" | "start_pos" | "drift_vector" | "thrust_map" | "geodesy" | "math" => "\"\"",
+            "platform_type" => "\"kayak\"",
             "current_field" => "\"nonexistent.cfd\"",
             "thrust_mode_diff" | "thrust_mode_reverse" => "false",
             "thrust_reflect"
             | "sim_pause"
             | "dual_state"
             | "post_navpos_summary"
-            | "current_field_active" => "false",
+            | "current_field_active"
+            | "node_report_local" => "false",
             "mqtt" | "actuators" | "aliases" => "{}",
             _ => "1.0",
         }

@@ -381,6 +381,17 @@ fn steps_for_duration(timing: &Timing, duration: f64) -> Option<u64> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_mission_key_is_documented_in_docs_formats_md() {
+        let doc = include_str!("../docs/formats.md");
+        for key in MISSION_KEYS {
+            assert!(
+                doc.contains(&format!("`{key}`")),
+                "docs/formats.md lacks `{key}`"
+            );
+        }
+    }
+
     fn parse_str(text: &str) -> Result<Mission, ConfigError> {
         parse(Path::new("m.toml"), text)
     }

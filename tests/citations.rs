@@ -156,7 +156,18 @@ fn markdown_and_source_cite_only_files_in_the_repository() {
         }
         n += 1;
         let name = f.strip_prefix(&r).unwrap().display().to_string();
-        check(&name, &base, &text, &mut bad);
+        let mut here = Vec::new();
+        check(&name, &base, &text, &mut here);
+        if ext == "rs" && !here.is_empty() {
+            // `include_str!("../docs/config.md")`: relative to the source file
+            here.clear();
+            for c in citations(&text) {
+                if !resolves(&base, &c) && !resolves(f.parent().unwrap(), &c) {
+                    here.push(format!("{name}: cites `{c}`, not a file of the repository"));
+                }
+            }
+        }
+        bad.extend(here);
     }
     assert!(n > 50, "only {n} files scanned");
     assert!(bad.is_empty(), "{}", bad.join("\n"));

@@ -65,15 +65,23 @@ fn rudder_has_one_unit_everywhere() {
         ),
         (
             "docs/config.md",
-            word_after(&config_md, "thrust, rudder and elevator are", "config.md"),
+            word_after(
+                &config_md,
+                "thrust, rudder and elevator are",
+                "docs/config.md",
+            ),
         ),
         (
             "docs/formats.md, CSV column",
-            word_after(&formats_md, "| `rudder` |", "formats.md"),
+            word_after(&formats_md, "| `rudder` |", "docs/formats.md"),
         ),
         (
             "docs/model.md, notation",
-            word_after(&model_md, "Thrust, rudder and elevator are", "model.md"),
+            word_after(
+                &model_md,
+                "Thrust, rudder and elevator are",
+                "docs/model.md",
+            ),
         ),
     ];
     let readme_first = word_after(&readme, "deg/s, and", "README");
@@ -87,7 +95,7 @@ fn rudder_has_one_unit_everywhere() {
     let rate_doc = word_after(
         &config_md,
         "| `max_rudder_degs_per_sec` | float |",
-        "config.md",
+        "docs/config.md",
     );
     assert_eq!(rate_example, "percent/s");
     assert_eq!(rate_doc, "percent/s");

@@ -78,11 +78,21 @@ pub fn interface(a: InterfaceArgs) -> anyhow::Result<ExitCode> {
         ("TRUE_X, TRUE_Y", "ground position, m (classic)"),
         (
             "USM_DRIFT_SUMMARY",
-            "\"ang=..,mag=..,xmag=..,ymag=..\" when the drift changed",
+            "\"ang=..,mag=..,xmag=..,ymag=..\", only when the drift changed",
         ),
-        ("USM_RESET_COUNT", "number of USM_RESETs"),
-        ("NODE_REPORT", "JSON: every CSV column (MQTT only)"),
-        ("USM_TIME", "vehicle clock, s (MQTT only)"),
+        (
+            "USM_RESET_COUNT",
+            "number of USM_RESETs, only after a reset",
+        ),
+        (
+            "NODE_REPORT",
+            "JSON: every CSV column; t = mission time, s since start (MQTT only)",
+        ),
+        (
+            "NODE_REPORT_LOCAL",
+            "MOOS string NAME=..,X=..,..,TIME=.. (node_report_local = true)",
+        ),
+        ("USM_TIME", "vehicle clock, Unix s (MOOS time; MQTT only)"),
         ("status", "retained online / offline (MQTT only)"),
     ] {
         println!("  {name:<26} {:<7} {what}", "");

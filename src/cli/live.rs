@@ -14,6 +14,7 @@ use crate::mqtt::broker::{EmbeddedBroker, DEFAULT_BIND};
 use crate::mqtt::endpoint::{credentials, BrokerUrl, DEFAULT_BROKER};
 use crate::mqtt::fleet::{self, FleetEnd, FleetOptions};
 use crate::mqtt::tools::{self, PostOptions, ToolConnection, WatchEnd, WatchMode, WatchOptions};
+use crate::mqtt::topics::ON_CHANGE;
 
 /// Arguments of `usim run`.
 #[derive(Debug, clap::Args)]
@@ -45,6 +46,12 @@ pub struct RunArgs {
     /// On exit, write tick statistics (lateness histogram, drops) to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Also publish MOOS's NODE_REPORT_LOCAL string each iteration
+    /// (NAME=..,X=..,Y=..,SPD=..,HDG=..,DEP=..,LAT=..,LON=..,TIME=..,TYPE=..,LENGTH=..;
+    /// TIME is the vehicle clock in Unix s, like USM_TIME). Same as
+    /// `node_report_local = true` in the config.
+    #[arg(long)]
+    pub node_report_local: bool,
 }
 
 /// Arguments of `usim broker`.
@@ -121,10 +128,16 @@ pub struct PostArgs {
     pub value: String,
     #[command(flatten)]
     pub tool: ToolArgs,
-    /// Send even if the vehicle would drop it (unknown variable, bad payload).
+    /// Skip the checks: send even if the vehicle would drop it (unknown
+    /// variable, bad payload), and do not look for the vehicle's retained
+    /// `status` (without this, a vehicle that is not online is warned about).
     #[arg(long)]
     pub no_check: bool,
-    /// Set the retain flag (vehicles ignore retained commands).
+    /// Set the MQTT retain flag: the broker stores the message and hands it
+    /// to later subscribers. A running vehicle applies it like any message;
+    /// a vehicle ignores only the stored copy it is handed when it
+    /// (re)subscribes (so a retained USM_RESET does not replay at each
+    /// reconnection).
     #[arg(long)]
     pub retain: bool,
     /// Give up after S seconds.
@@ -134,6 +147,15 @@ pub struct PostArgs {
 
 /// Arguments of `usim watch`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Most variables are posted every iteration (V22: the pose every second one).\n\
+Posted only when they change: USM_DRIFT_SUMMARY, USM_FSUMMARY (classic), USM_RESET_COUNT;\n\
+--once waits for those without a time limit (Ctrl-C stops, --timeout S gives up).\n\
+`status` is retained: it arrives at once.\n\n\
+Times: NODE_REPORT's `t` is the mission time (s since the vehicle started, as in the CSV);\n\
+USM_TIME is the vehicle clock in Unix seconds (MOOS time).\n\n\
+Examples:\n  usim watch kayak\n  usim watch kayak NAV_X NAV_Y --once\n  usim watch kayak USM_RESET_COUNT --once   # waits for the next USM_RESET"
+)]
 pub struct WatchArgs {
     /// Vehicle name.
     pub vehicle: String,
@@ -141,7 +163,8 @@ pub struct WatchArgs {
     pub vars: Vec<String>,
     #[command(flatten)]
     pub tool: ToolArgs,
-    /// Print each variable's current value once (`VAR value` lines) and exit.
+    /// Print each variable's current value once (`VAR value` lines) and exit;
+    /// gives up after 10 s unless a variable posted only on change is asked for.
     #[arg(long)]
     pub once: bool,
     /// Exit after N messages.
@@ -175,6 +198,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(name) = a.name {
         config.name = name;
     }
+    config.node_report_local |= a.node_report_local;
     let broker = BrokerUrl::parse(a.broker.as_deref().unwrap_or(&config.mqtt.broker))?;
     let topic_root = a
         .topic_root
@@ -301,7 +325,9 @@ pub fn post(a: PostArgs) -> anyhow::Result<ExitCode> {
         retain: a.retain,
         timeout: seconds(a.timeout, "--timeout")?,
     };
-    runtime()?.block_on(tools::post(&opts))?;
+    if let Some(warning) = runtime()?.block_on(tools::post(&opts))? {
+        eprintln!("usim: warning: {warning}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -315,8 +341,21 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         WatchMode::Table
     };
+    let on_change: Vec<&str> = a
+        .vars
+        .iter()
+        .map(String::as_str)
+        .filter(|v| ON_CHANGE.contains(v))
+        .collect();
     let timeout = match (a.timeout, a.once) {
         (Some(s), _) => Some(seconds(s, "--timeout")?),
+        (None, true) if !on_change.is_empty() => {
+            eprintln!(
+                "usim: {} posted only when it changes: waiting for it (Ctrl-C stops, --timeout S gives up)",
+                on_change.join(", ") + if on_change.len() > 1 { " are" } else { " is" }
+            );
+            None
+        }
         (None, true) => Some(Duration::from_secs(10)),
         (None, false) => None,
     };
@@ -335,12 +374,13 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<ExitCode> {
         WatchEnd::TimedOut { received, missing } if !missing.is_empty() => anyhow::bail!(
             "no {} from vehicle {:?} on {} within {:.1} s ({received} other messages): is it \
              running with topic root {:?}? Some variables are posted only when they change \
-             (USM_DRIFT_SUMMARY, USM_RESET_COUNT) or only in some modes",
+             ({}) or only in some modes",
             missing.join(", "),
             opts.vehicle,
             opts.conn.url,
             timeout.map(|d| d.as_secs_f64()).unwrap_or(0.0),
-            opts.conn.topic_root
+            opts.conn.topic_root,
+            ON_CHANGE.join(", ")
         ),
         WatchEnd::TimedOut { received: 0, .. } => anyhow::bail!(
             "nothing from vehicle {:?} on {} within {:.1} s: is it running (usim run CONFIG) \

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod import;
 pub mod info;
 pub mod interp;
 pub mod live;
@@ -53,6 +54,8 @@ pub enum Command {
     Watch(live::WatchArgs),
     /// Serve a live view of the fleet in the browser, with commanding (like pMarineViewer).
     View(view::ViewArgs),
+    /// Turn a MOOS file's uSimMarine block into a usim vehicle config.
+    ImportMoos(import::ImportArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Post(a) => live::post(a),
         Command::Watch(a) => live::watch(a),
         Command::View(a) => view::run(a),
+        Command::ImportMoos(a) => import::run(a),
     }
 }
 

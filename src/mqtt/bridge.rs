@@ -38,8 +38,9 @@ use tracing::{debug, error, info, warn};
 
 use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::mailbox::{Mail, Mailbox, Pushed};
+use super::node_report::{node_report_local, Platform};
 use super::schedule::{LatenessStats, Schedule};
-use super::topics::{Topics, NODE_REPORT, OFFLINE, ONLINE, USM_TIME};
+use super::topics::{Topics, NODE_REPORT, NODE_REPORT_LOCAL, OFFLINE, ONLINE, USM_TIME};
 use super::{clip_for_log, no_broker_hint, BridgeError};
 use crate::command::parse_text;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
@@ -213,6 +214,11 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         mail_dropped: 0,
         publish_dropped: 0,
         publish_dropped_logged: Instant::now(),
+        node_report_local: cfg.node_report_local.then(|| Platform {
+            name: cfg.name.clone(),
+            kind: cfg.platform_type.clone(),
+            length_m: cfg.platform_length,
+        }),
     };
     let mut last_stats_log = Instant::now();
     tokio::pin!(shutdown);
@@ -297,6 +303,8 @@ struct Ticker {
     mail_dropped: u64,
     publish_dropped: u64,
     publish_dropped_logged: Instant,
+    /// `Some` when `NODE_REPORT_LOCAL` is published.
+    node_report_local: Option<Platform>,
 }
 
 impl Ticker {
@@ -354,6 +362,21 @@ impl Ticker {
                 }
             }
             Err(e) => debug!("NODE_REPORT not serialised: {e}"),
+        }
+        if let Some(platform) = &self.node_report_local {
+            let text = node_report_local(platform, &vehicle.snapshot(), t_s);
+            if self
+                .client
+                .try_publish(
+                    self.topics.var(NODE_REPORT_LOCAL),
+                    QoS::AtMostOnce,
+                    false,
+                    text,
+                )
+                .is_err()
+            {
+                failed += 1;
+            }
         }
         // USM_TIME last: a watcher that saw it has seen the whole iteration.
         if self

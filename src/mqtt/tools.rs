@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::bridge::shutdown_signal;
 use super::endpoint::{connection_failure, BrokerUrl, ConnectSpec};
-use super::topics::{check_var, Topics, STATUS, USM_TIME};
+use super::topics::{check_var, Topics, ONLINE, STATUS, USM_TIME};
 use super::BridgeError;
 use crate::command::parse_text;
 
@@ -56,9 +56,12 @@ pub struct PostOptions {
     pub var: String,
     /// Payload text, e.g. `60` or `x=0, y=0`.
     pub value: String,
-    /// Check the variable and payload as the vehicle will before sending.
+    /// Check the variable and payload as the vehicle will before sending,
+    /// and that the vehicle is online (its retained `status`).
     pub check: bool,
-    /// Retain the message on the broker (vehicles ignore retained commands).
+    /// Set the retain flag: the broker stores the message for later
+    /// subscribers. A running vehicle applies it like any message; only a
+    /// stored copy handed over when the vehicle (re)subscribes is ignored.
     pub retain: bool,
     /// Give up after this long.
     pub timeout: Duration,
@@ -87,8 +90,16 @@ pub fn would_accept(var: &str, value: &str) -> Result<(), crate::command::Messag
     }
 }
 
+/// How long `post` listens for the retained `status` of the vehicles
+/// after its subscription is acknowledged (the broker sends the stored
+/// messages right away; the wait ends early when the target is seen).
+const STATUS_WAIT: Duration = Duration::from_millis(300);
+
 /// Publish one value (QoS 1) and wait for the broker's acknowledgement.
-pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
+/// With `check`, first read the retained `status` of every vehicle under
+/// the topic root: the result is a warning when `vehicle` is not online
+/// (e.g. a typo in its name); the message is sent either way.
+pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
     let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
     check_var(&o.var)?;
     if o.check {
@@ -99,26 +110,74 @@ pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
         })?;
     }
     let topic = topics.var(&o.var);
+    let status_filter = format!("{}/+/{STATUS}", o.conn.topic_root);
     let (client, mut eventloop) = o.conn.spec("post").client(8)?;
     let exchange = async {
         let mut sent = false;
+        let mut subscribed = false;
+        let mut statuses: BTreeMap<String, String> = BTreeMap::new();
+        let mut listen_until: Option<tokio::time::Instant> = None;
+        let mut warning = None;
+        let publish = || {
+            client
+                .try_publish(
+                    topic.clone(),
+                    QoS::AtLeastOnce,
+                    o.retain,
+                    o.value.clone().into_bytes(),
+                )
+                .map_err(|e| o.conn.connect_error(e))
+        };
         loop {
-            match eventloop.poll().await {
-                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent => {
+            let listening = async {
+                match listen_until {
+                    Some(d) if !sent => tokio::time::sleep_until(d).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let event = tokio::select! {
+                ev = eventloop.poll() => ev,
+                _ = listening => {
+                    warning = offline_warning(&o.vehicle, &statuses);
                     sent = true;
-                    client
-                        .try_publish(
-                            topic.clone(),
-                            QoS::AtLeastOnce,
-                            o.retain,
-                            o.value.clone().into_bytes(),
-                        )
-                        .map_err(|e| o.conn.connect_error(e))?;
+                    publish()?;
+                    continue;
+                }
+            };
+            match event {
+                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && !subscribed => {
+                    if o.check {
+                        subscribed = true;
+                        client
+                            .try_subscribe(status_filter.clone(), QoS::AtMostOnce)
+                            .map_err(|e| o.conn.connect_error(e))?;
+                    } else {
+                        sent = true;
+                        publish()?;
+                    }
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
+                    listen_until = Some(tokio::time::Instant::now() + STATUS_WAIT);
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if !sent => {
+                    if let Some(name) = p
+                        .topic
+                        .strip_prefix(&format!("{}/", o.conn.topic_root))
+                        .and_then(|rest| rest.strip_suffix(&format!("/{STATUS}")))
+                        .filter(|n| !n.contains('/'))
+                    {
+                        let payload = String::from_utf8_lossy(&p.payload).into_owned();
+                        statuses.insert(name.to_string(), payload);
+                    }
+                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE) {
+                        sent = true;
+                        publish()?;
+                    }
                 }
                 Ok(Event::Incoming(Packet::PubAck(_))) => {
                     let _ = client.try_disconnect();
                 }
-                Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(()),
+                Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(warning),
                 Ok(_) => {}
                 Err(e) => return Err(connection_failure(&o.conn.url, &e)),
             }
@@ -131,6 +190,31 @@ pub async fn post(o: &PostOptions) -> Result<(), BridgeError> {
             o.timeout.as_secs_f64()
         ))),
     }
+}
+
+/// The warning `post` gives when `vehicle` has no retained `online`
+/// status among `statuses` (vehicle name → last status), or `None`.
+pub fn offline_warning(vehicle: &str, statuses: &BTreeMap<String, String>) -> Option<String> {
+    let online: Vec<&str> = statuses
+        .iter()
+        .filter(|(_, s)| s.as_str() == ONLINE)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if online.contains(&vehicle) {
+        return None;
+    }
+    let list = if online.is_empty() {
+        "none".to_string()
+    } else {
+        online.join(", ")
+    };
+    let last = match statuses.get(vehicle) {
+        Some(s) => format!(" (its last status: {s})"),
+        None => String::new(),
+    };
+    Some(format!(
+        "no vehicle `{vehicle}` is online on this broker{last} (online: {list}); the message was sent anyway (--no-check skips this check)"
+    ))
 }
 
 /// How `usim watch` shows what it receives.
@@ -382,7 +466,26 @@ fn tool_client_id(tool: &str) -> String {
 
 #[cfg(test)]
 mod would_accept_tests {
-    use super::would_accept;
+    use super::{offline_warning, would_accept};
+
+    #[test]
+    fn offline_warning_lists_the_vehicles_online() {
+        let mut st = std::collections::BTreeMap::new();
+        st.insert("kayak".to_string(), "online".to_string());
+        st.insert("uuv".to_string(), "online".to_string());
+        st.insert("old".to_string(), "offline".to_string());
+        assert_eq!(offline_warning("kayak", &st), None);
+        let w = offline_warning("kayk", &st).unwrap();
+        assert!(
+            w.starts_with("no vehicle `kayk` is online on this broker (online: kayak, uuv)"),
+            "{w}"
+        );
+        let w = offline_warning("old", &st).unwrap();
+        assert!(w.contains("(its last status: offline)"), "{w}");
+        assert!(offline_warning("x", &Default::default())
+            .unwrap()
+            .contains("(online: none)"));
+    }
 
     #[test]
     fn catches_what_the_vehicle_would_drop() {

@@ -6,10 +6,17 @@ use super::BridgeError;
 
 /// The retained status topic's last level (`online` / `offline`).
 pub const STATUS: &str = "status";
-/// One JSON object per iteration with the CSV columns (docs/formats.md §3).
+/// One JSON object per iteration with the CSV columns (docs/formats.md §3);
+/// its `t` is the mission time, s since the vehicle started.
 pub const NODE_REPORT: &str = "NODE_REPORT";
-/// The vehicle clock in seconds, posted each iteration.
+/// MOOS's string form `NAME=..,X=..,...,TIME=..` (optional, docs/formats.md §4);
+/// its `TIME` is the vehicle clock, Unix s.
+pub const NODE_REPORT_LOCAL: &str = "NODE_REPORT_LOCAL";
+/// The vehicle clock, Unix seconds (MOOS time), posted each iteration.
 pub const USM_TIME: &str = "USM_TIME";
+/// Variables a vehicle posts only when they change, not every iteration:
+/// a watcher may wait a long time for them.
+pub const ON_CHANGE: &[&str] = &["USM_DRIFT_SUMMARY", "USM_FSUMMARY", "USM_RESET_COUNT"];
 /// Payload of [`STATUS`] while the vehicle runs (retained).
 pub const ONLINE: &str = "online";
 /// Payload of [`STATUS`] after a clean exit, and the MQTT last will.

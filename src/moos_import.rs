@@ -1,0 +1,563 @@
+//! `usim import-moos`: a MOOS mission file's `ProcessConfig = uSimMarine`
+//! (or `uSimMarineV22`) block, plus the mission-wide `LatOrigin`,
+//! `LongOrigin` and `Community`, turned into a usim vehicle config with the
+//! same meaning (docs/formats.md §8).
+//!
+//! Sans-IO: [`import`] is a pure function of the file's text. MOOS's reading
+//! rules (docs/model.md §2.1): every blank (space, tab, CR) is removed from
+//! a config line, `//` starts a comment, the key is case-insensitive and the
+//! value follows the first `=`; a line with an empty value is skipped.
+//! A usim config holds each key once, so repeated keys are merged as the app
+//! would apply them (classic: the earlier line wins; V22: the later one);
+//! `thrust_map` lines accumulate into a list in file order. Every line that
+//! cannot be carried over is reported with its line number and the reason.
+use std::fmt;
+
+use crate::model::angles::is_number;
+
+/// A line of the block that is not in the imported config, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unmapped {
+    /// 1-based line in the `.moos` file.
+    pub line: usize,
+    /// The key as written (blanks removed).
+    pub key: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+impl fmt::Display for Unmapped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: key `{}`: {}", self.line, self.key, self.reason)
+    }
+}
+
+/// The result of an import.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// The block's process name as written (`uSimMarine`, `uSimMarineV22`).
+    pub process: String,
+    /// The usim config, TOML text.
+    pub toml: String,
+    /// Lines left out, in file order.
+    pub unmapped: Vec<Unmapped>,
+}
+
+/// Why nothing could be imported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError(pub String);
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// How a uSimMarine parameter is written in TOML.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ty {
+    Num,
+    Bool,
+    Text,
+    /// `thrust_mode_diff`, `thrust_mode_reverse`: the word as a string.
+    Word,
+    /// `thrust_map`: lines accumulate.
+    Lines,
+}
+
+/// Keys uSimMarine (both variants) handles, with their TOML type.
+const COMMON: &[(&str, Ty)] = &[
+    ("start_x", Ty::Num),
+    ("start_y", Ty::Num),
+    ("start_heading", Ty::Num),
+    ("start_speed", Ty::Num),
+    ("start_depth", Ty::Num),
+    ("start_pos", Ty::Text),
+    ("prefix", Ty::Text),
+    ("turn_rate", Ty::Num),
+    ("thrust_map", Ty::Lines),
+    ("thrust_factor", Ty::Num),
+    ("thrust_reflect", Ty::Bool),
+    ("max_acceleration", Ty::Num),
+    ("max_deceleration", Ty::Num),
+    ("buoyancy_rate", Ty::Num),
+    ("max_depth_rate", Ty::Num),
+    ("max_depth_rate_speed", Ty::Num),
+    ("default_water_depth", Ty::Num),
+    ("drift_x", Ty::Num),
+    ("drift_y", Ty::Num),
+    ("drift_vector", Ty::Text),
+    ("rotate_speed", Ty::Num),
+    ("max_rudder_degs_per_sec", Ty::Num),
+    ("sim_pause", Ty::Bool),
+    ("dual_state", Ty::Bool),
+    ("trim_tolerance", Ty::Num),
+    ("max_trim_delay", Ty::Num),
+];
+
+/// Keys only uSimMarineV22 handles.
+const V22_ONLY: &[(&str, Ty)] = &[
+    ("turn_spd_loss", Ty::Num),
+    ("max_speed", Ty::Num),
+    ("turn_radius", Ty::Num),
+    ("turn_spd_map_null_speed", Ty::Num),
+    ("turn_spd_map_null_rate", Ty::Num),
+    ("turn_spd_map_full_speed", Ty::Num),
+    ("turn_spd_map_full_rate", Ty::Num),
+    ("thrust_mode_diff", Ty::Word),
+    ("thrust_mode_reverse", Ty::Word),
+    ("post_navpos_summary", Ty::Bool),
+];
+
+/// Classic's deprecated names (mapped with a warning by uSimMarine).
+const CLASSIC_ALIASES: &[(&str, &str)] = &[
+    ("force_x", "drift_x"),
+    ("force_y", "drift_y"),
+    ("force_theta", "rotate_speed"),
+    ("force_vector", "drift_vector"),
+    ("startheading", "start_heading"),
+    ("startdepth", "start_depth"),
+    ("startspeed", "start_speed"),
+];
+
+/// V22 keys usim does not model (embedded PID, sailing, wormholes).
+const V22_OUT_OF_SCOPE: &[&str] = &[
+    "wormhole",
+    "wind_conditions",
+    "polar_plot",
+    "post_des_thrust",
+    "post_des_rudder",
+    "depth_control",
+    "speed_factor",
+    "maxrudder",
+    "maxthrust",
+    "maxpitch",
+    "maxelevator",
+    "sim_instability",
+    "active_start",
+];
+
+/// Keys of every MOOS app that usim has no use for.
+const MOOS_APP_KEYS: &[&str] = &["commstick", "maxapptick", "iterateMode", "iteratemode"];
+
+/// One config line of the block, blanks removed.
+#[derive(Debug, Clone)]
+struct Line {
+    line: usize,
+    key: String,
+    value: String,
+}
+
+/// Import the block of `process` (default: the first `uSimMarine` or
+/// `uSimMarineV22` block) from the text of a `.moos` file.
+pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError> {
+    let mut blocks: Vec<(String, Vec<Line>)> = Vec::new();
+    let mut globals: Vec<Line> = Vec::new();
+    // Parser state: outside, saw `ProcessConfig = X` (waiting for `{`), inside.
+    let mut pending: Option<String> = None;
+    let mut inside: Option<(String, Vec<Line>)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let no_comment = raw.split("//").next().unwrap_or("");
+        let squeezed: String = no_comment
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '\r'))
+            .collect();
+        if squeezed.is_empty() {
+            continue;
+        }
+        if let Some((name, lines)) = inside.as_mut() {
+            if squeezed.starts_with('}') {
+                let (name, lines) = (std::mem::take(name), std::mem::take(lines));
+                blocks.push((name, lines));
+                inside = None;
+                continue;
+            }
+            if let Some(l) = split_line(n, &squeezed) {
+                lines.push(l);
+            }
+            continue;
+        }
+        if let Some(name) = pending.take() {
+            if let Some(rest) = squeezed.strip_prefix('{') {
+                let mut lines = Vec::new();
+                if let Some(l) = (!rest.is_empty()).then(|| split_line(n, rest)).flatten() {
+                    lines.push(l);
+                }
+                inside = Some((name, lines));
+                continue;
+            }
+            return Err(ImportError(format!(
+                "line {n}: expected `{{` to open the ProcessConfig block of {name}"
+            )));
+        }
+        let Some((key, value)) = squeezed.split_once('=') else {
+            continue;
+        };
+        if key.eq_ignore_ascii_case("processconfig") {
+            // `ProcessConfig = name {` on one line is allowed too.
+            match value.strip_suffix('{') {
+                Some(name) => inside = Some((name.to_string(), Vec::new())),
+                None => pending = Some(value.to_string()),
+            }
+            continue;
+        }
+        globals.push(Line {
+            line: n,
+            key: key.to_ascii_lowercase(),
+            value: value.to_string(),
+        });
+    }
+    if let Some((name, _)) = inside {
+        return Err(ImportError(format!(
+            "the ProcessConfig block of {name} is not closed with `}}`"
+        )));
+    }
+
+    let wanted = |name: &str| match process {
+        Some(p) => name.eq_ignore_ascii_case(p),
+        None => {
+            name.eq_ignore_ascii_case("usimmarine") || name.eq_ignore_ascii_case("usimmarinev22")
+        }
+    };
+    let Some((name, lines)) = blocks.iter().find(|(n, _)| wanted(n)) else {
+        let found: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(ImportError(format!(
+            "no `ProcessConfig = {}` block (blocks found: {})",
+            process.unwrap_or("uSimMarine or uSimMarineV22"),
+            if found.is_empty() {
+                "none".to_string()
+            } else {
+                found.join(", ")
+            }
+        )));
+    };
+    let v22 = name.eq_ignore_ascii_case("usimmarinev22");
+    if !v22 && !name.eq_ignore_ascii_case("usimmarine") {
+        return Err(ImportError(format!(
+            "`{name}` is not uSimMarine or uSimMarineV22: usim imports only those"
+        )));
+    }
+
+    let mut unmapped = Vec::new();
+    // (usim key, TOML value, line) in file order.
+    let mut entries: Vec<(String, String, usize)> = Vec::new();
+    let mut thrust_map: Option<(usize, Vec<String>)> = None;
+    for l in lines {
+        let mut report = |reason: String| {
+            unmapped.push(Unmapped {
+                line: l.line,
+                key: l.key.clone(),
+                reason,
+            })
+        };
+        if l.value.is_empty() {
+            continue; // MOOS drops lines with an empty value
+        }
+        let key = l.key.to_ascii_lowercase();
+        let (usim_key, ty) = match lookup(&key, v22) {
+            Lookup::Found(k, ty) => (k, ty),
+            Lookup::AppTick => {
+                match number(&l.value) {
+                    Some(v) if v > 0.0 && v <= 1000.0 => {
+                        entries.push(("app_tick".into(), toml_f64(v), l.line))
+                    }
+                    _ => report(format!(
+                        "`{}` is not a rate in (0, 1000] Hz; app_tick left at its default",
+                        l.value
+                    )),
+                }
+                continue;
+            }
+            Lookup::Report(reason) => {
+                report(reason);
+                continue;
+            }
+        };
+        let value = match ty {
+            Ty::Num => match number(&l.value) {
+                Some(v) => toml_f64(v),
+                None => {
+                    report(format!(
+                        "`{}` is not a number in MOOS's sense (no exponent, no letters): uSimMarine ignores the line",
+                        l.value
+                    ));
+                    continue;
+                }
+            },
+            Ty::Bool => match boolean(&l.value, v22) {
+                Some(b) => b.to_string(),
+                None => {
+                    report(format!(
+                        "`{}` is not true/false: uSimMarine ignores the line",
+                        l.value
+                    ));
+                    continue;
+                }
+            },
+            Ty::Text | Ty::Word => toml_str(&l.value),
+            Ty::Lines => {
+                thrust_map
+                    .get_or_insert_with(|| (l.line, Vec::new()))
+                    .1
+                    .push(l.value.clone());
+                continue;
+            }
+        };
+        entries.push((usim_key.to_string(), value, l.line));
+    }
+
+    // One line per key: classic applies the last line first (the earliest
+    // wins), V22 in file order (the latest wins).
+    let mut kept: Vec<(String, String, usize)> = Vec::new();
+    for e in entries {
+        match kept.iter().position(|k| k.0 == e.0) {
+            None => kept.push(e),
+            Some(i) => {
+                let (winner, loser) = if v22 {
+                    (e.clone(), kept[i].clone())
+                } else {
+                    (kept[i].clone(), e.clone())
+                };
+                unmapped.push(Unmapped {
+                    line: loser.2,
+                    key: loser.0.clone(),
+                    reason: format!(
+                        "repeats `{}` of line {}; {} applies both and line {} wins, so only that one is kept",
+                        winner.0,
+                        winner.2,
+                        if v22 { "uSimMarineV22" } else { "uSimMarine" },
+                        winner.2
+                    ),
+                });
+                if v22 {
+                    kept.remove(i);
+                    kept.push(e);
+                }
+            }
+        }
+    }
+    if let Some((line, maps)) = thrust_map {
+        // classic applies the lines last-first, V22 in file order: the
+        // list is written in file order and usim applies it with the same
+        // rule, so the accumulated map is the same.
+        let list: Vec<String> = maps.iter().map(|m| toml_str(m)).collect();
+        let value = if list.len() == 1 {
+            list[0].clone()
+        } else {
+            format!("[{}]", list.join(", "))
+        };
+        let at = kept.iter().position(|k| k.2 > line).unwrap_or(kept.len());
+        kept.insert(at, ("thrust_map".to_string(), value, line));
+    }
+
+    let global = |k: &str| globals.iter().find(|g| g.key == k);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Imported by `usim import-moos` from ProcessConfig = {name}.\n"
+    ));
+    if let Some(c) = global("community") {
+        if !c.value.is_empty() && !c.value.contains(['/', '+', '#']) {
+            out.push_str(&format!("name = {}\n", toml_str(&c.value)));
+        }
+    }
+    out.push_str(&format!(
+        "model = \"{}\"\n",
+        if v22 { "v22" } else { "classic" }
+    ));
+    match (global("latorigin"), global("longorigin")) {
+        (Some(la), Some(lo)) => match (number(&la.value), number(&lo.value)) {
+            (Some(a), Some(o)) => {
+                out.push_str(&format!("lat_origin = {}\n", toml_f64(a)));
+                out.push_str(&format!("lon_origin = {}\n", toml_f64(o)));
+            }
+            _ => unmapped.push(Unmapped {
+                line: la.line,
+                key: "LatOrigin".into(),
+                reason: "LatOrigin/LongOrigin are not numbers: no lat/lon output".into(),
+            }),
+        },
+        (Some(g), None) | (None, Some(g)) => unmapped.push(Unmapped {
+            line: g.line,
+            key: g.key.clone(),
+            reason: "LatOrigin and LongOrigin go together: no lat/lon output".into(),
+        }),
+        (None, None) => {}
+    }
+    for (k, v, _) in &kept {
+        out.push_str(&format!("{k} = {v}\n"));
+    }
+    unmapped.sort_by_key(|u| u.line);
+    Ok(Imported {
+        process: name.clone(),
+        toml: out,
+        unmapped,
+    })
+}
+
+enum Lookup {
+    Found(&'static str, Ty),
+    AppTick,
+    Report(String),
+}
+
+fn lookup(key: &str, v22: bool) -> Lookup {
+    if let Some((k, ty)) = COMMON.iter().find(|(k, _)| *k == key) {
+        return Lookup::Found(k, *ty);
+    }
+    if let Some((k, ty)) = V22_ONLY.iter().find(|(k, _)| *k == key) {
+        return if v22 {
+            Lookup::Found(k, *ty)
+        } else {
+            Lookup::Report(
+                "a uSimMarineV22 parameter: the classic uSimMarine ignores it (import with --process uSimMarineV22 for V22)".into(),
+            )
+        };
+    }
+    if let Some((_, to)) = CLASSIC_ALIASES.iter().find(|(k, _)| *k == key) {
+        if v22 {
+            return Lookup::Report(format!(
+                "a deprecated classic name that uSimMarineV22 does not accept (write `{to}`)"
+            ));
+        }
+        let ty = COMMON
+            .iter()
+            .find(|(k, _)| k == to)
+            .map_or(Ty::Num, |(_, t)| *t);
+        return Lookup::Found(to, ty);
+    }
+    if key == "apptick" {
+        return Lookup::AppTick;
+    }
+    if key == "current_field" || key == "current_field_active" {
+        return Lookup::Report(
+            "documented for uSimMarine but not implemented by it; usim's own `current_field` takes a field file (docs/current_field.md)".into(),
+        );
+    }
+    if MOOS_APP_KEYS.contains(&key) {
+        return Lookup::Report("a MOOS app setting with no meaning for usim".into());
+    }
+    if V22_OUT_OF_SCOPE.contains(&key) || key.contains("_pid_") || key.ends_with("_pid") {
+        return Lookup::Report(
+            "not modelled by usim (V22's embedded PID, sailing and wormholes are out of scope)"
+                .into(),
+        );
+    }
+    Lookup::Report("not a uSimMarine parameter (uSimMarine reports it as unhandled)".into())
+}
+
+/// `key=value` with the key lower-cased; `None` without `=`.
+fn split_line(n: usize, squeezed: &str) -> Option<Line> {
+    let (k, v) = squeezed.split_once('=')?;
+    if k.is_empty() {
+        return None;
+    }
+    Some(Line {
+        line: n,
+        key: k.to_ascii_lowercase(),
+        value: v.to_string(),
+    })
+}
+
+/// A MOOS number (`isNumber`) as f64.
+fn number(s: &str) -> Option<f64> {
+    if !is_number(s) {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `true`/`false` in any case (V22 also the words of `setBooleanOnString`).
+fn boolean(s: &str, v22: bool) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        "on" | "yes" if v22 => Some(true),
+        "off" | "no" if v22 => Some(false),
+        _ => None,
+    }
+}
+
+/// A TOML float that reads back to `v` exactly.
+fn toml_f64(v: f64) -> String {
+    format!("{v:?}")
+}
+
+/// A TOML basic string.
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_block_with_moos_rules() {
+        let text = "LatOrigin = 43.8\nLongOrigin = -70.3\nCommunity = alpha\n\
+            ProcessConfig = pHelmIvP\n{\n  AppTick = 4\n}\n\
+            ProcessConfig = uSimMarine\n{\n  AppTick = 10  // comment\n  Turn_Rate = 5 0\n  \
+            THRUST_MAP = 20 : 1, 100 : 5\n  start_pos = x = 1 , y = 2\n  junk = 3\n  max_speed = 2\n  prefix =\n}\n";
+        let imp = import(text, None).unwrap();
+        assert_eq!(imp.process, "uSimMarine");
+        assert_eq!(
+            imp.toml,
+            "# Imported by `usim import-moos` from ProcessConfig = uSimMarine.\n\
+             name = \"alpha\"\nmodel = \"classic\"\nlat_origin = 43.8\nlon_origin = -70.3\n\
+             app_tick = 10.0\nturn_rate = 50.0\nthrust_map = \"20:1,100:5\"\n\
+             start_pos = \"x=1,y=2\"\n"
+        );
+        let lines: Vec<(usize, &str)> = imp
+            .unmapped
+            .iter()
+            .map(|u| (u.line, u.key.as_str()))
+            .collect();
+        assert_eq!(lines, [(14, "junk"), (15, "max_speed")]);
+    }
+
+    #[test]
+    fn classic_keeps_the_earlier_line_v22_the_later() {
+        let c = "ProcessConfig = uSimMarine\n{\nstart_x = 1\nstart_x = 2\n}\n";
+        let imp = import(c, None).unwrap();
+        assert!(imp.toml.contains("start_x = 1.0\n"), "{}", imp.toml);
+        assert_eq!(imp.unmapped[0].line, 4);
+        let v = c.replace("uSimMarine\n", "uSimMarineV22\n");
+        let imp = import(&v, None).unwrap();
+        assert!(imp.toml.contains("start_x = 2.0\n"), "{}", imp.toml);
+        assert_eq!(imp.unmapped[0].line, 3);
+    }
+
+    #[test]
+    fn errors_name_what_is_missing() {
+        assert!(import("", None)
+            .unwrap_err()
+            .0
+            .contains("blocks found: none"));
+        let e = import("ProcessConfig = pHelmIvP\n{\n}\n", None).unwrap_err();
+        assert!(e.0.contains("blocks found: pHelmIvP"), "{e}");
+        assert!(import("ProcessConfig = uSimMarine\n{\nx=1\n", None)
+            .unwrap_err()
+            .0
+            .contains("not closed"));
+        assert!(import("ProcessConfig = uSimMarine\nx=1\n", None)
+            .unwrap_err()
+            .0
+            .contains("expected `{`"));
+    }
+
+    #[test]
+    fn hostile_text_never_panics() {
+        for t in [
+            "ProcessConfig = uSimMarine {\n=\n==\n}\n",
+            "ProcessConfig=\n{\n}",
+            "}\n}\n{",
+            "ProcessConfig = uSimMarine\n{ start_x = 1\n}",
+            "LatOrigin = x\nLongOrigin = 1e5\nProcessConfig = uSimMarine\n{\n}",
+            "ProcessConfig = uSimMarine\n{\nstart_x = --5\nthrust_map = \"\\\n}",
+        ] {
+            let _ = import(t, None);
+        }
+    }
+}

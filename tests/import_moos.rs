@@ -1,0 +1,198 @@
+//! `usim import-moos` on hand-written `.moos` files (tests/data/import/):
+//! MOOS's reading rules, every uSimMarine key usim knows, every line it
+//! cannot map reported with its line, and the round trip: a mission replayed
+//! with the imported config gives byte-identical CSV to the same mission
+//! replayed with the hand-written TOML the `.moos` block mirrors.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use usim::moos_import::import;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(name)
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(data(name)).unwrap()
+}
+
+/// Replay a fixed mission (thrust, rudder, elevator, a drift gust, reverse
+/// thrust) with `vehicle` and return the CSV bytes.
+fn replay_with(vehicle: &Path) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let mission = dir.path().join("m.toml");
+    let text = format!(
+        "[mission]\nvehicle = {:?}\ndt = 0.1\nduration = 60.0\n\
+         [[post]]\nt = 1.0\nvar = \"DESIRED_THRUST\"\nvalue = 60\n\
+         [[post]]\nt = 5.0\nvar = \"DESIRED_RUDDER\"\nvalue = 25\n\
+         [[post]]\nt = 8.0\nvar = \"DESIRED_ELEVATOR\"\nvalue = 30\n\
+         [[post]]\nt = 15.0\nvar = \"DRIFT_VECTOR_ADD\"\nvalue = \"137, 0.25\"\n\
+         [[post]]\nt = 30.0\nvar = \"DESIRED_THRUST\"\nvalue = -50\n\
+         [[post]]\nt = 40.0\nvar = \"DESIRED_RUDDER\"\nvalue = -100\n",
+        vehicle.to_str().unwrap()
+    );
+    std::fs::write(&mission, text).unwrap();
+    let m = usim::mission::load(&mission).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.vehicle.warnings.is_empty(), "{:?}", m.vehicle.warnings);
+    let mut out = Vec::new();
+    usim::replay::run(&m, &mut out, |_, _| {}).unwrap();
+    out
+}
+
+fn round_trip(moos: &str, toml: &str) -> usim::moos_import::Imported {
+    let imported = import(&read(moos), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("imported.toml");
+    std::fs::write(&path, &imported.toml).unwrap();
+    let ours = replay_with(&path);
+    let hand = replay_with(&data(toml));
+    assert!(ours.len() > 10_000);
+    assert!(
+        ours == hand,
+        "{moos}: the imported config replays differently from {toml}:\n{}",
+        imported.toml
+    );
+    // and the mirror is not trivially the default vehicle
+    let default = dir.path().join("default.toml");
+    std::fs::write(&default, "model = \"classic\"\n").unwrap();
+    assert!(replay_with(&default) != hand);
+    imported
+}
+
+fn reported(i: &usim::moos_import::Imported) -> Vec<(usize, String)> {
+    i.unmapped.iter().map(|u| (u.line, u.key.clone())).collect()
+}
+
+#[test]
+fn classic_block_round_trips_and_reports_what_it_cannot_map() {
+    let i = round_trip("classic.moos", "classic.toml");
+    assert_eq!(i.process, "uSimMarine");
+    let r = reported(&i);
+    let expected: Vec<(usize, String)> = [
+        (21, "commstick"),
+        (54, "thrust_mode_reverse"),
+        (56, "turn_rate"),
+        (57, "turn_spd_loss"),
+        (58, "yaw_pid_kp"),
+        (59, "max_speed"),
+        (60, "bogus_key"),
+        (61, "start_depth"),
+    ]
+    .iter()
+    .map(|(l, k)| (*l, k.to_string()))
+    .collect();
+    assert_eq!(r, expected, "{:#?}", i.unmapped);
+    // the reasons say why
+    let why = |k: &str| &i.unmapped.iter().find(|u| u.key == k).unwrap().reason;
+    assert!(
+        why("turn_rate").contains("line 31 wins"),
+        "{}",
+        why("turn_rate")
+    );
+    assert!(why("turn_spd_loss").contains("V22"));
+    assert!(why("start_depth").contains("not a number"));
+}
+
+#[test]
+fn v22_block_round_trips_with_the_later_line_winning() {
+    let i = round_trip("v22.moos", "v22.toml");
+    assert_eq!(i.process, "uSimMarineV22");
+    assert!(i.toml.contains("start_x = 7.0\n"), "{}", i.toml);
+    assert!(i.toml.contains("sim_pause = false\n"), "{}", i.toml);
+    let keys: Vec<String> = reported(&i).into_iter().map(|(_, k)| k).collect();
+    assert_eq!(
+        keys,
+        [
+            "start_x",
+            "depth_control",
+            "speed_pid_kp",
+            "wormhole",
+            "force_x"
+        ]
+    );
+    assert_eq!(
+        reported(&i)[0].0,
+        10,
+        "the earlier start_x is the one left out"
+    );
+}
+
+#[test]
+fn classic_aliases_round_trip() {
+    let i = round_trip("aliases.moos", "aliases.toml");
+    assert!(i.unmapped.is_empty(), "{:#?}", i.unmapped);
+}
+
+/// Between them, the files exercise every uSimMarine key usim knows.
+#[test]
+fn the_test_files_cover_every_importable_key() {
+    let mut seen = BTreeSet::new();
+    for f in ["classic.moos", "v22.moos", "aliases.moos"] {
+        let i = import(&read(f), None).unwrap();
+        let cfg: toml::Table = i.toml.parse().unwrap();
+        seen.extend(cfg.keys().cloned());
+    }
+    // usim's own keys that have no MOOS counterpart
+    let own = [
+        "geodesy",
+        "math",
+        "current_field",
+        "current_field_active",
+        "mqtt",
+        "actuators",
+        "aliases",
+        "node_report_local",
+        "platform_type",
+        "platform_length",
+    ];
+    for key in usim::config::VEHICLE_KEYS {
+        if !own.contains(key) {
+            assert!(seen.contains(*key), "no test .moos file imports `{key}`");
+        }
+    }
+}
+
+#[test]
+fn the_command_writes_the_file_and_reports_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("alpha.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_usim"))
+        .args([
+            "import-moos",
+            data("classic.moos").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("classic.moos:58: key `yaw_pid_kp`: not imported"),
+        "{err}"
+    );
+    assert!(err.contains("8 line(s) not imported"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        import(&read("classic.moos"), None).unwrap().toml
+    );
+    // --process picks the block; a missing one is named
+    let o = Command::new(env!("CARGO_BIN_EXE_usim"))
+        .args([
+            "import-moos",
+            data("classic.moos").to_str().unwrap(),
+            "--process",
+            "uSimMarineV22",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("blocks found: ANTLER, uSimMarine, pHelmIvP"),
+        "{err}"
+    );
+}

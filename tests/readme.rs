@@ -1,0 +1,337 @@
+//! The README read top to bottom works as written: its first screen holds
+//! exactly the two commands, and every command it shows is run — here
+//! (offline ones, the transcripts compared line by line, the live block on
+//! a free port) or by `.ci/run` (install, formatting, lints, benchmarks,
+//! profiling). A command added to the README without a place in
+//! [`coverage`] fails this test.
+mod mqtt_util;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use mqtt_util::*;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(root().join("README.md")).unwrap()
+}
+
+/// A command the README shows, with the output lines of a `$ ` transcript.
+#[derive(Debug, Clone)]
+struct Shown {
+    command: String,
+    output: Vec<String>,
+}
+
+/// Commands in ```sh blocks (all lines, or the `$ ` lines of a transcript
+/// with the lines after them as output) and in inline code spans that
+/// start like a command.
+fn commands(text: &str) -> Vec<Shown> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut prose = String::new();
+    while let Some(start) = rest.find("```") {
+        prose.push_str(&rest[..start]);
+        let after = &rest[start + 3..];
+        let (lang, body) = after.split_once('\n').unwrap_or((after, ""));
+        let end = body.find("```").unwrap_or(body.len());
+        let block = &body[..end];
+        rest = body.get(end + 3..).unwrap_or("");
+        if lang.trim() != "sh" {
+            continue;
+        }
+        let transcript = block.lines().any(|l| l.starts_with("$ "));
+        for l in block.lines() {
+            if transcript {
+                if let Some(c) = l.strip_prefix("$ ") {
+                    out.push(Shown {
+                        command: c.trim().to_string(),
+                        output: Vec::new(),
+                    });
+                } else if let Some(last) = out.last_mut() {
+                    last.output.push(l.to_string());
+                }
+            } else {
+                let c = l.split(" #").next().unwrap_or("").trim();
+                if !c.is_empty() && !c.starts_with('#') {
+                    out.push(Shown {
+                        command: c.to_string(),
+                        output: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    prose.push_str(rest);
+    for (i, span) in prose.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        let c = span.split_whitespace().collect::<Vec<_>>().join(" ");
+        let starts = ["usim", "cargo ", "scripts/", ".ci/", "target/", "RUDDER="];
+        if starts.iter().any(|s| c.starts_with(s)) && !c.ends_with('/') && c != "usim" {
+            out.push(Shown {
+                command: c,
+                output: Vec::new(),
+            });
+        }
+    }
+    out
+}
+
+/// Where a README command runs.
+#[derive(Debug)]
+enum Check {
+    /// Run by this file: offline commands and `--help` of a synopsis.
+    Here,
+    /// The live block, run by [`live_block_runs_as_written`].
+    Live,
+    /// `.ci/run` holds this line.
+    Ci(&'static str),
+}
+
+/// Every README command, and where it runs.
+fn coverage(command: &str) -> Option<Check> {
+    let c = command;
+    let ci = |line| Some(Check::Ci(line));
+    match c {
+        "cargo test" | "cargo test --test golden" => ci("cargo test"),
+        ".ci/run" => ci("cargo test"),
+        "cargo install --path ." => {
+            ci("CARGO_TARGET_DIR=\"$PWD/target\" cargo install --path . --locked --root \"$root\"")
+        }
+        "cargo uninstall usim" => ci("cargo uninstall --root \"$root\" usim"),
+        "cargo fmt --check" => ci("cargo fmt --check"),
+        "cargo clippy --all-targets -- -D warnings" => ci("cargo clippy --all-targets -- -D warnings"),
+        _ if c.starts_with("cargo bench") => ci("cargo bench -- --test"),
+        "scripts/bench_fleet.sh 100" => ci("STRICT=0 scripts/bench_fleet.sh 5 5"),
+        // the script runs exactly this, into an empty target directory
+        "scripts/cold_build.sh" | "cargo build --release --locked" => ci("scripts/cold_build.sh 1"),
+        _ if c.starts_with("cargo build --release --example step_profile") => ci(
+            "cargo build --release --example step_profile && RUDDER=20 valgrind --tool=callgrind --callgrind-out-file=\"$root/callgrind.out\" target/release/examples/step_profile",
+        ),
+        "RUDDER=0" => ci("RUDDER=0 valgrind --tool=callgrind --callgrind-out-file=\"$root/callgrind0.out\" target/release/examples/step_profile"),
+        "target/release/examples/step_profile 5000000" => {
+            ci("target/release/examples/step_profile 5000000")
+        }
+        "usim up configs/kayak.toml configs/uuv.toml"
+        | "usim post kayak DESIRED_THRUST 60"
+        | "usim watch kayak" => Some(Check::Live),
+        _ if c.starts_with("usim ") || c.starts_with("cargo run --release -- ") => Some(Check::Here),
+        _ => None,
+    }
+}
+
+fn usim_out(args: &[&str]) -> std::process::Output {
+    Command::new(usim())
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run usim")
+}
+
+#[test]
+fn first_screen_holds_exactly_the_two_commands() {
+    // the first screen: everything before the first section heading,
+    // which must fit in a terminal
+    let text = readme();
+    let first = &text[..text.find("\n## ").expect("a section heading")];
+    assert!(
+        first.lines().count() <= 30,
+        "the first screen is {} lines",
+        first.lines().count()
+    );
+    let in_blocks: Vec<String> = commands(first).into_iter().map(|s| s.command).collect();
+    assert_eq!(
+        in_blocks,
+        [
+            "cargo run --release -- replay missions/harbour_turns.toml -o turns.csv",
+            "cargo test"
+        ]
+    );
+}
+
+#[test]
+fn every_readme_command_has_a_place_where_it_runs() {
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let shown = commands(&readme());
+    assert!(shown.len() > 30, "{shown:#?}");
+    let mut missing = Vec::new();
+    for s in &shown {
+        match coverage(&s.command) {
+            None => missing.push(format!(
+                "`{}`: not run by any test or by .ci/run",
+                s.command
+            )),
+            Some(Check::Ci(line)) => {
+                if !ci.lines().any(|l| l.trim() == line) {
+                    missing.push(format!("`{}`: .ci/run lacks the line `{line}`", s.command));
+                }
+            }
+            Some(Check::Here) | Some(Check::Live) => {}
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+/// Offline commands run as written (the replay writes into a temporary
+/// directory); a synopsis such as `usim run CONFIG [--broker URL]` is
+/// checked by its `--help`; a transcript's output is compared line by line.
+#[test]
+fn offline_commands_run_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ran = 0;
+    for s in commands(&readme()) {
+        if !matches!(coverage(&s.command), Some(Check::Here)) {
+            continue;
+        }
+        let c = s
+            .command
+            .strip_prefix("cargo run --release -- ")
+            .map_or(s.command.clone(), |r| format!("usim {r}"));
+        let words: Vec<String> = c.split_whitespace().skip(1).map(str::to_string).collect();
+        // `usim post VEHICLE VAR VALUE`, `usim replay MISSION [-o OUT.csv]`,
+        // `usim up CONFIG…`, a bare `usim run`: synopses, checked by --help
+        let placeholder = |w: &str| {
+            w.contains('[')
+                || w.contains('…')
+                || w.chars().take(2).all(|ch| ch.is_ascii_uppercase()) && w.len() > 1
+        };
+        let runnable_alone = ["example", "interface", "--help"];
+        let synopsis = words.iter().any(|w| placeholder(w))
+            || (words.len() == 1 && !runnable_alone.contains(&words[0].as_str()));
+        let args: Vec<String> = if synopsis {
+            let sub = words
+                .iter()
+                .take_while(|w| {
+                    w.chars().all(|ch| ch.is_ascii_lowercase() || ch == '-') && !w.starts_with('-')
+                })
+                .cloned();
+            sub.chain(["--help".to_string()]).collect()
+        } else {
+            // files are written into the temporary directory
+            let mut a = words.clone();
+            if let Some(i) = a.iter().position(|w| w == "-o") {
+                a[i + 1] = dir.path().join(&a[i + 1]).to_string_lossy().into_owned();
+            }
+            a
+        };
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = usim_out(&refs);
+        assert!(
+            out.status.success(),
+            "`{}` (as usim {refs:?}) failed: {}",
+            s.command,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !s.output.is_empty() {
+            let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            assert_eq!(
+                got, s.output,
+                "`{}`: output differs from the README",
+                s.command
+            );
+        }
+        ran += 1;
+    }
+    assert!(ran >= 15, "only {ran} commands ran");
+    // the first screen's replay wrote its CSV
+    let csv = std::fs::read_to_string(dir.path().join("turns.csv")).expect("turns.csv written");
+    assert!(csv.starts_with("k,t,x,y,"));
+    assert!(csv.lines().count() > 100);
+}
+
+/// The live block, with the broker on a free port instead of 1883 (the
+/// only change): `usim up` the two configs, `usim post` thrust to the
+/// kayak, `usim watch kayak` shows it moving.
+#[test]
+fn live_block_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("mqtt://127.0.0.1:{port}");
+    let mut cmd = Command::new(usim());
+    cmd.current_dir(root())
+        .args(["up", "configs/kayak.toml", "configs/uuv.toml"])
+        .args(["--bind", &format!("127.0.0.1:{port}")]);
+    let mut up = Proc::spawn("usim up", cmd, dir.path().join("up.log"));
+    assert!(wait_port(port, Duration::from_secs(10)), "{}", up.log());
+    let w = Watcher::new(port, &["usim/+/status".to_string()]);
+    for v in ["kayak", "uuv"] {
+        w.wait_after(
+            0,
+            &format!("usim/{v}/status"),
+            Duration::from_secs(15),
+            |p| p == "online",
+        )
+        .unwrap_or_else(|| panic!("{v} not online:\n{}", up.log()));
+    }
+    let post = Command::new(usim())
+        .args(["post", "kayak", "DESIRED_THRUST", "60", "--broker", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&post.stderr);
+    assert!(post.status.success() && !err.contains("warning"), "{err}");
+    let watch = Command::new(usim())
+        .args([
+            "watch",
+            "kayak",
+            "--broker",
+            &url,
+            "--count",
+            "400",
+            "--timeout",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&watch.stdout);
+    assert!(
+        watch.status.success(),
+        "{}",
+        String::from_utf8_lossy(&watch.stderr)
+    );
+    let moving = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("NAV_SPEED "))
+        .filter_map(|v| v.parse::<f64>().ok())
+        .any(|v| v > 0.0);
+    assert!(
+        moving,
+        "the kayak did not move after DESIRED_THRUST 60:\n{text}"
+    );
+    let status = up
+        .terminate(Duration::from_secs(15))
+        .expect("usim up stops");
+    assert!(status.success(), "{}", up.log());
+}
+
+/// Files the README's commands write in the working copy are ignored by
+/// git (the first screen's replay writes `turns.csv`).
+#[test]
+fn files_the_readme_writes_are_git_ignored() {
+    let ignore = std::fs::read_to_string(root().join(".gitignore")).unwrap();
+    for s in commands(&readme()) {
+        let words: Vec<&str> = s.command.split_whitespace().collect();
+        if let Some(i) = words.iter().position(|w| *w == "-o") {
+            let file = words[i + 1];
+            if file.contains(['/', '.'])
+                && !file.chars().next().unwrap().is_ascii_uppercase()
+                && !file.starts_with("vehicle")
+            {
+                assert!(
+                    ignore.lines().any(|l| l.trim_start_matches('/') == file),
+                    "`{}` writes {file}, which .gitignore does not ignore",
+                    s.command
+                );
+            }
+        }
+    }
+    assert!(ignore.lines().any(|l| l == "/turns.csv"));
+}
