@@ -49,7 +49,10 @@ fn start_broker(mosquitto: &str, dir: &Path, port: u16) -> Child {
         .expect("start mosquitto");
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "mosquitto did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "mosquitto did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child
@@ -118,7 +121,10 @@ fn topic(var: &str) -> String {
 fn flood_message(i: u64) -> (String, Vec<u8>) {
     let (var, payload): (&str, Vec<u8>) = match i % 16 {
         0 => ("DESIRED_THRUST", format!("{}", i % 100).into_bytes()),
-        1 => ("DESIRED_RUDDER", format!("{}", (i % 60) as i64 - 30).into_bytes()),
+        1 => (
+            "DESIRED_RUDDER",
+            format!("{}", (i % 60) as i64 - 30).into_bytes(),
+        ),
         2 => ("DESIRED_THRUST", b"1e308".to_vec()),
         3 => ("DESIRED_RUDDER", b"nan".to_vec()),
         4 => ("USM_RESET", b"x=1e10".to_vec()),
@@ -128,8 +134,13 @@ fn flood_message(i: u64) -> (String, Vec<u8>) {
         8 => {
             // 50 distinct future times per message: grows to the cap, refused after
             let base = 1e9 + (i as f64) * 100.0;
-            let list: Vec<String> = (0..50).map(|k| format!("[1,{}]", base + k as f64)).collect();
-            ("SET", format!("[\"DESIRED_ELEVATOR\",\"Merge\",[{}]]", list.join(",")).into_bytes())
+            let list: Vec<String> = (0..50)
+                .map(|k| format!("[1,{}]", base + k as f64))
+                .collect();
+            (
+                "SET",
+                format!("[\"DESIRED_ELEVATOR\",\"Merge\",[{}]]", list.join(",")).into_bytes(),
+            )
         }
         9 if i % 1600 == 9 => ("SET", br#"["DESIRED_ELEVATOR","ClearAll",[]]"#.to_vec()),
         10 if i % 800 == 10 => ("DESIRED_RUDDER", vec![b'7'; 100_000]),
@@ -145,8 +156,14 @@ fn flood_message(i: u64) -> (String, Vec<u8>) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let minutes: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
-    let usim = args.get(2).cloned().unwrap_or_else(|| "target/release/usim".into());
-    let mosquitto = args.get(3).cloned().unwrap_or_else(|| "/usr/sbin/mosquitto".into());
+    let usim = args
+        .get(2)
+        .cloned()
+        .unwrap_or_else(|| "target/release/usim".into());
+    let mosquitto = args
+        .get(3)
+        .cloned()
+        .unwrap_or_else(|| "/usr/sbin/mosquitto".into());
     let dir = std::env::temp_dir().join(format!("usim-soak-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let port = free_port();
@@ -193,7 +210,11 @@ fn main() {
             while !stop.load(Ordering::Relaxed) {
                 for _ in 0..8 {
                     let (t, p) = flood_message(i);
-                    let qos = if i % 2 == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
+                    let qos = if i % 2 == 0 {
+                        QoS::AtMostOnce
+                    } else {
+                        QoS::AtLeastOnce
+                    };
                     if flooder.try_publish(t, qos, false, p).is_ok() {
                         flooded.fetch_add(1, Ordering::Relaxed);
                     }
@@ -211,7 +232,10 @@ fn main() {
     let mut expected = 0.0;
     let mut epoch = 0u32;
     let mut next_rss = Instant::now();
-    println!("soak: {minutes} min, broker killed every {} s, vehicle pid {pid}", EPOCH.as_secs());
+    println!(
+        "soak: {minutes} min, broker killed every {} s, vehicle pid {pid}",
+        EPOCH.as_secs()
+    );
     while Instant::now() < end {
         epoch += 1;
         let epoch_start = Instant::now();

@@ -15,9 +15,12 @@ use crate::command::parse_text;
 use crate::interp::timed_commands::{parse_set, ActuatorBank, DEFAULT_MAX_PENDING};
 use crate::model::{ModelVariant, Params, PubValue, Vehicle};
 
+/// The body of one fuzz target.
+pub type Target = fn(&[u8]);
+
 /// Every target: `(name, function)`; the name is the directory under
 /// `fuzz/corpus/` and the cargo-fuzz target name.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("message", message),
     ("set", set),
     ("config", config),
@@ -27,7 +30,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// The function of target `name`.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<Target> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
 
@@ -130,7 +133,10 @@ pub fn set(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let aliases = vec![(
         "THRUSTERS".to_string(),
-        vec!["DESIRED_THRUST_L".to_string(), "DESIRED_THRUST_R".to_string()],
+        vec![
+            "DESIRED_THRUST_L".to_string(),
+            "DESIRED_THRUST_R".to_string(),
+        ],
     )];
     let Ok(mut bank) = ActuatorBank::new(&aliases) else {
         panic!("a valid alias table was refused");
