@@ -211,6 +211,10 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         drops: DropLog::new(),
         stats: LatenessStats::default(),
         mail_dropped: 0,
+        mail_dropped_unlogged: 0,
+        mail_dropped_logged: Instant::now()
+            .checked_sub(Duration::from_secs(10))
+            .unwrap_or_else(Instant::now),
         publish_dropped: 0,
         publish_dropped_logged: Instant::now(),
     };
@@ -295,6 +299,8 @@ struct Ticker {
     drops: DropLog,
     stats: LatenessStats,
     mail_dropped: u64,
+    mail_dropped_unlogged: u64,
+    mail_dropped_logged: Instant,
     publish_dropped: u64,
     publish_dropped_logged: Instant,
 }
@@ -305,7 +311,15 @@ impl Ticker {
         let dropped = self.shared.mailbox().drain_into(&mut self.inbox);
         if dropped > 0 {
             self.mail_dropped += dropped;
-            warn!("{dropped} messages dropped since the last iteration: mailbox full (flood?)");
+            self.mail_dropped_unlogged += dropped;
+            // At most one line per 5 s under a sustained flood, with the count.
+            if self.mail_dropped_logged.elapsed() >= Duration::from_secs(5) {
+                self.mail_dropped_logged = Instant::now();
+                warn!(
+                    "{} messages dropped since the last report: mailbox full (flood?)",
+                    std::mem::take(&mut self.mail_dropped_unlogged)
+                );
+            }
         }
         for mail in self.inbox.drain(..) {
             if let Err(e) = vehicle.handle_command(mail.command, t_s) {
