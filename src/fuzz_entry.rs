@@ -7,8 +7,8 @@
 //!
 //! A function returns normally for any input the program handles (an error
 //! is a normal outcome); it panics when an invariant breaks: a non-finite
-//! number in the state or in a publication, a heading outside [0, 360),
-//! pending timed commands over their cap.
+//! number in the state or in a publication, a published heading outside
+//! [0, 360), pending timed commands over their cap.
 use std::path::Path;
 
 use crate::command::parse_text;
