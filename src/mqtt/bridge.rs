@@ -581,10 +581,12 @@ fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut Dro
         shared.bad_messages.fetch_add(1, Ordering::Relaxed);
         drops.dropped(&p.topic, payload, reason);
     };
-    if p.payload.len() > shared.max_payload {
-        let n = p.payload.len();
+    let n = p.payload.len();
+    if n > shared.max_payload {
+        // The head of the payload only (lossy: it may be cut inside a character).
+        let head = String::from_utf8_lossy(&p.payload[..n.min(40)]);
         bad(
-            "",
+            &head,
             &format!(
                 "payload of {n} bytes is over [mqtt] max_payload = {} bytes; dropped, \
                  the connection stays up",
