@@ -28,12 +28,16 @@ command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz missing: cargo install ca
 cargo fuzz build --sanitizer none
 
 mkdir -p target/logs
+# The binaries are run directly: `cargo fuzz run` would rebuild each one
+# if a source file changed meanwhile.
+BIN="target/$(rustc -vV | sed -n 's/^host: //p')/release"
 run_one() {
     local t=$1
     mkdir -p "target/work/$t" "artifacts/$t"
-    cargo fuzz run --sanitizer none "$t" "target/work/$t" "corpus/$t" -- \
+    "$BIN/$t" -artifact_prefix="$PWD/artifacts/$t/" \
         -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=8192 -print_final_stats=1 >"target/logs/$t.log" 2>&1 || true
+        -max_len=8192 -print_final_stats=1 "target/work/$t" "corpus/$t" \
+        >"target/logs/$t.log" 2>&1 || true
 }
 running=0
 for t in $TARGETS; do
