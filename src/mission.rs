@@ -356,7 +356,7 @@ fn steps_for_duration(timing: &Timing, duration: f64) -> Option<u64> {
                 return Some(0);
             }
             let whole = (target / cycle).floor();
-            if !(whole * len < MAX_STEPS) {
+            if whole.is_nan() || whole * len >= MAX_STEPS {
                 return None;
             }
             // Back off one cycle for rounding, then walk at most two cycles.

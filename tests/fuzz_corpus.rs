@@ -21,7 +21,10 @@ fn replay(target: &str) {
             n += 1;
         }
     }
-    assert!(n >= 10, "{target}: only {n} corpus files (a seed corpus is expected)");
+    assert!(
+        n >= 10,
+        "{target}: only {n} corpus files (a seed corpus is expected)"
+    );
 }
 
 #[test]
@@ -31,10 +34,9 @@ fn every_target_has_a_corpus_directory() {
             .join("fuzz/corpus")
             .join(name);
         assert!(dir.is_dir(), "missing {}", dir.display());
-        let fuzz_toml = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/Cargo.toml"),
-        )
-        .expect("fuzz/Cargo.toml");
+        let fuzz_toml =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/Cargo.toml"))
+                .expect("fuzz/Cargo.toml");
         assert!(
             fuzz_toml.contains(&format!("name = \"{name}\"")),
             "fuzz/Cargo.toml has no [[bin]] for {name}"

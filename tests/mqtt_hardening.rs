@@ -39,7 +39,11 @@ fn oversize_payloads_are_dropped_without_disconnecting() {
     let m = w.mark();
     std::thread::sleep(Duration::from_secs(2));
     let ticks = w.since(m, &topic("alpha", "USM_TIME")).len();
-    assert!(ticks >= 20, "only {ticks} USM_TIME in 2 s at 20 Hz:\n{}", v.log());
+    assert!(
+        ticks >= 20,
+        "only {ticks} USM_TIME in 2 s at 20 Hz:\n{}",
+        v.log()
+    );
     let offline = w
         .since(0, &topic("alpha", "status"))
         .iter()
@@ -125,9 +129,10 @@ fn an_acl_that_drops_the_vehicles_messages_is_reported() {
     let acl = dir.path().join("acl");
     // Anonymous clients may read everything but write only under "other".
     std::fs::write(&acl, format!("topic read #\ntopic write {ROOT}/other/#\n")).unwrap();
-    let Some(broker) =
-        Broker::start_with(BrokerKind::Mosquitto, &format!("acl_file {}", acl.display()))
-    else {
+    let Some(broker) = Broker::start_with(
+        BrokerKind::Mosquitto,
+        &format!("acl_file {}", acl.display()),
+    ) else {
         return;
     };
     let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");

@@ -388,7 +388,10 @@ impl Vehicle {
             ));
         }
         if let Err(reason) = crate::command::check_bounds(&cmd) {
-            let shown = cmd.number().map(crate::command::fmt_num).unwrap_or_default();
+            let shown = cmd
+                .number()
+                .map(crate::command::fmt_num)
+                .unwrap_or_default();
             return Err(MessageError::new(cmd.var(), shown, reason));
         }
         match cmd {

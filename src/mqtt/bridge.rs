@@ -212,6 +212,10 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         drops: DropLog::new(),
         stats: LatenessStats::default(),
         mail_dropped: 0,
+        mail_dropped_unlogged: 0,
+        mail_dropped_logged: Instant::now()
+            .checked_sub(Duration::from_secs(10))
+            .unwrap_or_else(Instant::now),
         publish_dropped: 0,
         publish_dropped_logged: Instant::now(),
         node_report_local: cfg.node_report_local.then(|| Platform {
@@ -301,6 +305,8 @@ struct Ticker {
     drops: DropLog,
     stats: LatenessStats,
     mail_dropped: u64,
+    mail_dropped_unlogged: u64,
+    mail_dropped_logged: Instant,
     publish_dropped: u64,
     publish_dropped_logged: Instant,
     /// `Some` when `NODE_REPORT_LOCAL` is published.
@@ -313,7 +319,15 @@ impl Ticker {
         let dropped = self.shared.mailbox().drain_into(&mut self.inbox);
         if dropped > 0 {
             self.mail_dropped += dropped;
-            warn!("{dropped} messages dropped since the last iteration: mailbox full (flood?)");
+            self.mail_dropped_unlogged += dropped;
+            // At most one line per 5 s under a sustained flood, with the count.
+            if self.mail_dropped_logged.elapsed() >= Duration::from_secs(5) {
+                self.mail_dropped_logged = Instant::now();
+                warn!(
+                    "{} messages dropped since the last report: mailbox full (flood?)",
+                    std::mem::take(&mut self.mail_dropped_unlogged)
+                );
+            }
         }
         for mail in self.inbox.drain(..) {
             if let Err(e) = vehicle.handle_command(mail.command, t_s) {
@@ -590,10 +604,12 @@ fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut Dro
         shared.bad_messages.fetch_add(1, Ordering::Relaxed);
         drops.dropped(&p.topic, payload, reason);
     };
-    if p.payload.len() > shared.max_payload {
-        let n = p.payload.len();
+    let n = p.payload.len();
+    if n > shared.max_payload {
+        // The head of the payload only (lossy: it may be cut inside a character).
+        let head = String::from_utf8_lossy(&p.payload[..n.min(40)]);
         bad(
-            "",
+            &head,
             &format!(
                 "payload of {n} bytes is over [mqtt] max_payload = {} bytes; dropped, \
                  the connection stays up",

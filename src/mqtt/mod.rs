@@ -146,7 +146,8 @@ pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
 /// or reorder it. Other text is returned as is.
 pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
     fn risky(c: char) -> bool {
-        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     }
     if !text.chars().any(risky) {
         return std::borrow::Cow::Borrowed(text);
@@ -174,6 +175,9 @@ mod escape_tests {
         assert_eq!(escape_control("héllo wörld"), "héllo wörld");
         let e = escape_control("\x1b]0;pwned\x07\x1b[2J\r\n\u{9b}31m\u{202e}x");
         assert!(!e.chars().any(|c| c.is_control()), "{e}");
-        assert_eq!(e, "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\r\\n\\u{9b}31m\\u{202e}x");
+        assert_eq!(
+            e,
+            "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\r\\n\\u{9b}31m\\u{202e}x"
+        );
     }
 }

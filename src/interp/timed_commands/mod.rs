@@ -241,7 +241,11 @@ impl TimedCommands {
     /// [`apply`](Self::apply) unless the pending commands would then exceed
     /// the cap ([`DEFAULT_MAX_PENDING`] unless set): then nothing changes and
     /// the error is the number of commands that would have been pending.
-    pub fn try_apply(&mut self, update: UpdateKind, commands: &[TimedCommand]) -> Result<(), usize> {
+    pub fn try_apply(
+        &mut self,
+        update: UpdateKind,
+        commands: &[TimedCommand],
+    ) -> Result<(), usize> {
         let after = self.count_after(update, commands);
         if after > self.max_pending {
             return Err(after);
