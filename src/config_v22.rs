@@ -409,10 +409,15 @@ mod tests {
 
     #[test]
     fn a_non_number_warns_with_file_line_key_and_keeps_the_default() {
-        let c = load("model = \"v22\"\nyaw_pid_kp = 1\nyaw_pid_kd = \"abc\"\nyaw_pid_ki = \"0.5\"\n")
-            .unwrap();
+        let c =
+            load("model = \"v22\"\nyaw_pid_kp = 1\nyaw_pid_kd = \"abc\"\nyaw_pid_ki = \"0.5\"\n")
+                .unwrap();
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-        assert!(c.warnings[0].starts_with("boat.toml:3: key `yaw_pid_kd`"), "{}", c.warnings[0]);
+        assert!(
+            c.warnings[0].starts_with("boat.toml:3: key `yaw_pid_kd`"),
+            "{}",
+            c.warnings[0]
+        );
         let p = c.params.pid.unwrap();
         assert_eq!((p.yaw.kd, p.yaw.ki), (0.0, 0.5));
     }
@@ -445,7 +450,10 @@ mod tests {
         )
         .unwrap();
         let p = &c.params;
-        assert_eq!((p.max_speed, p.turn_limit_max_speed, p.turn_radius), (3.0, 3.0, 10.0));
+        assert_eq!(
+            (p.max_speed, p.turn_limit_max_speed, p.turn_radius),
+            (3.0, 3.0, 10.0)
+        );
         assert!(p.sailing.enabled());
         assert_eq!(p.sailing.plot.points().len(), 3);
         assert_eq!(p.wormholes.holes.len(), 2, "rejected new tag stays (empty)");
@@ -453,7 +461,10 @@ mod tests {
         assert!(c.warnings[0].contains("key `wormhole`"));
         // max_speed <= 0: warned, the turn limit takes the cap as it is (5)
         let c = load("model = \"v22\"\nmax_speed = 0\n").unwrap();
-        assert_eq!((c.params.max_speed, c.params.turn_limit_max_speed), (5.0, 5.0));
+        assert_eq!(
+            (c.params.max_speed, c.params.turn_limit_max_speed),
+            (5.0, 5.0)
+        );
         assert_eq!(c.warnings.len(), 1);
     }
 }
