@@ -8,6 +8,9 @@ use super::BridgeError;
 pub const STATUS: &str = "status";
 /// One JSON object per iteration with the CSV columns (formats.md §3).
 pub const NODE_REPORT: &str = "NODE_REPORT";
+/// The embedded PID's outputs (`{"rudder":…,"thrust":…,"elevator":…}`),
+/// posted each iteration the PID of a V22 vehicle ran.
+pub const PID_OUTPUT: &str = "PID_OUTPUT";
 /// The vehicle clock in seconds, posted each iteration.
 pub const USM_TIME: &str = "USM_TIME";
 /// Payload of [`STATUS`] while the vehicle runs (retained).
