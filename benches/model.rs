@@ -75,7 +75,8 @@ fn pid_vehicle(config: &str, depth: bool) -> Vehicle {
         msgs.push(("DESIRED_DEPTH", "20"));
     }
     for (var, val) in msgs {
-        v.handle_command(parse_text(var, val).unwrap(), 0.1).unwrap();
+        v.handle_command(parse_text(var, val).unwrap(), 0.1)
+            .unwrap();
     }
     v
 }
@@ -104,7 +105,10 @@ fn step_pid(c: &mut Criterion) {
                 black_box(v.nav().x)
             })
         });
-        assert!(v.pid_output().is_some_and(|o| o.thrust > 0.0), "the PID ran");
+        assert!(
+            v.pid_output().is_some_and(|o| o.thrust > 0.0),
+            "the PID ran"
+        );
     }
     g.finish();
 }
