@@ -64,6 +64,55 @@ fn step(c: &mut Criterion) {
     g.finish();
 }
 
+/// A V22 vehicle with the embedded PID running every step (docs/v22.md §4).
+fn pid_vehicle(config: &str, depth: bool) -> Vehicle {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cfg = usim::config::load_vehicle(&root.join(config)).expect("V22 PID config");
+    let mut v = Vehicle::new(&cfg, 0.0);
+    v.step(0.1); // the PID ignores setpoints delivered before its first step
+    let mut msgs = vec![("DESIRED_HEADING", "135"), ("DESIRED_SPEED", "2")];
+    if depth {
+        msgs.push(("DESIRED_DEPTH", "20"));
+    }
+    for (var, val) in msgs {
+        v.handle_command(parse_text(var, val).unwrap(), 0.1)
+            .unwrap();
+    }
+    v
+}
+
+fn step_pid(c: &mut Criterion) {
+    let mut g = c.benchmark_group("model");
+    g.throughput(Throughput::Elements(1));
+    for (name, config, depth) in [
+        (
+            "step with the embedded PID (v22 boat: heading + speed)",
+            "configs/v22_pid_boat.toml",
+            false,
+        ),
+        (
+            "step with the embedded PID (v22 uuv: heading + speed + depth cascade)",
+            "configs/v22_pid_uuv.toml",
+            true,
+        ),
+    ] {
+        let mut v = pid_vehicle(config, depth);
+        let mut k = 1u64;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                k += 1;
+                v.step(black_box(k as f64 * 0.1));
+                black_box(v.nav().x)
+            })
+        });
+        assert!(
+            v.pid_output().is_some_and(|o| o.thrust > 0.0),
+            "the PID ran"
+        );
+    }
+    g.finish();
+}
+
 fn replay(c: &mut Criterion) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mission = usim::mission::load(&root.join("missions/long_survey.toml")).expect("mission");
@@ -80,5 +129,5 @@ fn replay(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, step, replay);
+criterion_group!(benches, step, step_pid, replay);
 criterion_main!(benches);

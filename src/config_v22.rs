@@ -370,3 +370,101 @@ fn bool_word(v: &BoolOrText) -> Option<bool> {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse_vehicle;
+    use std::path::Path;
+
+    fn load(text: &str) -> Result<crate::config::VehicleConfig, crate::config::ConfigError> {
+        parse_vehicle(Path::new("boat.toml"), text)
+    }
+
+    #[test]
+    fn a_yaw_key_couples_the_pid_with_its_limits() {
+        let c = load(
+            "model = \"v22\"\nyaw_pid_kp = 0.8\nmaxrudder = 40\nmaxpitch = 15\nmaxelevator = 30\nspeed_factor = 20\n",
+        )
+        .unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let p = c.params.pid.expect("coupled");
+        assert_eq!(p.yaw.kp, 0.8);
+        assert_eq!(p.yaw.output_limit, 40.0);
+        assert_eq!(p.max_rudder, 40.0);
+        assert_eq!(p.max_pitch, (15.0 / 180.0) * std::f64::consts::PI);
+        assert_eq!(p.depth.output_limit, p.max_pitch);
+        assert_eq!(p.pitch.output_limit, 30.0);
+        assert_eq!(p.speed_factor, 20.0);
+        assert!(p.depth_control);
+    }
+
+    #[test]
+    fn default_maxpitch_stays_fifteen_unconverted() {
+        let c = load("model = \"v22\"\nyaw_pid_ki = 0.1\n").unwrap();
+        let p = c.params.pid.unwrap();
+        assert_eq!(p.max_pitch, 15.0);
+        assert_eq!(p.max_elevator, 13.0);
+        assert_eq!((p.tardy_helm, p.tardy_nav), (2.0, 2.0));
+    }
+
+    #[test]
+    fn a_non_number_warns_with_file_line_key_and_keeps_the_default() {
+        let c =
+            load("model = \"v22\"\nyaw_pid_kp = 1\nyaw_pid_kd = \"abc\"\nyaw_pid_ki = \"0.5\"\n")
+                .unwrap();
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].starts_with("boat.toml:3: key `yaw_pid_kd`"),
+            "{}",
+            c.warnings[0]
+        );
+        let p = c.params.pid.unwrap();
+        assert_eq!((p.yaw.kd, p.yaw.ki), (0.0, 0.5));
+    }
+
+    #[test]
+    fn an_invalid_depth_control_is_an_error() {
+        let e = load("model = \"v22\"\nyaw_pid_kp = 1\ndepth_control = \"maybe\"\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.key.as_deref(), Some("depth_control"));
+        let c = load("model = \"v22\"\nyaw_pid_kp = 1\ndepth_control = \"off\"\n").unwrap();
+        assert!(!c.params.pid.clone().unwrap().depth_control);
+        assert!(!c.params.depth_control());
+    }
+
+    #[test]
+    fn pid_keys_without_a_yaw_key_are_ignored_with_a_warning() {
+        let c = load("model = \"v22\"\nspeed_factor = 20\ndepth_control = false\n").unwrap();
+        assert!(c.params.pid.is_none());
+        assert!(c.params.depth_control(), "depth control stays on");
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        let c = load("yaw_pid_kp = 1\n").unwrap();
+        assert!(c.params.pid.is_none());
+        assert!(c.warnings[0].contains("uSimMarineV22"), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn max_speed_sets_the_turn_limit_speed_and_sailing_and_wormholes_load() {
+        let c = load(
+            "model = \"v22\"\nmax_speed = 3\nturn_radius = 10\npolar_plot = [\"0,0: 90,80\", \"180,50\"]\nwind_conditions = \"spd=4, dir=90\"\nwormhole = [\"tag=a, madrid_poly={0,0:10,0:10,10:0,10}, weber_poly={50,0:60,0:60,10:50,10}\", \"tag=b, connection=sideways\"]\n",
+        )
+        .unwrap();
+        let p = &c.params;
+        assert_eq!(
+            (p.max_speed, p.turn_limit_max_speed, p.turn_radius),
+            (3.0, 3.0, 10.0)
+        );
+        assert!(p.sailing.enabled());
+        assert_eq!(p.sailing.plot.points().len(), 3);
+        assert_eq!(p.wormholes.holes.len(), 2, "rejected new tag stays (empty)");
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("key `wormhole`"));
+        // max_speed <= 0: warned, the turn limit takes the cap as it is (5)
+        let c = load("model = \"v22\"\nmax_speed = 0\n").unwrap();
+        assert_eq!(
+            (c.params.max_speed, c.params.turn_limit_max_speed),
+            (5.0, 5.0)
+        );
+        assert_eq!(c.warnings.len(), 1);
+    }
+}

@@ -75,7 +75,24 @@ pub fn interface(a: InterfaceArgs) -> anyhow::Result<ExitCode> {
         println!("  {full:<26} {unit:<7} {what}");
     }
     for (name, what) in [
-        ("TRUE_X, TRUE_Y", "ground position, m (classic)"),
+        (
+            "TRUE_X, TRUE_Y",
+            "ground position, m (classic; V22 with depth control)",
+        ),
+        (
+            "PID_HAS_CONTROL, PID_STALE",
+            "V22 embedded PID: override and staleness (docs/v22.md §4)",
+        ),
+        (
+            "PID_OUTPUT",
+            "V22 PID: JSON rudder, thrust, elevator (MQTT only)",
+        ),
+        (
+            "BUOYANCY_REPORT, TRIM_REPORT",
+            "V22 handshake reports (docs/v22.md §12)",
+        ),
+        ("USM_NAVPOS_SUMMARY", "V22: \"x=..,y=..[,lat=..,lon=..]\""),
+        ("<PREFIX>_TRANSP", "V22: wormhole transparency, 0..1"),
         (
             "USM_DRIFT_SUMMARY",
             "\"ang=..,mag=..,xmag=..,ymag=..\", only when the drift changed",

@@ -499,14 +499,21 @@ impl Vehicle {
             C::Reset(s) => self.handle_reset(&s)?,
             C::TurnRate(v) => self.turn_rate = v.clamp(0.0, 100.0),
             C::Enabled(s) => {
-                self.enabled = parse_bool(&s)
-                    .ok_or_else(|| bad_text("USM_ENABLED", &s, "expected true or false"))?;
+                self.enabled = if self.is_v22() && s.trim().eq_ignore_ascii_case("toggle") {
+                    !self.enabled // V22 reads MOOS's boolean words, toggle included
+                } else {
+                    parse_bool(&s)
+                        .ok_or_else(|| bad_text("USM_ENABLED", &s, "expected true or false"))?
+                };
             }
             C::ObstacleHit(p) => {
                 self.obstacle = match (&p, self.is_v22()) {
                     // classic reads a double: any string message is −1, i.e. a hit
                     (Payload::Number(v), false) => *v != 0.0,
                     (Payload::Text(_), false) => true,
+                    (Payload::Text(s), true) if s.trim().eq_ignore_ascii_case("toggle") => {
+                        !self.obstacle
+                    }
                     (Payload::Text(s), true) => parse_bool(s)
                         .ok_or_else(|| bad_text("OBSTACLE_HIT", s, "expected true or false"))?,
                     (Payload::Number(v), true) => *v != 0.0,

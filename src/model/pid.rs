@@ -50,9 +50,8 @@ pub struct ScalarPid {
     prev_err: f64,
     prev_t: f64,
     output: f64,
-    /// Difference quotients, newest at `hist[(head + DERIV_WINDOW - 1) % W]`.
+    /// Difference quotients, newest first.
     hist: [f64; DERIV_WINDOW],
-    head: usize,
     len: usize,
     integral: f64,
     err_dot: f64,
@@ -98,19 +97,14 @@ impl ScalarPid {
             if !q.is_finite() {
                 q = 0.0; // overflow of a pathological error jump
             }
-            // push at the front; at most DERIV_WINDOW kept (the oldest dropped)
-            let slot = (self.head + self.len) % DERIV_WINDOW;
-            if self.len < DERIV_WINDOW {
-                self.hist[slot] = q;
-                self.len += 1;
-            } else {
-                self.hist[self.head] = q;
-                self.head = (self.head + 1) % DERIV_WINDOW;
-            }
+            // push at the front (hist[0] = newest); at most DERIV_WINDOW kept
+            self.hist.copy_within(0..DERIV_WINDOW - 1, 1);
+            self.hist[0] = q;
+            self.len = (self.len + 1).min(DERIV_WINDOW);
             // sum from newest to oldest, starting at 0.0
             let mut sum = 0.0;
-            for i in (0..self.len).rev() {
-                sum += self.hist[(self.head + i) % DERIV_WINDOW];
+            for v in &self.hist[..self.len] {
+                sum += v;
             }
             self.err_dot = sum / self.len as f64;
             if !self.err_dot.is_finite() {

@@ -80,7 +80,7 @@ impl PolarPlot {
                 return Err(format!("`{}` is not two numbers", pair.trim()));
             }
             let (h, v) = (super::angles::atof(h), super::angles::atof(v));
-            if !(0.0..=180.0).contains(&h) || !(v >= 0.0 && v.is_finite()) {
+            if !(0.0..=180.0).contains(&h) || v.is_nan() || v < 0.0 || v.is_infinite() {
                 return Err(format!(
                     "`{}`: angle must be in [0, 180] and percent >= 0",
                     pair.trim()

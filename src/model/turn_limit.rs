@@ -45,7 +45,7 @@ pub fn limit(c: &Chord, radius: f64, max_speed: f64) -> Option<(f64, f64, f64)> 
     let alpha = angle_diff(beta, c.h1);
     let ratio = d / (2.0 * r_e);
     // Correction of the C++ (NaN there): no valid circle, no limit.
-    if !(r_e > 0.0) || !(ratio <= 1.0) {
+    if r_e.is_nan() || r_e <= 0.0 || ratio.is_nan() || ratio > 1.0 {
         return None;
     }
     let phi = rad_to_degrees(ratio.asin());

@@ -129,6 +129,11 @@ impl Vehicle {
         }
     }
 
+    /// The embedded PID's outputs of the last iteration, if it ran.
+    pub fn pid_output(&self) -> Option<PidOutput> {
+        self.v22.pid_out
+    }
+
     /// The embedded PID's engine, if one is configured.
     pub fn pid(&self) -> Option<&PidEngine> {
         self.v22.pid.as_ref()

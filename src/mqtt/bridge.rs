@@ -40,7 +40,9 @@ use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::mailbox::{Mail, Mailbox, Pushed};
 use super::node_report::{node_report_local, Platform};
 use super::schedule::{LatenessStats, Schedule};
-use super::topics::{Topics, NODE_REPORT, NODE_REPORT_LOCAL, OFFLINE, ONLINE, USM_TIME};
+use super::topics::{
+    Topics, NODE_REPORT, NODE_REPORT_LOCAL, OFFLINE, ONLINE, PID_OUTPUT, USM_TIME,
+};
 use super::{clip_for_log, no_broker_hint, BridgeError};
 use crate::command::parse_text;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
@@ -360,6 +362,21 @@ impl Ticker {
             if self
                 .client
                 .try_publish(topic, QoS::AtMostOnce, false, payload)
+                .is_err()
+            {
+                failed += 1;
+            }
+        }
+        // The embedded PID's outputs of this iteration (docs/v22.md §4), for
+        // `usim watch`: one JSON object, only when the PID ran.
+        if let Some(out) = vehicle.pid_output() {
+            let json = format!(
+                "{{\"rudder\":{},\"thrust\":{},\"elevator\":{}}}",
+                out.rudder, out.thrust, out.elevator
+            );
+            if self
+                .client
+                .try_publish(self.topics.var(PID_OUTPUT), QoS::AtMostOnce, false, json)
                 .is_err()
             {
                 failed += 1;

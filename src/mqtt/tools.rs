@@ -68,18 +68,30 @@ pub struct PostOptions {
 }
 
 /// Whether a vehicle would take `value` for `var`: it parses, and a scratch
-/// vehicle of either model (classic, V22) accepts it (so `"bad"` for
+/// vehicle of either model (classic, V22; V22 also with the embedded PID,
+/// and disabled for the NAV overrides) accepts it (so `"bad"` for
 /// `DRIFT_VECTOR_ADD` or `x=abc` for `USM_RESET` are caught before sending).
 pub fn would_accept(var: &str, value: &str) -> Result<(), crate::command::MessageError> {
-    use crate::model::{ModelVariant, Params, Vehicle};
+    use crate::command::Command;
+    use crate::model::{pid::PidSettings, ModelVariant, Params, Vehicle};
     let cmd = parse_text(var, value)?;
     let mut first_err = None;
-    for variant in [ModelVariant::Classic, ModelVariant::V22] {
+    for (variant, pid, disabled) in [
+        (ModelVariant::Classic, false, false),
+        (ModelVariant::V22, false, false),
+        (ModelVariant::V22, true, false),
+        (ModelVariant::V22, true, true),
+    ] {
         let params = Params {
             variant,
+            pid: pid.then(PidSettings::default),
             ..Params::default()
         };
-        match Vehicle::from_params(params, 0.0).handle_command(cmd.clone(), 0.0) {
+        let mut v = Vehicle::from_params(params, 0.0);
+        if disabled {
+            v.handle_command(Command::Enabled("false".into()), 0.0)?;
+        }
+        match v.handle_command(cmd.clone(), 0.0) {
             Ok(()) => return Ok(()),
             Err(e) => first_err = first_err.or(Some(e)),
         }

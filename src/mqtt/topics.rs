@@ -12,6 +12,9 @@ pub const NODE_REPORT: &str = "NODE_REPORT";
 /// MOOS's string form `NAME=..,X=..,...,TIME=..` (optional, docs/formats.md §4);
 /// its `TIME` is the vehicle clock, Unix s.
 pub const NODE_REPORT_LOCAL: &str = "NODE_REPORT_LOCAL";
+/// The embedded PID's outputs (`{"rudder":…,"thrust":…,"elevator":…}`),
+/// posted each iteration the PID of a V22 vehicle ran.
+pub const PID_OUTPUT: &str = "PID_OUTPUT";
 /// The vehicle clock, Unix seconds (MOOS time), posted each iteration.
 pub const USM_TIME: &str = "USM_TIME";
 /// Variables a vehicle posts only when they change, not every iteration:

@@ -389,6 +389,20 @@ pub fn pid_turns_to_desired_heading(kind: BrokerKind) {
         rudders.iter().any(|r| *r > 10.0),
         "the PID should have commanded starboard rudder: {rudders:?}"
     );
+    // `usim watch` sees the PID's outputs as one JSON object per iteration.
+    let out = w
+        .latest(&topic("pidboat", "PID_OUTPUT"))
+        .expect("PID_OUTPUT published");
+    let out: serde_json::Value = serde_json::from_str(&out).expect("PID_OUTPUT is JSON");
+    assert_eq!(
+        out["thrust"].as_f64(),
+        Some(40.0),
+        "speed 2 x factor 20: {out}"
+    );
+    assert!(
+        out["rudder"].is_number() && out["elevator"].is_number(),
+        "{out}"
+    );
     // 20 s of vehicle time later it still holds the heading.
     std::thread::sleep(Duration::from_secs(2));
     let m2 = w.mark();
