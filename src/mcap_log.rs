@@ -211,7 +211,11 @@ impl<W: Write + Seek> McapLog<W> {
                 .add_schema(STATE_SCHEMA, js, state_schema().as_bytes())
                 .map_err(mcap_err)?,
             pose: w
-                .add_schema("foxglove.PoseInFrame", js, pose_in_frame_schema().as_bytes())
+                .add_schema(
+                    "foxglove.PoseInFrame",
+                    js,
+                    pose_in_frame_schema().as_bytes(),
+                )
                 .map_err(mcap_err)?,
             location: w
                 .add_schema("foxglove.LocationFix", js, location_schema().as_bytes())
@@ -523,7 +527,10 @@ mod tests {
         // North (0°) is +y in ENU: yaw +90° about z.
         let q = heading_quaternion(0.0);
         let h = std::f64::consts::FRAC_1_SQRT_2;
-        assert!((q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12, "{q:?}");
+        assert!(
+            (q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12,
+            "{q:?}"
+        );
         // East (90°) is +x: identity.
         let q = heading_quaternion(90.0);
         assert!(q[2].abs() < 1e-12 && (q[3] - 1.0).abs() < 1e-12, "{q:?}");
@@ -537,7 +544,10 @@ mod tests {
             let yaw = 2.0 * q[2].atan2(q[3]);
             let (fx, fy) = (yaw.cos(), yaw.sin());
             let r = f64::to_radians(h);
-            assert!((fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12, "{h}");
+            assert!(
+                (fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12,
+                "{h}"
+            );
         }
     }
 

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod info;
 pub mod interp;
 pub mod live;
+pub mod plot;
 pub mod profile;
 pub mod replay;
 
@@ -32,6 +33,8 @@ pub struct Cli {
 pub enum Command {
     /// Replay a mission file to CSV, faster than real time.
     Replay(replay::ReplayArgs),
+    /// Plot runs (replay or record CSVs) to one SVG or PNG figure.
+    Plot(plot::PlotArgs),
     /// Print an example vehicle config (like uSimMarine --example).
     Example(info::ExampleArgs),
     /// Print the subscribed and published variables with units (like uSimMarine --interface).
@@ -57,6 +60,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     init_logging(cli.verbose);
     match cli.command {
         Command::Replay(a) => replay::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Example(a) => info::example(a),
         Command::Interface(a) => info::interface(a),
         Command::Interp(a) => interp::run(a),
