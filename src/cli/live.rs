@@ -90,7 +90,7 @@ pub struct ToolArgs {
 }
 
 impl ToolArgs {
-    fn connection(&self) -> anyhow::Result<ToolConnection> {
+    pub(crate) fn connection(&self) -> anyhow::Result<ToolConnection> {
         Ok(ToolConnection {
             url: BrokerUrl::parse(&self.broker)?,
             topic_root: self.topic_root.clone(),

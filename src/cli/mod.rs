@@ -9,6 +9,7 @@ pub mod interp;
 pub mod live;
 pub mod plot;
 pub mod profile;
+pub mod record;
 pub mod replay;
 
 /// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
@@ -35,6 +36,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Plot runs (replay or record CSVs) to one SVG or PNG figure.
     Plot(plot::PlotArgs),
+    /// Record live vehicles (reports and commands) to CSV or MCAP.
+    Record(record::RecordArgs),
     /// Print an example vehicle config (like uSimMarine --example).
     Example(info::ExampleArgs),
     /// Print the subscribed and published variables with units (like uSimMarine --interface).
@@ -61,6 +64,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Replay(a) => replay::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Record(a) => record::run(a),
         Command::Example(a) => info::example(a),
         Command::Interface(a) => info::interface(a),
         Command::Interp(a) => interp::run(a),

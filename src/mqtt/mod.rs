@@ -15,6 +15,7 @@
 //! * [`broker`]: the embedded rumqttd broker (`usim broker`).
 //! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
+//! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
 use std::fmt;
 
 pub mod bridge;
@@ -22,6 +23,7 @@ pub mod broker;
 pub mod endpoint;
 pub mod fleet;
 pub mod mailbox;
+pub mod record;
 pub mod schedule;
 pub mod tools;
 pub mod topics;
