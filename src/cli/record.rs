@@ -41,7 +41,9 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
             std::time::Duration::try_from_secs_f64(s)
                 .ok()
                 .filter(|d| !d.is_zero())
-                .with_context(|| format!("--duration must be a positive number of seconds, got {s}"))?,
+                .with_context(|| {
+                    format!("--duration must be a positive number of seconds, got {s}")
+                })?,
         ),
         None => None,
     };

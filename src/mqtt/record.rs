@@ -76,10 +76,11 @@ enum Sink {
         vehicle_column: bool,
         line: Vec<u8>,
     },
-    Mcap(McapLog<BufWriter<File>>),
+    Mcap(Box<McapLog<BufWriter<File>>>),
 }
 
 /// One report parsed: the columns of [`HEADER`] in order (NaN for null).
+#[derive(Debug)]
 struct Report {
     values: Vec<f64>,
 }
@@ -119,7 +120,13 @@ fn push_csv_text(b: &mut Vec<u8>, s: &str) {
 }
 
 impl Sink {
-    fn report(&mut self, vehicle: &str, payload: &[u8], r: &Report, clock: f64) -> std::io::Result<()> {
+    fn report(
+        &mut self,
+        vehicle: &str,
+        payload: &[u8],
+        r: &Report,
+        clock: f64,
+    ) -> std::io::Result<()> {
         match self {
             Sink::Csv {
                 out,
@@ -160,7 +167,14 @@ impl Sink {
         }
     }
 
-    fn command(&mut self, vehicle: &str, var: &str, payload: &[u8], t: f64, clock: f64) -> std::io::Result<()> {
+    fn command(
+        &mut self,
+        vehicle: &str,
+        var: &str,
+        payload: &[u8],
+        t: f64,
+        clock: f64,
+    ) -> std::io::Result<()> {
         if let Sink::Mcap(log) = self {
             let text = String::from_utf8_lossy(payload);
             let value = match text.trim().parse::<f64>() {
@@ -212,7 +226,10 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                 QoS::AtMostOnce,
             )];
             for (name, _, _) in SUBSCRIPTIONS {
-                f.push(SubscribeFilter::new(format!("{root}/+/{name}"), QoS::AtLeastOnce));
+                f.push(SubscribeFilter::new(
+                    format!("{root}/+/{name}"),
+                    QoS::AtLeastOnce,
+                ));
             }
             f
         }
@@ -234,7 +251,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                 line: Vec::with_capacity(512),
             }
         }
-        RecordFormat::Mcap => Sink::Mcap(McapLog::new(file)?),
+        RecordFormat::Mcap => Sink::Mcap(Box::new(McapLog::new(file)?)),
     };
 
     let (client, mut eventloop) = o.conn.spec("record").client(64)?;
