@@ -91,6 +91,13 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
+    if summary.ignored > 0 {
+        eprintln!(
+            "usim: warning: {} messages from vehicles beyond the first {} ignored",
+            summary.ignored,
+            record::MAX_VEHICLES
+        );
+    }
     eprintln!(
         "usim: wrote {total} messages from {} vehicle{} to {}",
         summary.vehicles.len(),

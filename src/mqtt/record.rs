@@ -26,6 +26,11 @@ use crate::command::SUBSCRIPTIONS;
 use crate::mcap_log::{CommandValue, McapLog, Pose};
 use crate::replay::csv::{push_f64, HEADER};
 
+/// Most vehicles one recording takes (with `--all`, messages under further
+/// names are counted and ignored, so a flood of invented names cannot grow
+/// memory or the MCAP channel table without bound).
+pub const MAX_VEHICLES: usize = 4096;
+
 /// File format of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordFormat {
@@ -68,6 +73,8 @@ pub struct RecordSummary {
     pub vehicles: BTreeMap<String, VehicleCount>,
     /// Stopped by a signal (else by the duration).
     pub interrupted: bool,
+    /// Messages ignored because [`MAX_VEHICLES`] vehicles were already recorded.
+    pub ignored: u64,
 }
 
 enum Sink {
@@ -301,6 +308,13 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                         continue;
                     }
                     let clock = unix_now();
+                    if !summary.vehicles.contains_key(vehicle) && summary.vehicles.len() >= MAX_VEHICLES {
+                        if summary.ignored == 0 {
+                            tracing::warn!("{MAX_VEHICLES} vehicles recorded; ignoring further names ({})", p.topic);
+                        }
+                        summary.ignored += 1;
+                        continue;
+                    }
                     let count = summary.vehicles.entry(vehicle.to_string()).or_default();
                     if var == NODE_REPORT {
                         match parse_report(&p.payload) {

@@ -268,4 +268,33 @@ mod tests {
         let e = parse(b"k,t\n\xff\xfe\n").unwrap_err();
         assert_eq!(e.line, 2);
     }
+
+    proptest::proptest! {
+        /// Any bytes: runs or an error, never a panic; errors point at a
+        /// line of the input.
+        #[test]
+        fn never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            if let Err(e) = parse(&bytes) {
+                let lines = bytes.split(|&b| b == b'\n').count().max(1);
+                proptest::prop_assert!(e.line >= 1 && e.line <= lines + 1);
+            }
+        }
+
+        /// A valid file with one byte changed: still no panic, and every run
+        /// has equal-length columns.
+        #[test]
+        fn mutated_valid_file(at in 0usize..200, byte in proptest::prelude::any::<u8>()) {
+            let mut b = format!(
+                "vehicle,{HEAD}\na,0,0,1,2,3,4,5,nan,0,0,0,0,nan,nan,nan,nan,0,0,7,8,9,1,2\nb,1,0.1,1,2,3,4,5,nan,0,0,0,0,nan,nan,nan,nan,0,0,7,8,9,1,2\n"
+            ).into_bytes();
+            let i = at % b.len();
+            b[i] = byte;
+            if let Ok(runs) = parse(&b) {
+                for r in runs {
+                    let n = r.len();
+                    proptest::prop_assert!([&r.k, &r.x, &r.y, &r.speed, &r.heading, &r.depth, &r.rudder, &r.thrust, &r.elevator].iter().all(|c| c.len() == n));
+                }
+            }
+        }
+    }
 }
