@@ -1,5 +1,7 @@
 //! Criterion benchmarks of the simulator core: one model step, and a
-//! 36,000-step mission replay to CSV (rows per second = 36,001 / time).
+//! 36,000-step mission replay to CSV and to MCAP (rows or state messages per
+//! second = 36,001 / time; the MCAP also holds a pose, a transform and a
+//! location fix per step), and `usim plot` of that run (SVG and PNG).
 //!
 //! Run: `cargo bench --bench model`. The step is measured with the default
 //! `math = "fast"` and with `math = "libm"` (uSimMarine's own libm calls).
@@ -126,8 +128,83 @@ fn replay(c: &mut Criterion) {
             black_box(summary.rows)
         })
     });
+    g.bench_function("long_survey 36000 steps to MCAP (state messages)", |b| {
+        b.iter(|| {
+            let out = usim::mcap_log::ReplayMcap {
+                log: usim::mcap_log::McapLog::new(NullSeek::default()).unwrap(),
+                vehicle: mission.vehicle.name.clone(),
+                start_time: mission.start_time,
+            };
+            let summary = usim::replay::run_to(&mission, out, |_, _| {}).unwrap();
+            black_box(summary.rows)
+        })
+    });
     g.finish();
 }
 
-criterion_group!(benches, step, step_pid, replay);
+/// A seekable sink: keeps the position and length, stores nothing (the
+/// MCAP writer seeks back to fill in chunk lengths), like `io::sink` for CSV.
+#[derive(Default)]
+struct NullSeek {
+    pos: u64,
+    len: u64,
+}
+
+impl std::io::Write for NullSeek {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pos += buf.len() as u64;
+        self.len = self.len.max(self.pos);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for NullSeek {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            std::io::SeekFrom::Start(p) => p,
+            std::io::SeekFrom::End(d) => self.len.saturating_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// `usim plot` of the 36,001-row long_survey CSV: parse + draw + encode.
+fn plot(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mission = usim::mission::load(&root.join("missions/long_survey.toml")).expect("mission");
+    let mut csv = Vec::new();
+    usim::replay::run(&mission, &mut csv, |_, _| {}).unwrap();
+    let fig = usim::plot::Figure {
+        panels: usim::plot::Panel::ALL.to_vec(),
+        title: Some("long_survey".into()),
+    };
+    let mut g = c.benchmark_group("plot");
+    g.sample_size(10);
+    for (name, format) in [
+        ("36001 rows to SVG", usim::plot::ImageFormat::Svg),
+        ("36001 rows to PNG", usim::plot::ImageFormat::Png),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let runs = usim::plot::run_csv::parse(&csv).unwrap();
+                assert_eq!(runs[0].len(), 36_001);
+                let labelled: Vec<usim::plot::Labelled> = runs
+                    .into_iter()
+                    .map(|run| usim::plot::Labelled {
+                        label: "long_survey".into(),
+                        run,
+                    })
+                    .collect();
+                black_box(usim::plot::render(&labelled, &fig, format).unwrap().len())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, step, step_pid, replay, plot);
 criterion_main!(benches);

@@ -42,7 +42,11 @@ impl AtomicFile {
         let file = File::create(&tmp).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("cannot create {} (in {}): {e}", target.display(), dir.display()),
+                format!(
+                    "cannot create {} (in {}): {e}",
+                    target.display(),
+                    dir.display()
+                ),
             )
         })?;
         Ok(AtomicFile {
@@ -81,7 +85,10 @@ impl AtomicFile {
         std::fs::rename(&self.tmp, &self.target).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("cannot rename the finished file to {}: {e}", self.target.display()),
+                format!(
+                    "cannot rename the finished file to {}: {e}",
+                    self.target.display()
+                ),
             )
         })?;
         self.tmp = PathBuf::new();
@@ -116,7 +123,11 @@ mod tests {
         b.file().write_all(b"half").unwrap();
         drop(b);
         assert_eq!(std::fs::read(&target).unwrap(), b"hello", "old file kept");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp left");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp left"
+        );
     }
 
     #[test]

@@ -186,6 +186,8 @@ pub struct McapLog<W: Write + Seek> {
     tf: u16,
     vehicles: HashMap<String, VehicleChannels>,
     buf: Vec<u8>,
+    /// Fragments shared by the messages of one step.
+    frag: Vec<u8>,
     seq: u32,
     states: u64,
 }
@@ -211,7 +213,11 @@ impl<W: Write + Seek> McapLog<W> {
                 .add_schema(STATE_SCHEMA, js, state_schema().as_bytes())
                 .map_err(mcap_err)?,
             pose: w
-                .add_schema("foxglove.PoseInFrame", js, pose_in_frame_schema().as_bytes())
+                .add_schema(
+                    "foxglove.PoseInFrame",
+                    js,
+                    pose_in_frame_schema().as_bytes(),
+                )
                 .map_err(mcap_err)?,
             location: w
                 .add_schema("foxglove.LocationFix", js, location_schema().as_bytes())
@@ -236,6 +242,7 @@ impl<W: Write + Seek> McapLog<W> {
             tf,
             vehicles: HashMap::new(),
             buf: Vec::with_capacity(1024),
+            frag: Vec::with_capacity(256),
             seq: 0,
             states: 0,
         })
@@ -310,41 +317,55 @@ impl<W: Write + Seek> McapLog<W> {
     }
 
     fn pose(&mut self, v: &str, p: &Pose, clock: f64) -> io::Result<()> {
+        // The numbers shared by the pose, the transform and the fix are
+        // formatted once per step: `{"sec":..,"nsec":..}`, `{"x":..,"y":..,"z":..}`
+        // and the quaternion (x and y are always 0: a rotation about z).
         let q = heading_quaternion(p.heading);
         let (sec, nsec) = split_time(clock);
         let z = -p.depth;
-        // PoseInFrame
+        let mut f = std::mem::take(&mut self.frag);
+        f.clear();
+        f.extend_from_slice(br#"{"sec":"#);
+        push_u64(&mut f, sec);
+        f.extend_from_slice(br#","nsec":"#);
+        push_u64(&mut f, nsec);
+        f.push(b'}');
+        let time_end = f.len();
+        push_vec(&mut f, &[("x", p.x), ("y", p.y), ("z", z)]);
+        let pos_end = f.len();
+        f.extend_from_slice(br#"{"x":0,"y":0,"z":"#);
+        push_json_f64(&mut f, q[2]);
+        f.extend_from_slice(br#","w":"#);
+        push_json_f64(&mut f, q[3]);
+        f.push(b'}');
+        let (time, pos, rot) = (&f[..time_end], &f[time_end..pos_end], &f[pos_end..]);
+
         let b = &mut self.buf;
         b.clear();
-        b.extend_from_slice(br#"{"timestamp":{"sec":"#);
-        push_u64(b, sec);
-        b.extend_from_slice(br#","nsec":"#);
-        push_u64(b, nsec);
-        b.extend_from_slice(br#"},"frame_id":""#);
+        b.extend_from_slice(br#"{"timestamp":"#);
+        b.extend_from_slice(time);
+        b.extend_from_slice(br#","frame_id":""#);
         b.extend_from_slice(WORLD_FRAME.as_bytes());
         b.extend_from_slice(br#"","pose":{"position":"#);
-        push_vec(b, &[("x", p.x), ("y", p.y), ("z", z)]);
+        b.extend_from_slice(pos);
         b.extend_from_slice(br#","orientation":"#);
-        push_vec(b, &[("x", q[0]), ("y", q[1]), ("z", q[2]), ("w", q[3])]);
+        b.extend_from_slice(rot);
         b.extend_from_slice(b"}}");
         let ch = self.vehicle(v)?.pose;
         self.put(ch, clock)?;
 
-        // FrameTransform world -> v
         let b = &mut self.buf;
         b.clear();
-        b.extend_from_slice(br#"{"timestamp":{"sec":"#);
-        push_u64(b, sec);
-        b.extend_from_slice(br#","nsec":"#);
-        push_u64(b, nsec);
-        b.extend_from_slice(br#"},"parent_frame_id":""#);
+        b.extend_from_slice(br#"{"timestamp":"#);
+        b.extend_from_slice(time);
+        b.extend_from_slice(br#","parent_frame_id":""#);
         b.extend_from_slice(WORLD_FRAME.as_bytes());
         b.extend_from_slice(br#"","child_frame_id":"#);
         push_json_str(b, v);
         b.extend_from_slice(br#","translation":"#);
-        push_vec(b, &[("x", p.x), ("y", p.y), ("z", z)]);
+        b.extend_from_slice(pos);
         b.extend_from_slice(br#","rotation":"#);
-        push_vec(b, &[("x", q[0]), ("y", q[1]), ("z", q[2]), ("w", q[3])]);
+        b.extend_from_slice(rot);
         b.push(b'}');
         self.put(self.tf, clock)?;
 
@@ -367,11 +388,9 @@ impl<W: Write + Seek> McapLog<W> {
             };
             let b = &mut self.buf;
             b.clear();
-            b.extend_from_slice(br#"{"timestamp":{"sec":"#);
-            push_u64(b, sec);
-            b.extend_from_slice(br#","nsec":"#);
-            push_u64(b, nsec);
-            b.extend_from_slice(br#"},"frame_id":"#);
+            b.extend_from_slice(br#"{"timestamp":"#);
+            b.extend_from_slice(time);
+            b.extend_from_slice(br#","frame_id":"#);
             push_json_str(b, v);
             b.extend_from_slice(br#","latitude":"#);
             push_json_f64(b, p.lat);
@@ -384,6 +403,7 @@ impl<W: Write + Seek> McapLog<W> {
             );
             self.put(ch, clock)?;
         }
+        self.frag = f;
         Ok(())
     }
 
@@ -450,8 +470,18 @@ fn split_time(clock: f64) -> (u64, u64) {
     (ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
-fn push_u64(b: &mut Vec<u8>, v: u64) {
-    let _ = write!(b, "{v}");
+fn push_u64(b: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    b.extend_from_slice(&digits[i..]);
 }
 
 /// A finite number as JSON (shortest round trip), `null` otherwise.
@@ -523,7 +553,10 @@ mod tests {
         // North (0°) is +y in ENU: yaw +90° about z.
         let q = heading_quaternion(0.0);
         let h = std::f64::consts::FRAC_1_SQRT_2;
-        assert!((q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12, "{q:?}");
+        assert!(
+            (q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12,
+            "{q:?}"
+        );
         // East (90°) is +x: identity.
         let q = heading_quaternion(90.0);
         assert!(q[2].abs() < 1e-12 && (q[3] - 1.0).abs() < 1e-12, "{q:?}");
@@ -537,7 +570,10 @@ mod tests {
             let yaw = 2.0 * q[2].atan2(q[3]);
             let (fx, fy) = (yaw.cos(), yaw.sin());
             let r = f64::to_radians(h);
-            assert!((fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12, "{h}");
+            assert!(
+                (fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12,
+                "{h}"
+            );
         }
     }
 
@@ -555,6 +591,21 @@ mod tests {
         ] {
             serde_json::from_str::<serde_json::Value>(&s).unwrap();
         }
+    }
+
+    #[test]
+    fn integers_and_numbers_as_json() {
+        let mut b = Vec::new();
+        for v in [0, 7, 10, 1_700_000_000, u64::MAX] {
+            b.clear();
+            push_u64(&mut b, v);
+            assert_eq!(b, v.to_string().as_bytes());
+        }
+        b.clear();
+        push_json_f64(&mut b, f64::NAN);
+        b.push(b',');
+        push_json_f64(&mut b, 1.5e-7);
+        assert_eq!(b, b"null,1.5e-7");
     }
 
     #[test]

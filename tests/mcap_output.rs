@@ -97,7 +97,11 @@ fn read_mcap(path: &Path) -> Mcap {
             .unwrap_or_else(|e| panic!("schema {} is not JSON: {e}", s.name));
         channels.insert(
             ch.topic.clone(),
-            (s.name.clone(), s.encoding.clone(), ch.message_encoding.clone()),
+            (
+                s.name.clone(),
+                s.encoding.clone(),
+                ch.message_encoding.clone(),
+            ),
         );
     }
     let mut messages: BTreeMap<String, Vec<(u64, serde_json::Value)>> = BTreeMap::new();
@@ -224,7 +228,10 @@ fn check(mission: &Path, csv_path: &Path, mcap_path: &Path) {
         let fx = 1.0 - 2.0 * (qy * qy + qz * qz);
         let fy = 2.0 * (qx * qy + qz * qw);
         let h = num(&row["heading"]).to_radians();
-        assert!((fx - h.sin()).abs() < 1e-9 && (fy - h.cos()).abs() < 1e-9, "{name}: heading {h}");
+        assert!(
+            (fx - h.sin()).abs() < 1e-9 && (fy - h.cos()).abs() < 1e-9,
+            "{name}: heading {h}"
+        );
         assert_eq!(p["frame_id"], "world");
     }
     if let Some(fixes) = file.messages.get(&loc) {
@@ -245,7 +252,10 @@ fn check(mission: &Path, csv_path: &Path, mcap_path: &Path) {
         for ((_, msg), t_post) in msgs.iter().zip(want) {
             assert_eq!(msg["var"], *var);
             let t = msg["t"].as_f64().unwrap();
-            assert!(t >= t_post - 1e-9 && t < t_post + 1.0, "{name}: {var} at {t} posted {t_post}");
+            assert!(
+                t >= t_post - 1e-9 && t < t_post + 1.0,
+                "{name}: {var} at {t} posted {t_post}"
+            );
             assert!(msg["value"].is_number() || msg["value"].is_string());
         }
     }
@@ -311,7 +321,10 @@ fn format_flag_overrides_the_extension_and_no_half_file_is_left() {
         .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("cannot create") && err.contains("run.mcap"), "{err}");
+    assert!(
+        err.contains("cannot create") && err.contains("run.mcap"),
+        "{err}"
+    );
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only run.dat: {left:?}");
 }

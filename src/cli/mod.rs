@@ -8,7 +8,9 @@ pub mod import;
 pub mod info;
 pub mod interp;
 pub mod live;
+pub mod plot;
 pub mod profile;
+pub mod record;
 pub mod replay;
 pub mod view;
 
@@ -34,6 +36,10 @@ pub struct Cli {
 pub enum Command {
     /// Replay a mission file to CSV, faster than real time.
     Replay(replay::ReplayArgs),
+    /// Plot runs (replay or record CSVs) to one SVG or PNG figure.
+    Plot(plot::PlotArgs),
+    /// Record live vehicles (reports and commands) to CSV or MCAP.
+    Record(record::RecordArgs),
     /// Print an example vehicle config (like uSimMarine --example).
     Example(info::ExampleArgs),
     /// Print the subscribed and published variables with units (like uSimMarine --interface).
@@ -63,6 +69,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     init_logging(cli.verbose);
     match cli.command {
         Command::Replay(a) => replay::run(a),
+        Command::Plot(a) => plot::run(a),
+        Command::Record(a) => record::run(a),
         Command::Example(a) => info::example(a),
         Command::Interface(a) => info::interface(a),
         Command::Interp(a) => interp::run(a),

@@ -16,6 +16,7 @@
 //! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
 //! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
+//! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
 use std::fmt;
 
 pub mod bridge;
@@ -24,6 +25,7 @@ pub mod endpoint;
 pub mod fleet;
 pub mod mailbox;
 pub mod node_report;
+pub mod record;
 pub mod schedule;
 pub mod tools;
 pub mod topics;

@@ -29,7 +29,7 @@ pub struct ToolConnection {
 }
 
 impl ToolConnection {
-    fn spec(&self, tool: &str) -> ConnectSpec {
+    pub(super) fn spec(&self, tool: &str) -> ConnectSpec {
         let mut spec = ConnectSpec::new(self.url.clone(), tool_client_id(tool));
         spec.credentials = self.credentials.clone();
         spec.ca_file = self.ca_file.clone();
@@ -37,7 +37,7 @@ impl ToolConnection {
         spec
     }
 
-    fn connect_error(&self, reason: impl std::fmt::Display) -> BridgeError {
+    pub(super) fn connect_error(&self, reason: impl std::fmt::Display) -> BridgeError {
         BridgeError::Connect {
             url: self.url.to_string(),
             reason: reason.to_string(),

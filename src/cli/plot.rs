@@ -1,0 +1,117 @@
+//! `usim plot RUN.csv [RUN2.csv …] -o OUT.svg|OUT.png`: a one-page figure
+//! of runs (docs/viewing.md).
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::plot::{self, Figure, ImageFormat, Labelled, Panel};
+
+/// Arguments of `usim plot`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv && usim plot turns.csv -o turns.svg\n  usim plot a.csv b.csv -o both.png --panels track,speed --title \"two runs\"\n\nThe CSVs are those of `usim replay` or `usim record` (columns found by name; a `vehicle` column gives one line per vehicle)."
+)]
+pub struct PlotArgs {
+    /// Run CSVs (from `usim replay` or `usim record`).
+    #[arg(required = true, value_name = "RUN.csv")]
+    pub runs: Vec<PathBuf>,
+    /// The figure: .svg or .png (written whole or not at all).
+    #[arg(short, long, value_name = "OUT.svg|OUT.png")]
+    pub output: PathBuf,
+    /// Panels, top to bottom: any of track,speed,heading,depth,actuators.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "track,speed,heading,depth,actuators"
+    )]
+    pub panels: String,
+    /// Title above the panels.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Image format; default: from the extension of -o.
+    #[arg(long, value_enum)]
+    pub format: Option<PlotFormat>,
+}
+
+/// Image formats of `usim plot`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotFormat {
+    /// Scalable vector graphics.
+    Svg,
+    /// PNG bitmap.
+    Png,
+}
+
+fn format_of(explicit: Option<PlotFormat>, out: &Path) -> anyhow::Result<ImageFormat> {
+    let f = match explicit {
+        Some(f) => f,
+        None => match out
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("svg") => PlotFormat::Svg,
+            Some("png") => PlotFormat::Png,
+            _ => anyhow::bail!(
+                "cannot tell the image format of {}: name it .svg or .png, or give --format",
+                out.display()
+            ),
+        },
+    };
+    Ok(match f {
+        PlotFormat::Svg => ImageFormat::Svg,
+        PlotFormat::Png => ImageFormat::Png,
+    })
+}
+
+/// Read run CSVs; labels are the vehicle names (a `vehicle` column) or the
+/// file stems. Errors name the file, line and column.
+pub fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<Labelled>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let runs =
+            plot::run_csv::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for run in runs {
+            let label = if run.vehicle.is_empty() {
+                stem.clone()
+            } else {
+                run.vehicle.clone()
+            };
+            out.push(Labelled { label, run });
+        }
+    }
+    Ok(out)
+}
+
+/// Run `usim plot`.
+pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
+    let format = format_of(a.format, &a.output)?;
+    let panels = Panel::parse_list(&a.panels).map_err(|e| anyhow::anyhow!("--panels: {e}"))?;
+    let runs = load_runs(&a.runs)?;
+    let fig = Figure {
+        panels,
+        title: a.title,
+    };
+    let bytes = plot::render(&runs, &fig, format)
+        .with_context(|| format!("drawing {}", a.output.display()))?;
+    let mut tmp = crate::atomic_file::AtomicFile::create(&a.output)?;
+    std::io::Write::write_all(tmp.file(), &bytes)
+        .with_context(|| format!("writing {}", a.output.display()))?;
+    tmp.commit()?;
+    let rows: usize = runs.iter().map(|r| r.run.len()).sum();
+    eprintln!(
+        "usim: plotted {} run{} ({rows} rows) to {}",
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        a.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

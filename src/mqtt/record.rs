@@ -1,0 +1,391 @@
+//! `usim record`: subscribe to live vehicles' `NODE_REPORT` (one JSON
+//! object per iteration: the CSV columns) and to every command posted to
+//! them, and write the run as CSV (the replay's columns, plus `vehicle`
+//! first when several vehicles may appear) or MCAP (the replay's channels,
+//! docs/viewing.md). Stops on SIGINT/SIGTERM or after a duration; the file
+//! is flushed, closed and renamed into place (nothing half-written).
+//!
+//! Log times in the MCAP are the recorder's clock at receipt (Unix time,
+//! which is the vehicle clock of a vehicle started without `--start-time`
+//! and time warp 1); the vehicle's own mission time is the state's `t`.
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
+
+use super::bridge::shutdown_signal;
+use super::endpoint::connection_failure;
+use super::tools::ToolConnection;
+use super::topics::{Topics, NODE_REPORT};
+use super::BridgeError;
+use crate::atomic_file::AtomicFile;
+use crate::command::SUBSCRIPTIONS;
+use crate::mcap_log::{CommandValue, McapLog, Pose};
+use crate::replay::csv::{push_f64, HEADER};
+
+/// Most vehicles one recording takes (with `--all`, messages under further
+/// names are counted and ignored, so a flood of invented names cannot grow
+/// memory or the MCAP channel table without bound).
+pub const MAX_VEHICLES: usize = 4096;
+
+/// File format of a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// The replay's CSV columns (commands are not in a CSV).
+    Csv,
+    /// The replay's MCAP channels, commands included.
+    Mcap,
+}
+
+/// What `usim record` records.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// Broker and topic root.
+    pub conn: ToolConnection,
+    /// Vehicles to record; `None`: every vehicle under the topic root.
+    pub vehicles: Option<Vec<String>>,
+    /// Output file.
+    pub output: PathBuf,
+    /// Its format.
+    pub format: RecordFormat,
+    /// Stop after this long (else on SIGINT/SIGTERM only).
+    pub duration: Option<Duration>,
+}
+
+/// Messages received from one vehicle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VehicleCount {
+    /// `NODE_REPORT`s written.
+    pub reports: u64,
+    /// Commands seen (written in MCAP).
+    pub commands: u64,
+    /// Reports dropped as malformed (logged with their topic).
+    pub bad: u64,
+}
+
+/// How a recording ended.
+#[derive(Debug, Clone, Default)]
+pub struct RecordSummary {
+    /// Per vehicle.
+    pub vehicles: BTreeMap<String, VehicleCount>,
+    /// Stopped by a signal (else by the duration).
+    pub interrupted: bool,
+    /// Messages ignored because [`MAX_VEHICLES`] vehicles were already recorded.
+    pub ignored: u64,
+}
+
+enum Sink {
+    Csv {
+        out: BufWriter<File>,
+        vehicle_column: bool,
+        line: Vec<u8>,
+    },
+    Mcap(Box<McapLog<BufWriter<File>>>),
+}
+
+/// One report parsed: the columns of [`HEADER`] in order (NaN for null).
+#[derive(Debug)]
+struct Report {
+    values: Vec<f64>,
+}
+
+fn parse_report(payload: &[u8]) -> Result<Report, String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(payload).map_err(|e| format!("not JSON: {e}"))?;
+    let obj = v.as_object().ok_or("not a JSON object")?;
+    let mut values = Vec::with_capacity(HEADER.split(',').count());
+    for col in HEADER.split(',') {
+        let x = match obj.get(col) {
+            Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+            Some(serde_json::Value::Null) => f64::NAN,
+            Some(other) => return Err(format!("{col} is {other}, not a number")),
+            None => return Err(format!("no {col}")),
+        };
+        values.push(x);
+    }
+    Ok(Report { values })
+}
+
+fn column(name: &str) -> usize {
+    HEADER
+        .split(',')
+        .position(|c| c == name)
+        .expect("a column of the header")
+}
+
+fn push_csv_text(b: &mut Vec<u8>, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        b.push(b'"');
+        b.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        b.push(b'"');
+    } else {
+        b.extend_from_slice(s.as_bytes());
+    }
+}
+
+impl Sink {
+    fn report(
+        &mut self,
+        vehicle: &str,
+        payload: &[u8],
+        r: &Report,
+        clock: f64,
+    ) -> std::io::Result<()> {
+        match self {
+            Sink::Csv {
+                out,
+                vehicle_column,
+                line,
+            } => {
+                line.clear();
+                if *vehicle_column {
+                    push_csv_text(line, vehicle);
+                    line.push(b',');
+                }
+                for (i, v) in r.values.iter().enumerate() {
+                    if i > 0 {
+                        line.push(b',');
+                    }
+                    if i == 0 {
+                        // k: an integer.
+                        let _ = write!(line, "{}", *v as u64);
+                    } else {
+                        push_f64(line, *v);
+                    }
+                }
+                line.push(b'\n');
+                out.write_all(line)
+            }
+            Sink::Mcap(log) => {
+                let g = |c: &str| r.values[column(c)];
+                let pose = Pose {
+                    x: g("x"),
+                    y: g("y"),
+                    depth: g("depth"),
+                    heading: g("heading"),
+                    lat: g("lat"),
+                    lon: g("lon"),
+                };
+                log.state_json(vehicle, payload, &pose, clock)
+            }
+        }
+    }
+
+    fn command(
+        &mut self,
+        vehicle: &str,
+        var: &str,
+        payload: &[u8],
+        t: f64,
+        clock: f64,
+    ) -> std::io::Result<()> {
+        if let Sink::Mcap(log) = self {
+            let text = String::from_utf8_lossy(payload);
+            let value = match text.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() => CommandValue::Number(x),
+                _ => CommandValue::Text(&text),
+            };
+            log.command(vehicle, var, &value, t, clock)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<File> {
+        let bw = match self {
+            Sink::Csv { out, .. } => out,
+            Sink::Mcap(log) => log.finish()?,
+        };
+        bw.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Record until a signal or the duration; `ready` is called once the
+/// subscriptions are acknowledged (messages from then on are recorded).
+pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSummary, BridgeError> {
+    let root = o.conn.topic_root.clone();
+    // Check the names (and the root) before opening anything.
+    let filters: Vec<SubscribeFilter> = match &o.vehicles {
+        Some(list) => {
+            let mut f = Vec::new();
+            for v in list {
+                let t = Topics::new(&root, v)?;
+                f.push(SubscribeFilter::new(t.var(NODE_REPORT), QoS::AtMostOnce));
+                for c in t.command_filters() {
+                    f.push(SubscribeFilter::new(c, QoS::AtLeastOnce));
+                }
+            }
+            f
+        }
+        None => {
+            Topics::new(&root, "x")?;
+            let mut f = vec![SubscribeFilter::new(
+                format!("{root}/+/{NODE_REPORT}"),
+                QoS::AtMostOnce,
+            )];
+            for (name, _, _) in SUBSCRIPTIONS {
+                f.push(SubscribeFilter::new(
+                    format!("{root}/+/{name}"),
+                    QoS::AtLeastOnce,
+                ));
+            }
+            f
+        }
+    };
+    let mut tmp = AtomicFile::create(&o.output)?;
+    let file = BufWriter::with_capacity(1 << 16, tmp.take());
+    let mut sink = match o.format {
+        RecordFormat::Csv => {
+            let vehicle_column = o.vehicles.as_ref().is_none_or(|v| v.len() > 1);
+            let mut out = file;
+            if vehicle_column {
+                out.write_all(b"vehicle,")?;
+            }
+            out.write_all(HEADER.as_bytes())?;
+            out.write_all(b"\n")?;
+            Sink::Csv {
+                out,
+                vehicle_column,
+                line: Vec::with_capacity(512),
+            }
+        }
+        RecordFormat::Mcap => Sink::Mcap(Box::new(McapLog::new(file)?)),
+    };
+
+    let (client, mut eventloop) = o.conn.spec("record").client(64)?;
+    let shutdown = shutdown_signal()?;
+    tokio::pin!(shutdown);
+    let deadline = async {
+        match o.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let prefix = format!("{root}/");
+    let mut summary = RecordSummary::default();
+    let mut last_t: BTreeMap<String, f64> = BTreeMap::new();
+    let mut connected_once = false;
+    let mut ready = Some(ready);
+    let io = BridgeError::Io;
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut shutdown => { summary.interrupted = true; break; }
+            _ = &mut deadline => break,
+            ev = eventloop.poll() => match ev {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected_once = true;
+                    client
+                        .try_subscribe_many(filters.clone())
+                        .map_err(|e| o.conn.connect_error(e))?;
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    if let Some(f) = ready.take() {
+                        f();
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let Some((vehicle, var)) = p
+                        .topic
+                        .strip_prefix(&prefix)
+                        .and_then(|rest| rest.split_once('/'))
+                        .filter(|(v, var)| !v.is_empty() && !var.contains('/'))
+                    else {
+                        continue;
+                    };
+                    if p.retain {
+                        // Vehicles ignore retained commands; so do we.
+                        continue;
+                    }
+                    let clock = unix_now();
+                    if !summary.vehicles.contains_key(vehicle) && summary.vehicles.len() >= MAX_VEHICLES {
+                        if summary.ignored == 0 {
+                            tracing::warn!("{MAX_VEHICLES} vehicles recorded; ignoring further names ({})", p.topic);
+                        }
+                        summary.ignored += 1;
+                        continue;
+                    }
+                    let count = summary.vehicles.entry(vehicle.to_string()).or_default();
+                    if var == NODE_REPORT {
+                        match parse_report(&p.payload) {
+                            Ok(r) => {
+                                sink.report(vehicle, &p.payload, &r, clock).map_err(io)?;
+                                count.reports += 1;
+                                last_t.insert(vehicle.to_string(), r.values[column("t")]);
+                            }
+                            Err(e) => {
+                                count.bad += 1;
+                                tracing::warn!("{}: dropped: {e}", p.topic);
+                            }
+                        }
+                    } else {
+                        let t = last_t.get(vehicle).copied().unwrap_or(f64::NAN);
+                        sink.command(vehicle, var, &p.payload, t, clock).map_err(io)?;
+                        count.commands += 1;
+                    }
+                }
+                Ok(Event::Outgoing(Outgoing::Disconnect)) => break,
+                Ok(_) => {}
+                Err(e) if !connected_once => return Err(connection_failure(&o.conn.url, &e)),
+                Err(e) => {
+                    tracing::warn!("connection lost: {e}; reconnecting");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+    let _ = client.try_disconnect();
+    // Drain the disconnect briefly (a clean MQTT goodbye).
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        while let Ok(ev) = eventloop.poll().await {
+            if matches!(ev, Event::Outgoing(Outgoing::Disconnect)) {
+                break;
+            }
+        }
+    })
+    .await;
+    let file = sink.finish().map_err(io)?;
+    tmp.commit_file(file).map_err(io)?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_columns_by_name_null_is_nan() {
+        let snap = crate::model::Snapshot {
+            k: 7,
+            t: 0.7,
+            x: 1.5,
+            altitude: f64::NAN,
+            ..Default::default()
+        };
+        let json = serde_json::to_vec(&snap).unwrap();
+        let r = parse_report(&json).unwrap();
+        assert_eq!(r.values[column("k")], 7.0);
+        assert_eq!(r.values[column("x")], 1.5);
+        assert!(r.values[column("altitude")].is_nan());
+        assert!(parse_report(b"{\"k\":1}").unwrap_err().contains("no t"));
+        assert!(parse_report(b"[1,2]").is_err());
+        assert!(parse_report(b"\xff").is_err());
+    }
+
+    #[test]
+    fn vehicle_names_are_quoted_when_needed() {
+        let mut b = Vec::new();
+        push_csv_text(&mut b, "a,\"b\"");
+        assert_eq!(b, b"\"a,\"\"b\"\"\"");
+    }
+}
