@@ -264,6 +264,9 @@ fn main() {
             std::thread::sleep(Duration::from_millis(20));
         }
         expected += sent as f64;
+        // Time for the last ones to be applied and USM_RESET_COUNT posted,
+        // also when the run ends within this epoch.
+        std::thread::sleep(Duration::from_secs(2));
         while epoch_start.elapsed() < EPOCH && Instant::now() < end {
             if Instant::now() >= next_rss {
                 rss.push((t0.elapsed().as_secs_f64(), rss_kib(pid)));
