@@ -200,7 +200,8 @@ fn main() {
     let sender = client("soak-sender", port, vec![], None);
     let flooder = client("soak-flooder", port, vec![], None);
 
-    // The flood: ~800 messages/s, QoS 0 and 1 mixed, until told to stop.
+    // The flood: up to 800 messages/s (about 500/s on a loaded machine), QoS 0
+    // and 1 mixed, until told to stop.
     let stop = Arc::new(AtomicBool::new(false));
     let flooded = Arc::new(AtomicU64::new(0));
     let flood = {
