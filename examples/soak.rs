@@ -200,7 +200,8 @@ fn main() {
     let sender = client("soak-sender", port, vec![], None);
     let flooder = client("soak-flooder", port, vec![], None);
 
-    // The flood: ~800 messages/s, QoS 0 and 1 mixed, until told to stop.
+    // The flood: up to 800 messages/s (about 500/s on a loaded machine), QoS 0
+    // and 1 mixed, until told to stop.
     let stop = Arc::new(AtomicBool::new(false));
     let flooded = Arc::new(AtomicU64::new(0));
     let flood = {
@@ -264,6 +265,9 @@ fn main() {
             std::thread::sleep(Duration::from_millis(20));
         }
         expected += sent as f64;
+        // Time for the last ones to be applied and USM_RESET_COUNT posted,
+        // also when the run ends within this epoch.
+        std::thread::sleep(Duration::from_secs(2));
         while epoch_start.elapsed() < EPOCH && Instant::now() < end {
             if Instant::now() >= next_rss {
                 rss.push((t0.elapsed().as_secs_f64(), rss_kib(pid)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: one vehicle on a real mosquitto under a mixed flood of valid and
-# hostile messages (~800/s) while the broker is killed and restarted every
+# hostile messages (up to 800/s) while the broker is killed and restarted every
 # 30 s; prints RSS over time, QoS 1 commands lost after each reconnection
 # and the vehicle's tick lateness. See examples/soak.rs.
 #

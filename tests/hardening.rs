@@ -285,3 +285,49 @@ fn echoed_values_are_clipped() {
     let e = send(&mut v, "DESIRED_THRUST", &big, 0.0).unwrap_err();
     assert!(e.len() < 1_500, "{} bytes", e.len());
 }
+
+/// A `MakeWriter` that keeps what tracing writes.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Caught: a vehicle whose every step overflowed logged one warning per
+/// step (36,000 lines), even under `-q`. Now the 1st, 10th, 100th, …
+/// occurrences are logged with the number suppressed.
+#[test]
+fn skipped_step_warnings_are_rate_limited() {
+    let cfg = usim::config::parse_vehicle(
+        Path::new("v.toml"),
+        // A config is not bounded like a message: a start at the edge of
+        // f64 whose every step overflows.
+        "name = \"a\"\nstart_x = 1.7976931348623157e308\nstart_speed = 1e300\nstart_heading = 90\n",
+    )
+    .unwrap();
+    let buf = Captured::default();
+    let sink = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .finish();
+    let mut v = Vehicle::new(&cfg, 0.0);
+    tracing::subscriber::with_default(subscriber, || {
+        for k in 1..=1000 {
+            v.step(k as f64 * 0.25);
+        }
+    });
+    assert!(v.skipped_steps() >= 990, "{} skipped", v.skipped_steps());
+    let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let lines = log.lines().filter(|l| l.contains("step skipped")).count();
+    assert!((1..=4).contains(&lines), "{lines} lines:\n{log}");
+    assert!(log.contains("warnings suppressed"), "{log}");
+    assert!(all_finite(&v));
+}

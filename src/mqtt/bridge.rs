@@ -468,6 +468,7 @@ async fn drive_connection(
     let mut echo_deadline: Option<tokio::time::Instant> = None;
     let mut connected_at = Instant::now();
     let mut quick_drops = 0u32;
+    let mut burst = 0u64;
     loop {
         let event = match echo_deadline {
             Some(d) => tokio::select! {
@@ -519,6 +520,13 @@ async fn drive_connection(
             }
             Ok(Event::Incoming(Packet::Publish(p))) => {
                 handle_publish(&p, &topics, &shared, &mut drops);
+                // A burst already in the socket buffer (e.g. a flood resent
+                // by QoS 1 clients after a broker restart) is parsed without
+                // ever waiting: let the tick task run between packets.
+                burst += 1;
+                if burst % 16 == 0 {
+                    tokio::task::yield_now().await;
+                }
             }
             Ok(Event::Incoming(Packet::SubAck(ack))) => {
                 let refused = ack
