@@ -211,7 +211,11 @@ impl<W: Write + Seek> McapLog<W> {
                 .add_schema(STATE_SCHEMA, js, state_schema().as_bytes())
                 .map_err(mcap_err)?,
             pose: w
-                .add_schema("foxglove.PoseInFrame", js, pose_in_frame_schema().as_bytes())
+                .add_schema(
+                    "foxglove.PoseInFrame",
+                    js,
+                    pose_in_frame_schema().as_bytes(),
+                )
                 .map_err(mcap_err)?,
             location: w
                 .add_schema("foxglove.LocationFix", js, location_schema().as_bytes())
@@ -488,6 +492,9 @@ pub struct ReplayMcap<W: Write + Seek> {
     pub log: McapLog<W>,
     /// The vehicle's name (topics, frame).
     pub vehicle: String,
+    /// Every vehicle's name in mission order, for a multi-vehicle mission
+    /// (empty: only `vehicle`).
+    pub fleet: Vec<String>,
     /// Mission start time, s (log time = start + mission time).
     pub start_time: f64,
 }
@@ -497,15 +504,16 @@ impl<W: Write + Seek> crate::replay::Output for ReplayMcap<W> {
         self.log.snapshot(&self.vehicle, s, clock)
     }
 
+    fn vehicle_row(&mut self, vehicle: usize, s: &Snapshot, clock: f64) -> io::Result<()> {
+        let name = self.fleet.get(vehicle).unwrap_or(&self.vehicle);
+        self.log.snapshot(name, s, clock)
+    }
+
     fn post(&mut self, post: &crate::mission::Post, clock: f64) -> io::Result<()> {
         let value = command_value(&post.command);
-        self.log.command(
-            &self.vehicle,
-            &post.var,
-            &value,
-            clock - self.start_time,
-            clock,
-        )
+        let name = self.fleet.get(post.vehicle).unwrap_or(&self.vehicle);
+        self.log
+            .command(name, &post.var, &value, clock - self.start_time, clock)
     }
 
     fn finish(self) -> io::Result<()> {
@@ -523,7 +531,10 @@ mod tests {
         // North (0°) is +y in ENU: yaw +90° about z.
         let q = heading_quaternion(0.0);
         let h = std::f64::consts::FRAC_1_SQRT_2;
-        assert!((q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12, "{q:?}");
+        assert!(
+            (q[2] - h).abs() < 1e-12 && (q[3] - h).abs() < 1e-12,
+            "{q:?}"
+        );
         // East (90°) is +x: identity.
         let q = heading_quaternion(90.0);
         assert!(q[2].abs() < 1e-12 && (q[3] - 1.0).abs() < 1e-12, "{q:?}");
@@ -537,7 +548,10 @@ mod tests {
             let yaw = 2.0 * q[2].atan2(q[3]);
             let (fx, fy) = (yaw.cos(), yaw.sin());
             let r = f64::to_radians(h);
-            assert!((fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12, "{h}");
+            assert!(
+                (fx - r.sin()).abs() < 1e-12 && (fy - r.cos()).abs() < 1e-12,
+                "{h}"
+            );
         }
     }
 

@@ -16,7 +16,8 @@ pub struct ReplayArgs {
     /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).
     pub mission: PathBuf,
     /// Write the CSV (or MCAP) here instead of stdout; written whole or not at all.
-    #[arg(short, long, value_name = "OUT.csv|OUT.mcap")]
+    /// A directory (ending in `/` or existing) gets one CSV per vehicle, `NAME.csv`.
+    #[arg(short, long, value_name = "OUT.csv|OUT.mcap|DIR/")]
     pub output: Option<PathBuf>,
     /// Output format; default: from the extension of -o (.mcap = MCAP), else CSV.
     #[arg(long, value_enum)]
@@ -54,8 +55,10 @@ impl OutputFormat {
 pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mission = crate::mission::load(&a.mission)?;
     if !a.quiet {
-        for w in &mission.vehicle.warnings {
-            eprintln!("usim: warning: {w}");
+        for i in 0..mission.vehicle_count() {
+            for w in &mission.vehicle_at(i).warnings {
+                eprintln!("usim: warning: {w}");
+            }
         }
     }
     let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
@@ -72,6 +75,17 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let format = OutputFormat::choose(a.format, a.output.as_deref());
+    let to_dir = a
+        .output
+        .as_ref()
+        .is_some_and(|p| p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/'));
+    if to_dir && format == OutputFormat::Mcap {
+        anyhow::bail!("-o DIR/ writes one CSV per vehicle; MCAP needs a file: -o OUT.mcap");
+    }
+    let multi = mission.vehicle_count() > 1;
+    let names: Vec<String> = (0..mission.vehicle_count())
+        .map(|i| mission.vehicle_at(i).name.clone())
+        .collect();
     let mut posts_tmp = match &a.posts {
         Some(path) => Some(crate::atomic_file::AtomicFile::create(path)?),
         None => None,
@@ -81,19 +95,52 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         .map(|t| std::io::BufWriter::with_capacity(1 << 16, t.take()));
     let posts = posts_writer.as_mut().map(|w| w as &mut dyn Write);
     let summary = match &a.output {
+        Some(dir) if to_dir => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the directory {}", dir.display()))?;
+            let mut tmps = Vec::new();
+            let mut writers = Vec::new();
+            for name in &names {
+                let path = dir.join(format!("{name}.csv"));
+                let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
+                writers.push(std::io::BufWriter::with_capacity(1 << 16, tmp.take()));
+                tmps.push((tmp, path));
+            }
+            let out = crate::replay::csv::PerVehicleCsv::new(writers.iter_mut().collect())?;
+            let summary =
+                crate::replay::run_fleet(&mission, out, posts, &mut progress, |_, _, _| {})
+                    .with_context(|| format!("writing into {}", dir.display()))?;
+            for ((tmp, path), w) in tmps.into_iter().zip(writers) {
+                let file = w
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                tmp.commit_file(file)?;
+            }
+            summary
+        }
         Some(path) => {
             let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
             let file = tmp.take();
             let mut writer = std::io::BufWriter::with_capacity(1 << 16, file);
             let summary = match format {
-                OutputFormat::Csv => {
-                    crate::replay::run_with(&mission, &mut writer, posts, &mut progress, |_, _, _| {})
+                OutputFormat::Csv if multi => {
+                    let out = crate::replay::csv::FleetCsvWriter::new(&mut writer, names.clone())?;
+                    crate::replay::run_fleet(&mission, out, posts, &mut progress, |_, _, _| {})
                 }
+                OutputFormat::Csv => crate::replay::run_with(
+                    &mission,
+                    &mut writer,
+                    posts,
+                    &mut progress,
+                    |_, _, _| {},
+                ),
                 OutputFormat::Mcap => {
                     let log = crate::mcap_log::McapLog::new(&mut writer)?;
                     let out = crate::mcap_log::ReplayMcap {
                         log,
                         vehicle: mission.vehicle.name.clone(),
+                        fleet: names.clone(),
                         start_time: mission.start_time,
                     };
                     crate::replay::run_to_with(&mission, out, posts, &mut progress, |_, _, _| {})
@@ -109,6 +156,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         None if format == OutputFormat::Mcap => {
             anyhow::bail!("MCAP output needs a file: -o OUT.mcap (it is not streamed to stdout)")
+        }
+        None if multi => {
+            let stdout = std::io::stdout().lock();
+            let out = crate::replay::csv::FleetCsvWriter::new(stdout, names.clone())?;
+            let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, |_, _, _| {})?;
+            std::io::stdout().flush()?;
+            s
         }
         None => {
             let stdout = std::io::stdout().lock();
