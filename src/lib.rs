@@ -21,6 +21,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod config_v22;
+pub mod encounter;
 pub mod fuzz_entry;
 pub mod interp;
 pub mod mcap_log;
