@@ -30,4 +30,5 @@ pub mod model;
 pub mod mqtt;
 pub mod plot;
 pub mod replay;
+pub mod sweep;
 pub mod view;

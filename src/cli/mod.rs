@@ -9,6 +9,7 @@ pub mod interp;
 pub mod live;
 pub mod profile;
 pub mod replay;
+pub mod sweep;
 pub mod view;
 
 /// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
@@ -33,6 +34,8 @@ pub struct Cli {
 pub enum Command {
     /// Replay a mission file to CSV, faster than real time.
     Replay(replay::ReplayArgs),
+    /// Monte Carlo sweep of a mission: seeded random variables and grids, in parallel, one summary row per run.
+    Sweep(sweep::SweepArgs),
     /// Print an example vehicle config (like uSimMarine --example).
     Example(info::ExampleArgs),
     /// Print the subscribed and published variables with units (like uSimMarine --interface).
@@ -60,6 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     init_logging(cli.verbose);
     match cli.command {
         Command::Replay(a) => replay::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Example(a) => info::example(a),
         Command::Interface(a) => info::interface(a),
         Command::Interp(a) => interp::run(a),

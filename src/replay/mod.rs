@@ -51,6 +51,29 @@ pub trait Output {
     }
     /// Flush and close.
     fn finish(self) -> std::io::Result<()>;
+    /// Whether rows are wanted at all (false: the loop skips building them).
+    fn wants_rows(&self) -> bool {
+        true
+    }
+}
+
+/// An [`Output`] that takes no rows (sweeps and benchmarks that only need
+/// `on_step`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRows;
+
+impl Output for NoRows {
+    fn row(&mut self, _s: &Snapshot, _clock: f64) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn wants_rows(&self) -> bool {
+        false
+    }
 }
 
 /// Run `mission` and write its CSV to `out`. `progress(k, steps)` is called
@@ -133,7 +156,8 @@ pub fn run_fleet<O: Output>(
         None => None,
     };
     let mut summary = Summary::default();
-    for (i, v) in vehicles.iter().enumerate() {
+    let rows = out.wants_rows();
+    for (i, v) in vehicles.iter().enumerate().filter(|_| rows) {
         let first = v.snapshot();
         out.vehicle_row(i, &first, mission.start_time + first.t)?;
         summary.rows += 1;
@@ -198,7 +222,7 @@ pub fn run_fleet<O: Output>(
             }
         }
         on_step(k, rel, &vehicles);
-        if k % mission.output_every == 0 || k == steps {
+        if rows && (k % mission.output_every == 0 || k == steps) {
             for (i, v) in vehicles.iter().enumerate() {
                 let mut snap = v.snapshot();
                 snap.t = rel;
