@@ -163,3 +163,64 @@ fn bad_sweeps_are_refused_with_file_line_and_key() {
         assert!(e.contains(key) && e.contains(says), "{e}");
     }
 }
+
+/// `scripts/sweep_shard.sh` as Slurm (SLURM_ARRAY_TASK_ID/COUNT) and a
+/// Kubernetes indexed Job (JOB_COMPLETION_INDEX, SHARDS) run it: the
+/// parts merge into the unsharded summary.
+#[test]
+fn job_array_script_shards_merge_to_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_sweep(dir.path(), 5);
+    let s = sweep.to_str().unwrap();
+    let whole = usim(&["sweep", s, "-q"]);
+    ok(&whole);
+    let bin = env!("CARGO_BIN_EXE_usim");
+    for (style, vars) in [
+        (
+            "slurm",
+            [
+                ("SLURM_ARRAY_TASK_ID", "I"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ],
+        ),
+        ("k8s", [("JOB_COMPLETION_INDEX", "I"), ("SHARDS", "3")]),
+    ] {
+        let out = dir.path().join(style);
+        for i in 0..3 {
+            let mut c = Command::new("bash");
+            c.arg(root().join("scripts/sweep_shard.sh"))
+                .arg(s)
+                .arg(&out)
+                .env("USIM", bin)
+                .env_remove("SLURM_ARRAY_TASK_ID")
+                .env_remove("JOB_COMPLETION_INDEX")
+                .env_remove("SLURM_CPUS_PER_TASK");
+            for (k, v) in vars {
+                c.env(
+                    k,
+                    if v == "I" {
+                        i.to_string()
+                    } else {
+                        v.to_string()
+                    },
+                );
+            }
+            let o = c.output().unwrap();
+            ok(&o);
+        }
+        let parts: Vec<String> = (0..3)
+            .map(|i| out.join(format!("part-{i}-of-3.csv")).display().to_string())
+            .collect();
+        let mut args = vec!["sweep", "merge"];
+        args.extend(parts.iter().map(String::as_str));
+        let merged = usim(&args);
+        ok(&merged);
+        assert_eq!(merged.stdout, whole.stdout, "{style}");
+    }
+    // The Slurm and Kubernetes files call that script with 8 shards.
+    let sbatch = std::fs::read_to_string(root().join("scripts/sweep_slurm.sbatch")).unwrap();
+    assert!(sbatch.contains("#SBATCH --array=0-7") && sbatch.contains("scripts/sweep_shard.sh"));
+    let job = std::fs::read_to_string(root().join("scripts/sweep_k8s_job.yaml")).unwrap();
+    assert!(job.contains("completionMode: Indexed") && job.contains("completions: 8"));
+    assert!(job.contains("value: \"8\"") && job.contains("scripts/sweep_shard.sh"));
+}
