@@ -82,8 +82,44 @@ pub fn bearing_deg(d: &Vector2<f64>) -> f64 {
 /// O(n) per query. The allocation is kept between queries.
 #[derive(Debug, Default)]
 pub struct Grid {
-    cells: HashMap<(i64, i64), Vec<u32>>,
+    cells: HashMap<(i64, i64), Vec<u32>, CellHash>,
     used: Vec<(i64, i64)>,
+}
+
+/// A fast hasher for cell keys (a multiply–xor mix; the keys are not
+/// chosen by an adversary in a way that matters: a collision only costs
+/// time, and the cells are bounded by the number of vehicles).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CellHash;
+
+/// The [`CellHash`] state.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CellHasher(u64);
+
+impl std::hash::BuildHasher for CellHash {
+    type Hasher = CellHasher;
+    fn build_hasher(&self) -> CellHasher {
+        CellHasher(0)
+    }
+}
+
+impl std::hash::Hasher for CellHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z ^ (z >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_i64(v as i64);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.0 = (self.0.rotate_left(29) ^ v as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    }
 }
 
 /// Half of the 3×3 neighbourhood (with the cell itself), so each pair of
@@ -239,7 +275,7 @@ pub struct Tracker {
     grid: Grid,
     pairs: Vec<(usize, usize)>,
     positions: Vec<Vector2<f64>>,
-    active: HashMap<(usize, usize), Active>,
+    active: HashMap<(usize, usize), Active, CellHash>,
     still: Vec<(usize, usize)>,
     /// Number of near-miss events so far.
     pub near_misses: u64,
@@ -258,7 +294,7 @@ impl Tracker {
             grid: Grid::new(),
             pairs: Vec::new(),
             positions: Vec::new(),
-            active: HashMap::new(),
+            active: HashMap::default(),
             still: Vec::new(),
             near_misses: 0,
             collisions: 0,

@@ -213,3 +213,51 @@ fn encounter_ranges_are_checked() {
     let r = m.encounters.unwrap();
     assert_eq!((r.near_miss, r.collision), (20.0, 4.0));
 }
+
+/// A fleet large enough to step and format in parallel (≥ 64 vehicles):
+/// the rows come out in mission order and each vehicle's rows still equal
+/// its solo replay.
+#[test]
+fn a_large_fleet_in_parallel_keeps_order_and_solo_rows() {
+    use std::fmt::Write as _;
+    let n = 70;
+    let mut t = String::from("[mission]\ndt = 0.1\nsteps = 50\noutput_every = 5\n");
+    for i in 0..n {
+        let _ = write!(
+            t,
+            "[[vehicle]]\nname = \"v{i}\"\nstart_pos = \"x={}, y=0, heading={}, speed=1\"\n",
+            i * 10,
+            i * 5
+        );
+    }
+    for i in 0..n {
+        let _ = write!(
+            t,
+            "[[post]]\nvehicle = \"v{i}\"\nt = 0.5\nvar = \"DESIRED_RUDDER\"\nvalue = {}\n",
+            i % 30
+        );
+    }
+    let m = parse(&t).unwrap();
+    let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+    let mut fleet = Vec::new();
+    let out = usim::replay::csv::FleetCsvWriter::new(&mut fleet, names.clone()).unwrap();
+    let s = usim::replay::run_fleet(&m, out, None, |_, _| {}, |_, _, _| {}).unwrap();
+    assert_eq!(s.rows, n as u64 * 11);
+    let fleet = String::from_utf8(fleet).unwrap();
+    let order: Vec<&str> = fleet
+        .lines()
+        .skip(1)
+        .take(n)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(order, names);
+    for i in [0, 33, 69] {
+        let prefix = format!("v{i},");
+        let mine: Vec<&str> = fleet
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix.as_str()))
+            .collect();
+        let solo = solo_csv(&m.only(i));
+        assert_eq!(mine, solo.lines().skip(1).collect::<Vec<_>>(), "v{i}");
+    }
+}

@@ -51,6 +51,15 @@ pub trait Output {
     }
     /// Flush and close.
     fn finish(self) -> std::io::Result<()>;
+    /// The rows of every vehicle at one output step, `snaps[i]` being
+    /// vehicle `i` (large fleets); by default [`Output::vehicle_row`] for
+    /// each, in order.
+    fn fleet_rows(&mut self, snaps: &[Snapshot], clock: f64) -> std::io::Result<()> {
+        for (i, s) in snaps.iter().enumerate() {
+            self.vehicle_row(i, s, clock)?;
+        }
+        Ok(())
+    }
     /// Whether rows are wanted at all (false: the loop skips building them).
     fn wants_rows(&self) -> bool {
         true
@@ -174,6 +183,7 @@ pub fn run_fleet<O: Output>(
     });
     let mut next = 0;
     let mut batch: Vec<usize> = Vec::new();
+    let mut snaps: Vec<Snapshot> = Vec::new();
     let steps = mission.steps;
     let mut rel = 0.0;
     let pattern = match &mission.timing {
@@ -222,7 +232,21 @@ pub fn run_fleet<O: Output>(
             }
         }
         on_step(k, rel, &vehicles);
-        if rows && (k % mission.output_every == 0 || k == steps) {
+        if rows && vehicles.len() >= PARALLEL_FLEET && (k % mission.output_every == 0 || k == steps)
+        {
+            use rayon::prelude::*;
+            vehicles
+                .par_iter()
+                .with_min_len(16)
+                .map(|v| {
+                    let mut snap = v.snapshot();
+                    snap.t = rel;
+                    snap
+                })
+                .collect_into_vec(&mut snaps);
+            out.fleet_rows(&snaps, clock)?;
+            summary.rows += snaps.len() as u64;
+        } else if rows && (k % mission.output_every == 0 || k == steps) {
             for (i, v) in vehicles.iter().enumerate() {
                 let mut snap = v.snapshot();
                 snap.t = rel;
