@@ -265,7 +265,7 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let dist = match v.kind.get_ref().as_str() {
             "uniform" => {
                 let (min, max) = (need(&v.min, "var.min")?, need(&v.max, "var.max")?);
-                if !(min < max) {
+                if min >= max {
                     let at = v.max.as_ref().map_or(at, |m| m.span().start);
                     return Err(src.error(
                         at,
@@ -277,7 +277,7 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
             }
             "normal" => {
                 let (mean, std) = (need(&v.mean, "var.mean")?, need(&v.std, "var.std")?);
-                if !(std > 0.0) {
+                if std <= 0.0 {
                     let at = v.std.as_ref().map_or(at, |m| m.span().start);
                     return Err(src.error(at, "var.std", "must be > 0"));
                 }
