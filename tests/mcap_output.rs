@@ -97,7 +97,11 @@ fn read_mcap(path: &Path) -> Mcap {
             .unwrap_or_else(|e| panic!("schema {} is not JSON: {e}", s.name));
         channels.insert(
             ch.topic.clone(),
-            (s.name.clone(), s.encoding.clone(), ch.message_encoding.clone()),
+            (
+                s.name.clone(),
+                s.encoding.clone(),
+                ch.message_encoding.clone(),
+            ),
         );
     }
     let mut messages: BTreeMap<String, Vec<(u64, serde_json::Value)>> = BTreeMap::new();
@@ -126,7 +130,39 @@ fn every_mission_as_mcap_matches_its_csv() {
         let mcap_path = dir.path().join(format!("{stem}.mcap"));
         replay(&mission, &csv_path, &[]);
         replay(&mission, &mcap_path, &[]);
+        let m = usim::mission::load(&mission).unwrap();
+        if m.vehicle_count() > 1 {
+            check_fleet(&m, &csv_path, &mcap_path);
+            continue;
+        }
         check(&mission, &csv_path, &mcap_path);
+    }
+}
+
+/// A multi-vehicle mission (docs/fleets.md): each vehicle has its own
+/// state, pose and command channels, with as many states as the CSV has
+/// rows for it and one command message per post for it.
+fn check_fleet(m: &usim::mission::Mission, csv_path: &Path, mcap_path: &Path) {
+    let text = std::fs::read_to_string(csv_path).unwrap();
+    let file = read_mcap(mcap_path);
+    let count = |t: &str| file.messages.get(t).map_or(0, Vec::len);
+    for i in 0..m.vehicle_count() {
+        let v = &m.vehicle_at(i).name;
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{v},")))
+            .count();
+        assert!(rows > 0);
+        assert_eq!(count(&format!("/{v}/state")), rows, "{v}");
+        assert_eq!(count(&format!("/{v}/pose")), rows, "{v}");
+        for p in m.posts.iter().filter(|p| p.vehicle == i) {
+            let n = m
+                .posts
+                .iter()
+                .filter(|q| q.vehicle == i && q.var == p.var)
+                .count();
+            assert_eq!(count(&format!("/{v}/cmd/{}", p.var)), n, "{v} {}", p.var);
+        }
     }
 }
 
@@ -224,7 +260,10 @@ fn check(mission: &Path, csv_path: &Path, mcap_path: &Path) {
         let fx = 1.0 - 2.0 * (qy * qy + qz * qz);
         let fy = 2.0 * (qx * qy + qz * qw);
         let h = num(&row["heading"]).to_radians();
-        assert!((fx - h.sin()).abs() < 1e-9 && (fy - h.cos()).abs() < 1e-9, "{name}: heading {h}");
+        assert!(
+            (fx - h.sin()).abs() < 1e-9 && (fy - h.cos()).abs() < 1e-9,
+            "{name}: heading {h}"
+        );
         assert_eq!(p["frame_id"], "world");
     }
     if let Some(fixes) = file.messages.get(&loc) {
@@ -245,7 +284,10 @@ fn check(mission: &Path, csv_path: &Path, mcap_path: &Path) {
         for ((_, msg), t_post) in msgs.iter().zip(want) {
             assert_eq!(msg["var"], *var);
             let t = msg["t"].as_f64().unwrap();
-            assert!(t >= t_post - 1e-9 && t < t_post + 1.0, "{name}: {var} at {t} posted {t_post}");
+            assert!(
+                t >= t_post - 1e-9 && t < t_post + 1.0,
+                "{name}: {var} at {t} posted {t_post}"
+            );
             assert!(msg["value"].is_number() || msg["value"].is_string());
         }
     }
@@ -311,7 +353,10 @@ fn format_flag_overrides_the_extension_and_no_half_file_is_left() {
         .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("cannot create") && err.contains("run.mcap"), "{err}");
+    assert!(
+        err.contains("cannot create") && err.contains("run.mcap"),
+        "{err}"
+    );
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only run.dat: {left:?}");
 }
