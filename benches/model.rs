@@ -133,6 +133,7 @@ fn replay(c: &mut Criterion) {
             let out = usim::mcap_log::ReplayMcap {
                 log: usim::mcap_log::McapLog::new(NullSeek::default()).unwrap(),
                 vehicle: mission.vehicle.name.clone(),
+                fleet: Vec::new(),
                 start_time: mission.start_time,
             };
             let summary = usim::replay::run_to(&mission, out, |_, _| {}).unwrap();

@@ -35,6 +35,21 @@ pub struct MqttConfig {
     /// Largest message payload a vehicle takes, bytes: a larger one is
     /// dropped with one log line, without disconnecting (default 64 KiB).
     pub max_payload: usize,
+    /// What a live vehicle publishes each iteration (`[mqtt] publish`).
+    pub publish: PublishMode,
+}
+
+/// `[mqtt] publish`: every variable on its own topic plus `NODE_REPORT`
+/// (`"all"`, the default), or only `NODE_REPORT` and `USM_TIME`
+/// (`"report"`: large fleets; the per-variable topics are most of a
+/// broker's load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PublishMode {
+    /// Every publication, `NODE_REPORT` and `USM_TIME`.
+    #[default]
+    All,
+    /// `NODE_REPORT` and `USM_TIME` only.
+    Report,
 }
 
 /// The largest packet MQTT allows (remaining length 268,435,455 bytes).
@@ -52,6 +67,7 @@ impl Default for MqttConfig {
             username: None,
             password: None,
             max_payload: DEFAULT_MAX_PAYLOAD,
+            publish: PublishMode::All,
         }
     }
 }
@@ -372,6 +388,8 @@ pub struct RawMqtt {
     pub password: Option<String>,
     /// Largest payload taken, bytes.
     pub max_payload: Option<Spanned<i64>>,
+    /// `"all"` or `"report"`.
+    pub publish: Option<Spanned<String>>,
 }
 
 /// `[actuators.NAME]` as written.
@@ -957,6 +975,19 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
                 ));
             }
             cfg.mqtt.max_payload = v as usize;
+        }
+        if let Some(pm) = &m.publish {
+            cfg.mqtt.publish = match pm.get_ref().trim() {
+                "all" => PublishMode::All,
+                "report" => PublishMode::Report,
+                other => {
+                    return Err(src.error(
+                        pm.span().start,
+                        "mqtt.publish",
+                        format!("`{other}`: \"all\" (every variable) or \"report\" (NODE_REPORT only)"),
+                    ))
+                }
+            };
         }
     }
     crate::config_v22::build(src, raw, &mut p, &mut warnings)?;

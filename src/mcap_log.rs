@@ -518,6 +518,9 @@ pub struct ReplayMcap<W: Write + Seek> {
     pub log: McapLog<W>,
     /// The vehicle's name (topics, frame).
     pub vehicle: String,
+    /// Every vehicle's name in mission order, for a multi-vehicle mission
+    /// (empty: only `vehicle`).
+    pub fleet: Vec<String>,
     /// Mission start time, s (log time = start + mission time).
     pub start_time: f64,
 }
@@ -527,15 +530,16 @@ impl<W: Write + Seek> crate::replay::Output for ReplayMcap<W> {
         self.log.snapshot(&self.vehicle, s, clock)
     }
 
+    fn vehicle_row(&mut self, vehicle: usize, s: &Snapshot, clock: f64) -> io::Result<()> {
+        let name = self.fleet.get(vehicle).unwrap_or(&self.vehicle);
+        self.log.snapshot(name, s, clock)
+    }
+
     fn post(&mut self, post: &crate::mission::Post, clock: f64) -> io::Result<()> {
         let value = command_value(&post.command);
-        self.log.command(
-            &self.vehicle,
-            &post.var,
-            &value,
-            clock - self.start_time,
-            clock,
-        )
+        let name = self.fleet.get(post.vehicle).unwrap_or(&self.vehicle);
+        self.log
+            .command(name, &post.var, &value, clock - self.start_time, clock)
     }
 
     fn finish(self) -> io::Result<()> {

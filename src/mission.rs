@@ -1,5 +1,9 @@
 //! Mission files (docs/formats.md §2): a vehicle plus a time line of messages.
 //!
+//! A mission may also name several vehicles (docs/fleets.md): `[[vehicle]]`
+//! tables or `mission.vehicles = ["a.toml", ...]`, each with its own name;
+//! a post then says which vehicle it is for (`vehicle = "name"`).
+//!
 //! Loading checks everything that can be checked before the run: the
 //! timing keys, every post's time (finite, ≥ 0), variable (known, with a
 //! suggestion for typos) and value type (a number for a numeric variable).
@@ -23,6 +27,9 @@ pub struct Post {
     pub command: Command,
     /// Line of the post's value in the mission file (for messages).
     pub line: usize,
+    /// Index of the vehicle it is for ([`Mission::vehicle_at`]; 0 in a
+    /// one-vehicle mission).
+    pub vehicle: usize,
 }
 
 /// Step timing of a replay.
@@ -41,8 +48,15 @@ pub struct Mission {
     pub name: String,
     /// Free text.
     pub description: String,
-    /// The vehicle.
+    /// The vehicle (the first one of a multi-vehicle mission).
     pub vehicle: VehicleConfig,
+    /// The other vehicles of a multi-vehicle mission, in file order (empty
+    /// for one vehicle). Vehicle `i` of [`Mission::vehicle_at`] is
+    /// `vehicle` for 0 and `more_vehicles[i - 1]` after.
+    pub more_vehicles: Vec<VehicleConfig>,
+    /// Encounter ranges between vehicles (`mission.near_miss`,
+    /// `mission.collision`), if set.
+    pub encounters: Option<EncounterRanges>,
     /// Clock at start-up, s.
     pub start_time: f64,
     /// Step timing.
@@ -55,7 +69,72 @@ pub struct Mission {
     pub posts: Vec<Post>,
 }
 
+/// Ranges at which two vehicles' encounter is reported, m (horizontal
+/// distance between their reference points). The vehicle config has no
+/// length key, so the collision range is given per mission (e.g. the sum of
+/// the two half-lengths).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EncounterRanges {
+    /// A pair closer than this is a near miss, m.
+    pub near_miss: f64,
+    /// A pair closer than this is a collision, m (≤ `near_miss`).
+    pub collision: f64,
+}
+
 impl Mission {
+    /// Number of vehicles (1 for a one-vehicle mission).
+    pub fn vehicle_count(&self) -> usize {
+        1 + self.more_vehicles.len()
+    }
+
+    /// Vehicle `i` (0-based, file order).
+    pub fn vehicle_at(&self, i: usize) -> &VehicleConfig {
+        if i == 0 {
+            &self.vehicle
+        } else {
+            &self.more_vehicles[i - 1]
+        }
+    }
+
+    /// Vehicle `i`, mutable.
+    pub fn vehicle_at_mut(&mut self, i: usize) -> &mut VehicleConfig {
+        if i == 0 {
+            &mut self.vehicle
+        } else {
+            &mut self.more_vehicles[i - 1]
+        }
+    }
+
+    /// Index of the vehicle called `name`.
+    pub fn vehicle_index(&self, name: &str) -> Option<usize> {
+        (0..self.vehicle_count()).find(|&i| self.vehicle_at(i).name == name)
+    }
+
+    /// The one-vehicle mission of vehicle `i`: the same timing, that
+    /// vehicle, and only its posts (for replaying a fleet's vehicle alone).
+    pub fn only(&self, i: usize) -> Mission {
+        Mission {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            vehicle: self.vehicle_at(i).clone(),
+            more_vehicles: Vec::new(),
+            encounters: None,
+            start_time: self.start_time,
+            timing: self.timing.clone(),
+            steps: self.steps,
+            output_every: self.output_every,
+            posts: self
+                .posts
+                .iter()
+                .filter(|p| p.vehicle == i)
+                .map(|p| Post {
+                    vehicle: 0,
+                    ..p.clone()
+                })
+                .collect(),
+        }
+    }
+
     /// Mission time of iteration `k`, s: `k·dt` (one multiplication), or
     /// the pattern's intervals summed in order.
     pub fn rel_time(&self, k: u64) -> f64 {
@@ -74,9 +153,9 @@ impl Mission {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawMissionFile {
+struct RawMissionFile<V> {
     mission: Spanned<RawMission>,
-    vehicle: Option<Spanned<RawVehicle>>,
+    vehicle: Option<V>,
     post: Option<Vec<Spanned<RawPost>>>,
 }
 
@@ -86,6 +165,9 @@ struct RawMission {
     name: Option<String>,
     description: Option<String>,
     vehicle: Option<Spanned<String>>,
+    vehicles: Option<Spanned<Vec<Spanned<String>>>>,
+    near_miss: Option<Spanned<f64>>,
+    collision: Option<Spanned<f64>>,
     start_time: Option<Spanned<f64>>,
     dt: Option<Spanned<f64>>,
     dt_pattern: Option<Spanned<Vec<f64>>>,
@@ -97,6 +179,7 @@ struct RawMission {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPost {
+    vehicle: Option<Spanned<String>>,
     t: Spanned<f64>,
     var: Spanned<String>,
     value: Spanned<toml::Value>,
@@ -114,6 +197,9 @@ const MISSION_KEYS: &[&str] = &[
     "steps",
     "duration",
     "output_every",
+    "vehicles",
+    "near_miss",
+    "collision",
     "t",
     "var",
     "value",
@@ -130,31 +216,134 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     let src = Source { path, text };
     let mut known: Vec<&str> = MISSION_KEYS.to_vec();
     known.extend_from_slice(config::VEHICLE_KEYS);
-    let raw: RawMissionFile = toml::from_str(text).map_err(|e| {
+    let de_error = |e: toml::de::Error| {
         config::wrong_kind(path, text, true).unwrap_or_else(|| src.toml_error(&e, &known))
-    })?;
-    let m = raw.mission.get_ref();
-    let m_at = raw.mission.span().start;
+    };
+    // `[vehicle]` (one table) or `[[vehicle]]` (an array of tables): serde
+    // needs to know which before it reads the spans, so look first.
+    let (mission_raw, raw_posts, inline) = if has_vehicle_array(text) {
+        let raw: RawMissionFile<Vec<Spanned<RawVehicle>>> =
+            toml::from_str(text).map_err(de_error)?;
+        (raw.mission, raw.post, raw.vehicle)
+    } else {
+        let raw: RawMissionFile<Spanned<RawVehicle>> = toml::from_str(text).map_err(de_error)?;
+        (raw.mission, raw.post, raw.vehicle.map(|v| vec![v]))
+    };
+    let m = mission_raw.get_ref();
+    let m_at = mission_raw.span().start;
 
-    let vehicle = match (&m.vehicle, &raw.vehicle) {
-        (Some(p), None) => {
+    let both = "give the vehicles one way: mission.vehicle (a file), mission.vehicles (files), [vehicle] or [[vehicle]] tables";
+    // (vehicle, offset of its name or entry for messages)
+    let mut vehicles: Vec<(VehicleConfig, usize)> = Vec::new();
+    match (&m.vehicle, &m.vehicles, &inline) {
+        (Some(p), None, None) => {
             let file = resolve(path, p.get_ref());
-            config::load_vehicle(&file).map_err(|mut e| {
+            let v = config::load_vehicle(&file).map_err(|mut e| {
                 e.message = format!("{} (vehicle of mission {})", e.message, path.display());
                 e
-            })?
+            })?;
+            vehicles.push((v, p.span().start));
         }
-        (None, Some(v)) => config::build_vehicle(&src, v.get_ref())?,
-        (Some(p), Some(_)) => return Err(src.error(
-            p.span().start,
-            "mission.vehicle",
-            "give the vehicle either as a file (mission.vehicle) or inline ([vehicle]), not both",
-        )),
-        (None, None) => return Err(src.error(
+        (None, Some(list), None) => {
+            if list.get_ref().is_empty() {
+                return Err(src.error(
+                    list.span().start,
+                    "mission.vehicles",
+                    "an empty list: name at least one vehicle file",
+                ));
+            }
+            for p in list.get_ref() {
+                let file = resolve(path, p.get_ref());
+                let v = config::load_vehicle(&file).map_err(|mut e| {
+                    e.message = format!("{} (vehicle of mission {})", e.message, path.display());
+                    e
+                })?;
+                vehicles.push((v, p.span().start));
+            }
+        }
+        (None, None, Some(list)) => {
+            if list.is_empty() {
+                return Err(src.error(m_at, "vehicle", "no [[vehicle]] table"));
+            }
+            for v in list {
+                let at = v
+                    .get_ref()
+                    .name
+                    .as_ref()
+                    .map_or(v.span().start, |n| n.span().start);
+                vehicles.push((config::build_vehicle(&src, v.get_ref())?, at));
+            }
+        }
+        (None, None, None) => return Err(src.error(
             m_at,
             "mission.vehicle",
             "no vehicle: set mission.vehicle = \"path/to/vehicle.toml\" or add a [vehicle] table",
         )),
+        (Some(p), _, _) => return Err(src.error(p.span().start, "mission.vehicle", both)),
+        (None, Some(p), Some(_)) => {
+            return Err(src.error(p.span().start, "mission.vehicles", both))
+        }
+    }
+    for (i, (v, at)) in vehicles.iter().enumerate() {
+        if let Some((_, first)) = vehicles[..i].iter().find(|(w, _)| w.name == v.name) {
+            let key = if m.vehicles.is_some() {
+                "mission.vehicles"
+            } else {
+                "vehicle.name"
+            };
+            return Err(src.error(
+                *at,
+                key,
+                format!(
+                    "two vehicles are called `{}` (the first at line {}): give each vehicle its own name",
+                    v.name,
+                    src.line_of(*first)
+                ),
+            ));
+        }
+    }
+    let names: Vec<String> = vehicles.iter().map(|(v, _)| v.name.clone()).collect();
+    let mut vehicles = vehicles.into_iter().map(|(v, _)| v);
+    let Some(vehicle) = vehicles.next() else {
+        return Err(src.error(m_at, "mission.vehicle", "no vehicle"));
+    };
+    let more_vehicles: Vec<VehicleConfig> = vehicles.collect();
+
+    let positive = |v: &Spanned<f64>, key: &str| -> Result<f64, ConfigError> {
+        let x = *v.get_ref();
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(src.error(v.span().start, key, "must be a positive distance in metres"))
+        }
+    };
+    let encounters = match (&m.near_miss, &m.collision) {
+        (None, None) => None,
+        (Some(n), None) => Some(EncounterRanges {
+            near_miss: positive(n, "near_miss")?,
+            collision: 0.0,
+        }),
+        (None, Some(c)) => {
+            let c = positive(c, "collision")?;
+            Some(EncounterRanges {
+                near_miss: c,
+                collision: c,
+            })
+        }
+        (Some(n), Some(c)) => {
+            let (nv, cv) = (positive(n, "near_miss")?, positive(c, "collision")?);
+            if cv > nv {
+                return Err(src.error(
+                    c.span().start,
+                    "collision",
+                    format!("the collision range ({cv} m) must not exceed near_miss ({nv} m)"),
+                ));
+            }
+            Some(EncounterRanges {
+                near_miss: nv,
+                collision: cv,
+            })
+        }
     };
 
     let start_time = match &m.start_time {
@@ -252,8 +441,33 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     // Line numbers by binary search in one newline index: linear loading
     // (counting newlines per post made 32,000 posts take 16 s).
     let newlines = src.newlines();
-    for p in raw.post.iter().flatten() {
+    for p in raw_posts.iter().flatten() {
         let p = p.get_ref();
+        let vehicle_index = match &p.vehicle {
+            Some(v) => names.iter().position(|n| n == v.get_ref().trim()).ok_or_else(|| {
+                src.error(
+                    v.span().start,
+                    "post.vehicle",
+                    format!(
+                        "no vehicle called `{}` in this mission (vehicles: {})",
+                        v.get_ref(),
+                        names.join(", ")
+                    ),
+                )
+            })?,
+            None if names.len() > 1 => {
+                return Err(src.error(
+                    p.t.span().start,
+                    "post.vehicle",
+                    format!(
+                        "this mission has {} vehicles ({}): say which one the post is for with vehicle = \"name\"",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                ))
+            }
+            None => 0,
+        };
         let t = *p.t.get_ref();
         if !t.is_finite() || t < 0.0 {
             return Err(src.error(
@@ -306,6 +520,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             var,
             command,
             line: Source::line_in(&newlines, p.value.span().start),
+            vehicle: vehicle_index,
         });
     }
 
@@ -318,11 +533,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
         name,
         description: m.description.clone().unwrap_or_default(),
         vehicle,
+        more_vehicles,
+        encounters,
         start_time,
         timing,
         steps,
         output_every,
         posts,
+    })
+}
+
+/// Whether the text has a `[[vehicle]]` array-of-tables header.
+fn has_vehicle_array(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("[[") && {
+            let inner: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+            inner.starts_with("[[vehicle]]")
+        }
     })
 }
 

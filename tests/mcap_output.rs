@@ -130,7 +130,39 @@ fn every_mission_as_mcap_matches_its_csv() {
         let mcap_path = dir.path().join(format!("{stem}.mcap"));
         replay(&mission, &csv_path, &[]);
         replay(&mission, &mcap_path, &[]);
+        let m = usim::mission::load(&mission).unwrap();
+        if m.vehicle_count() > 1 {
+            check_fleet(&m, &csv_path, &mcap_path);
+            continue;
+        }
         check(&mission, &csv_path, &mcap_path);
+    }
+}
+
+/// A multi-vehicle mission (docs/fleets.md): each vehicle has its own
+/// state, pose and command channels, with as many states as the CSV has
+/// rows for it and one command message per post for it.
+fn check_fleet(m: &usim::mission::Mission, csv_path: &Path, mcap_path: &Path) {
+    let text = std::fs::read_to_string(csv_path).unwrap();
+    let file = read_mcap(mcap_path);
+    let count = |t: &str| file.messages.get(t).map_or(0, Vec::len);
+    for i in 0..m.vehicle_count() {
+        let v = &m.vehicle_at(i).name;
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{v},")))
+            .count();
+        assert!(rows > 0);
+        assert_eq!(count(&format!("/{v}/state")), rows, "{v}");
+        assert_eq!(count(&format!("/{v}/pose")), rows, "{v}");
+        for p in m.posts.iter().filter(|p| p.vehicle == i) {
+            let n = m
+                .posts
+                .iter()
+                .filter(|q| q.vehicle == i && q.var == p.var)
+                .count();
+            assert_eq!(count(&format!("/{v}/cmd/{}", p.var)), n, "{v} {}", p.var);
+        }
     }
 }
 

@@ -70,6 +70,7 @@ fn every_shipped_mission_replays_cleanly() {
             + (1..=mission.steps)
                 .filter(|k| k % every == 0 || *k == mission.steps)
                 .count();
+        let expected = expected * mission.vehicle_count();
         assert_eq!(summary.rows, expected as u64, "{}", path.display());
         n += 1;
     }

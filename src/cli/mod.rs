@@ -12,6 +12,7 @@ pub mod plot;
 pub mod profile;
 pub mod record;
 pub mod replay;
+pub mod sweep;
 pub mod view;
 
 /// usim — a uSimMarine-compatible marine vehicle simulator over MQTT.
@@ -40,6 +41,8 @@ pub enum Command {
     Plot(plot::PlotArgs),
     /// Record live vehicles (reports and commands) to CSV or MCAP.
     Record(record::RecordArgs),
+    /// Monte Carlo sweep of a mission: seeded random variables and grids, in parallel, one summary row per run.
+    Sweep(sweep::SweepArgs),
     /// Print an example vehicle config (like uSimMarine --example).
     Example(info::ExampleArgs),
     /// Print the subscribed and published variables with units (like uSimMarine --interface).
@@ -71,6 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Replay(a) => replay::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Record(a) => record::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Example(a) => info::example(a),
         Command::Interface(a) => info::interface(a),
         Command::Interp(a) => interp::run(a),

@@ -16,7 +16,8 @@ pub struct ReplayArgs {
     /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).
     pub mission: PathBuf,
     /// Write the CSV (or MCAP) here instead of stdout; written whole or not at all.
-    #[arg(short, long, value_name = "OUT.csv|OUT.mcap")]
+    /// A directory (ending in `/` or existing) gets one CSV per vehicle, `NAME.csv`.
+    #[arg(short, long, value_name = "OUT.csv|OUT.mcap|DIR/")]
     pub output: Option<PathBuf>,
     /// Output format; default: from the extension of -o (.mcap = MCAP), else CSV.
     #[arg(long, value_enum)]
@@ -24,6 +25,10 @@ pub struct ReplayArgs {
     /// Also write every publication the vehicle made (`k,t,var,type,value`) here.
     #[arg(long, value_name = "POSTS.csv")]
     pub posts: Option<PathBuf>,
+    /// Also write the encounters between vehicles (near miss, collision,
+    /// clear; ranges from the mission's `near_miss` and `collision`) here.
+    #[arg(long, value_name = "ENCOUNTERS.csv")]
+    pub encounters: Option<PathBuf>,
     /// Do not print warnings, dropped messages or progress.
     #[arg(short, long)]
     pub quiet: bool,
@@ -54,8 +59,10 @@ impl OutputFormat {
 pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mission = crate::mission::load(&a.mission)?;
     if !a.quiet {
-        for w in &mission.vehicle.warnings {
-            eprintln!("usim: warning: {w}");
+        for i in 0..mission.vehicle_count() {
+            for w in &mission.vehicle_at(i).warnings {
+                eprintln!("usim: warning: {w}");
+            }
         }
     }
     let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
@@ -72,6 +79,17 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let format = OutputFormat::choose(a.format, a.output.as_deref());
+    let to_dir = a
+        .output
+        .as_ref()
+        .is_some_and(|p| p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/'));
+    if to_dir && format == OutputFormat::Mcap {
+        anyhow::bail!("-o DIR/ writes one CSV per vehicle; MCAP needs a file: -o OUT.mcap");
+    }
+    let multi = mission.vehicle_count() > 1;
+    let names: Vec<String> = (0..mission.vehicle_count())
+        .map(|i| mission.vehicle_at(i).name.clone())
+        .collect();
     let mut posts_tmp = match &a.posts {
         Some(path) => Some(crate::atomic_file::AtomicFile::create(path)?),
         None => None,
@@ -80,23 +98,80 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         .as_mut()
         .map(|t| std::io::BufWriter::with_capacity(1 << 16, t.take()));
     let posts = posts_writer.as_mut().map(|w| w as &mut dyn Write);
+    let mut enc = match &a.encounters {
+        Some(path) => {
+            let Some(ranges) = mission.encounters else {
+                anyhow::bail!(
+                    "--encounters needs encounter ranges: set near_miss (and collision), m, in the [mission] table of {}",
+                    a.mission.display()
+                );
+            };
+            let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
+            writeln!(w, "{}", crate::encounter::CSV_HEADER)?;
+            Some(EncounterLog {
+                tracker: crate::encounter::Tracker::new(ranges),
+                tmp,
+                w,
+                line: Vec::new(),
+                error: None,
+                names: names.clone(),
+            })
+        }
+        None => None,
+    };
+    let mut on_step = |_k: u64, t: f64, vs: &[crate::model::Vehicle]| {
+        if let Some(e) = enc.as_mut() {
+            e.observe(t, vs);
+        }
+    };
     let summary = match &a.output {
+        Some(dir) if to_dir => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the directory {}", dir.display()))?;
+            let mut tmps = Vec::new();
+            let mut writers = Vec::new();
+            for name in &names {
+                let path = dir.join(format!("{name}.csv"));
+                let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
+                writers.push(std::io::BufWriter::with_capacity(1 << 16, tmp.take()));
+                tmps.push((tmp, path));
+            }
+            let out = crate::replay::csv::PerVehicleCsv::new(writers.iter_mut().collect())?;
+            let summary =
+                crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
+                    .with_context(|| format!("writing into {}", dir.display()))?;
+            for ((tmp, path), w) in tmps.into_iter().zip(writers) {
+                let file = w
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                tmp.commit_file(file)?;
+            }
+            summary
+        }
         Some(path) => {
             let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
             let file = tmp.take();
             let mut writer = std::io::BufWriter::with_capacity(1 << 16, file);
             let summary = match format {
+                OutputFormat::Csv if multi => {
+                    let out = crate::replay::csv::FleetCsvWriter::new(&mut writer, names.clone())?;
+                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
+                }
                 OutputFormat::Csv => {
-                    crate::replay::run_with(&mission, &mut writer, posts, &mut progress, |_, _, _| {})
+                    let out = crate::replay::csv::CsvWriter::new(&mut writer)?;
+                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
                 }
                 OutputFormat::Mcap => {
                     let log = crate::mcap_log::McapLog::new(&mut writer)?;
                     let out = crate::mcap_log::ReplayMcap {
                         log,
                         vehicle: mission.vehicle.name.clone(),
+                        fleet: names.clone(),
                         start_time: mission.start_time,
                     };
-                    crate::replay::run_to_with(&mission, out, posts, &mut progress, |_, _, _| {})
+                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
                 }
             }
             .with_context(|| format!("writing {}", path.display()))?;
@@ -110,13 +185,25 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         None if format == OutputFormat::Mcap => {
             anyhow::bail!("MCAP output needs a file: -o OUT.mcap (it is not streamed to stdout)")
         }
+        None if multi => {
+            let stdout = std::io::stdout().lock();
+            let out = crate::replay::csv::FleetCsvWriter::new(stdout, names.clone())?;
+            let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)?;
+            std::io::stdout().flush()?;
+            s
+        }
         None => {
             let stdout = std::io::stdout().lock();
-            let s = crate::replay::run_with(&mission, stdout, posts, &mut progress, |_, _, _| {})?;
+            let out = crate::replay::csv::CsvWriter::new(stdout)?;
+            let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)?;
             std::io::stdout().flush()?;
             s
         }
     };
+    if let (Some(e), Some(path)) = (enc, &a.encounters) {
+        e.commit()
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if let (Some(tmp), Some(w), Some(path)) = (posts_tmp, posts_writer, &a.posts) {
         let file = w
             .into_inner()
@@ -139,4 +226,37 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--encounters` file being written: the tracker and the file.
+struct EncounterLog {
+    tracker: crate::encounter::Tracker,
+    tmp: crate::atomic_file::AtomicFile,
+    w: std::io::BufWriter<std::fs::File>,
+    line: Vec<u8>,
+    error: Option<std::io::Error>,
+    names: Vec<String>,
+}
+
+impl EncounterLog {
+    fn observe(&mut self, t: f64, vehicles: &[crate::model::Vehicle]) {
+        let (line, w, error, names) = (&mut self.line, &mut self.w, &mut self.error, &self.names);
+        crate::encounter::observe_fleet(&mut self.tracker, t, vehicles, |e| {
+            line.clear();
+            crate::encounter::push_csv(line, &e, names);
+            if error.is_none() {
+                if let Err(err) = w.write_all(line) {
+                    *error = Some(err);
+                }
+            }
+        });
+    }
+
+    fn commit(self) -> std::io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let file = self.w.into_inner().map_err(|e| e.into_error())?;
+        self.tmp.commit_file(file)
+    }
 }

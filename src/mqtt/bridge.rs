@@ -209,6 +209,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         client: client.clone(),
         topics: topics.clone(),
         topic_cache: HashMap::new(),
+        publish_all: cfg.mqtt.publish == crate::config::PublishMode::All,
         shared: Arc::clone(&shared),
         inbox: Vec::with_capacity(16),
         drops: DropLog::new(),
@@ -302,6 +303,9 @@ struct Ticker {
     client: AsyncClient,
     topics: Topics,
     topic_cache: HashMap<String, String>,
+    /// `[mqtt] publish = "all"`: every variable on its topic (else only
+    /// NODE_REPORT and USM_TIME).
+    publish_all: bool,
     shared: Arc<Shared>,
     inbox: Vec<Mail>,
     drops: DropLog,
@@ -346,7 +350,8 @@ impl Ticker {
 
     fn publish(&mut self, vehicle: &Vehicle, t_s: f64) {
         let mut failed = 0u64;
-        for p in vehicle.publications() {
+        let all = self.publish_all;
+        for p in vehicle.publications().into_iter().filter(|_| all) {
             let topic = match self.topic_cache.get(&p.var) {
                 Some(t) => t.clone(),
                 None => {

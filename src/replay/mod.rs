@@ -40,12 +40,49 @@ pub struct Summary {
 pub trait Output {
     /// One output row; `clock` is the vehicle clock, s (start time + `s.t`).
     fn row(&mut self, s: &Snapshot, clock: f64) -> std::io::Result<()>;
+    /// One output row of vehicle `vehicle` (index in the mission) of a
+    /// multi-vehicle mission; by default the same as [`Output::row`].
+    fn vehicle_row(&mut self, _vehicle: usize, s: &Snapshot, clock: f64) -> std::io::Result<()> {
+        self.row(s, clock)
+    }
     /// A post, just before the vehicle handles it at vehicle clock `clock`, s.
     fn post(&mut self, _post: &Post, _clock: f64) -> std::io::Result<()> {
         Ok(())
     }
     /// Flush and close.
     fn finish(self) -> std::io::Result<()>;
+    /// The rows of every vehicle at one output step, `snaps[i]` being
+    /// vehicle `i` (large fleets); by default [`Output::vehicle_row`] for
+    /// each, in order.
+    fn fleet_rows(&mut self, snaps: &[Snapshot], clock: f64) -> std::io::Result<()> {
+        for (i, s) in snaps.iter().enumerate() {
+            self.vehicle_row(i, s, clock)?;
+        }
+        Ok(())
+    }
+    /// Whether rows are wanted at all (false: the loop skips building them).
+    fn wants_rows(&self) -> bool {
+        true
+    }
+}
+
+/// An [`Output`] that takes no rows (sweeps and benchmarks that only need
+/// `on_step`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRows;
+
+impl Output for NoRows {
+    fn row(&mut self, _s: &Snapshot, _clock: f64) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn wants_rows(&self) -> bool {
+        false
+    }
 }
 
 /// Run `mission` and write its CSV to `out`. `progress(k, steps)` is called
@@ -82,24 +119,59 @@ pub fn run_to<O: Output>(
 
 /// The replay loop behind [`run`], [`run_with`] and [`run_to`]: rows into
 /// `out`, the posts log into `posts` if given, `on_step` after every
-/// iteration.
+/// iteration. A multi-vehicle mission runs through [`run_fleet`].
 pub fn run_to_with<O: Output>(
+    mission: &Mission,
+    out: O,
+    posts: Option<&mut dyn Write>,
+    progress: impl FnMut(u64, u64),
+    mut on_step: impl FnMut(u64, f64, &Vehicle),
+) -> std::io::Result<Summary> {
+    run_fleet(mission, out, posts, progress, |k, t, vs: &[Vehicle]| {
+        on_step(k, t, &vs[0])
+    })
+}
+
+/// Fleets of at least this many vehicles step in parallel (rayon); smaller
+/// ones step on the calling thread (a thread hand-off costs more).
+const PARALLEL_FLEET: usize = 64;
+
+/// The one replay loop, for one vehicle or many: every vehicle runs on the
+/// same clock; before iteration `k` every due post is delivered in file
+/// order to its vehicle; then every vehicle steps; then (every
+/// `output_every` iterations) each vehicle's row goes out, in mission
+/// order ([`Output::vehicle_row`]). Vehicles do not interact, so each
+/// vehicle's rows equal those of [`Mission::only`] replayed alone. The
+/// posts log of a multi-vehicle mission has a `vehicle` first column.
+/// `on_step(k, t, vehicles)` runs after every iteration (mission time `t`, s).
+pub fn run_fleet<O: Output>(
     mission: &Mission,
     mut out: O,
     posts: Option<&mut dyn Write>,
     mut progress: impl FnMut(u64, u64),
-    mut on_step: impl FnMut(u64, f64, &Vehicle),
+    mut on_step: impl FnMut(u64, f64, &[Vehicle]),
 ) -> std::io::Result<Summary> {
-    let mut vehicle = Vehicle::new(&mission.vehicle, mission.start_time);
+    let n = mission.vehicle_count();
+    let multi = n > 1;
+    let mut vehicles: Vec<Vehicle> = (0..n)
+        .map(|i| Vehicle::new(mission.vehicle_at(i), mission.start_time))
+        .collect();
+    let names: Vec<&str> = (0..n)
+        .map(|i| mission.vehicle_at(i).name.as_str())
+        .collect();
     let mut posts = match posts {
+        Some(w) if multi => Some(posts::PostsWriter::with_vehicle_column(w)?),
         Some(w) => Some(posts::PostsWriter::new(w)?),
         None => None,
     };
     let mut summary = Summary::default();
-    let first = vehicle.snapshot();
-    out.row(&first, mission.start_time + first.t)?;
-    summary.rows += 1;
-    on_step(0, 0.0, &vehicle);
+    let rows = out.wants_rows();
+    for (i, v) in vehicles.iter().enumerate().filter(|_| rows) {
+        let first = v.snapshot();
+        out.vehicle_row(i, &first, mission.start_time + first.t)?;
+        summary.rows += 1;
+    }
+    on_step(0, 0.0, &vehicles);
 
     // Posts in order of time; ties and batches delivered in file order.
     let mut order: Vec<usize> = (0..mission.posts.len()).collect();
@@ -111,6 +183,7 @@ pub fn run_to_with<O: Output>(
     });
     let mut next = 0;
     let mut batch: Vec<usize> = Vec::new();
+    let mut snaps: Vec<Snapshot> = Vec::new();
     let steps = mission.steps;
     let mut rel = 0.0;
     let pattern = match &mission.timing {
@@ -133,7 +206,7 @@ pub fn run_to_with<O: Output>(
         for &i in &batch {
             let post = &mission.posts[i];
             out.post(post, clock)?;
-            if let Err(e) = vehicle.handle_command(post.command.clone(), clock) {
+            if let Err(e) = vehicles[post.vehicle].handle_command(post.command.clone(), clock) {
                 summary.dropped.push(Dropped {
                     k,
                     line: post.line,
@@ -141,16 +214,45 @@ pub fn run_to_with<O: Output>(
                 });
             }
         }
-        vehicle.step(clock);
-        if let Some(pw) = posts.as_mut() {
-            pw.write(k, rel, &vehicle.publications())?;
+        if vehicles.len() >= PARALLEL_FLEET {
+            use rayon::prelude::*;
+            vehicles
+                .par_iter_mut()
+                .with_min_len(16)
+                .for_each(|v| v.step(clock));
+        } else {
+            for v in vehicles.iter_mut() {
+                v.step(clock);
+            }
         }
-        on_step(k, rel, &vehicle);
-        if k % mission.output_every == 0 || k == steps {
-            let mut snap = vehicle.snapshot();
-            snap.t = rel;
-            out.row(&snap, clock)?;
-            summary.rows += 1;
+        if let Some(pw) = posts.as_mut() {
+            for (i, v) in vehicles.iter().enumerate() {
+                let name = if multi { Some(names[i]) } else { None };
+                pw.write_for(name, k, rel, &v.publications())?;
+            }
+        }
+        on_step(k, rel, &vehicles);
+        if rows && vehicles.len() >= PARALLEL_FLEET && (k % mission.output_every == 0 || k == steps)
+        {
+            use rayon::prelude::*;
+            vehicles
+                .par_iter()
+                .with_min_len(16)
+                .map(|v| {
+                    let mut snap = v.snapshot();
+                    snap.t = rel;
+                    snap
+                })
+                .collect_into_vec(&mut snaps);
+            out.fleet_rows(&snaps, clock)?;
+            summary.rows += snaps.len() as u64;
+        } else if rows && (k % mission.output_every == 0 || k == steps) {
+            for (i, v) in vehicles.iter().enumerate() {
+                let mut snap = v.snapshot();
+                snap.t = rel;
+                out.vehicle_row(i, &snap, clock)?;
+                summary.rows += 1;
+            }
         }
         if k % 4096 == 0 {
             progress(k, steps);

@@ -15,6 +15,9 @@ pub struct PostsWriter<W: Write> {
     line: Vec<u8>,
 }
 
+/// The posts log header of a multi-vehicle mission.
+pub const FLEET_HEADER: &str = "vehicle,k,t,var,type,value";
+
 impl<W: Write> PostsWriter<W> {
     /// Write the header and return the writer.
     pub fn new(out: W) -> io::Result<Self> {
@@ -27,10 +30,37 @@ impl<W: Write> PostsWriter<W> {
         })
     }
 
+    /// Write the multi-vehicle header (`vehicle` first) and return the writer.
+    pub fn with_vehicle_column(out: W) -> io::Result<Self> {
+        let mut out = io::BufWriter::with_capacity(1 << 16, out);
+        out.write_all(FLEET_HEADER.as_bytes())?;
+        out.write_all(b"\n")?;
+        Ok(PostsWriter {
+            out,
+            line: Vec::with_capacity(256),
+        })
+    }
+
     /// Write the publications of iteration `k` at mission time `t_s`.
     pub fn write(&mut self, k: u64, t_s: f64, pubs: &[Publication]) -> io::Result<()> {
+        self.write_for(None, k, t_s, pubs)
+    }
+
+    /// [`PostsWriter::write`], with the vehicle's name first if given
+    /// (a writer made by [`PostsWriter::with_vehicle_column`]).
+    pub fn write_for(
+        &mut self,
+        vehicle: Option<&str>,
+        k: u64,
+        t_s: f64,
+        pubs: &[Publication],
+    ) -> io::Result<()> {
         for p in pubs {
             self.line.clear();
+            if let Some(name) = vehicle {
+                push_field(&mut self.line, name);
+                self.line.push(b',');
+            }
             write!(self.line, "{k},")?;
             push_f64(&mut self.line, t_s);
             self.line.push(b',');

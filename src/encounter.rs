@@ -1,0 +1,517 @@
+//! Encounters between vehicles (docs/fleets.md): the closest point of
+//! approach (CPA) of a pair, a spatial grid that finds the pairs within a
+//! range in O(n) for sparse fleets, and a tracker that turns positions over
+//! time into near-miss, collision and clear events.
+//!
+//! Sans-IO: positions and velocities in, events out. Frame: x east, y
+//! north, m; headings and bearings in degrees, 0 = north, clockwise.
+use std::collections::HashMap;
+
+use nalgebra::Vector2;
+
+use crate::mission::EncounterRanges;
+
+/// A vehicle's horizontal motion at one instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Track {
+    /// Position (east, north), m.
+    pub pos: Vector2<f64>,
+    /// Velocity over ground (east, north), m/s.
+    pub vel: Vector2<f64>,
+}
+
+impl Track {
+    /// A track from a position (m), a speed over ground (m/s) and a
+    /// heading over ground (degrees, 0 = north, clockwise).
+    pub fn from_sog_hog(x: f64, y: f64, sog: f64, hog_deg: f64) -> Track {
+        let (s, c) = hog_deg.to_radians().sin_cos();
+        Track {
+            pos: Vector2::new(x, y),
+            vel: Vector2::new(sog * s, sog * c),
+        }
+    }
+}
+
+/// The closest point of approach of two tracks moving at constant velocity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cpa {
+    /// Time from now to the CPA, s (0 if the pair is already separating
+    /// or not moving relative to each other).
+    pub time: f64,
+    /// Range at the CPA, m.
+    pub range: f64,
+    /// Bearing from the first vehicle to the second at the CPA, degrees in
+    /// [0, 360), 0 = north, clockwise.
+    pub bearing: f64,
+}
+
+/// The CPA of `a` and `b`: with relative position `r = b − a` and relative
+/// velocity `v = vb − va`, the range `|r + v·t|` is least at
+/// `t* = −(r·v)/(v·v)`, taken as 0 when that is in the past or `v = 0`.
+pub fn cpa(a: &Track, b: &Track) -> Cpa {
+    let r = b.pos - a.pos;
+    let v = b.vel - a.vel;
+    let vv = v.dot(&v);
+    let time = if vv > 0.0 {
+        (-r.dot(&v) / vv).max(0.0)
+    } else {
+        0.0
+    };
+    let d = r + v * time;
+    Cpa {
+        time,
+        range: d.norm(),
+        bearing: bearing_deg(&d),
+    }
+}
+
+/// Compass bearing of a vector, degrees in [0, 360) (0 = north, clockwise).
+pub fn bearing_deg(d: &Vector2<f64>) -> f64 {
+    let b = d.x.atan2(d.y).to_degrees();
+    if b < 0.0 {
+        b + 360.0
+    } else {
+        b
+    }
+}
+
+/// A uniform grid of square cells for finding pairs within a range.
+/// With the cell size at least the range, the pairs of a point are in its
+/// own cell and the 8 around it; each pair is looked at from one side only
+/// (the cell itself and 4 of its neighbours), so a sparse fleet costs
+/// O(n) per query. The allocation is kept between queries.
+#[derive(Debug, Default)]
+pub struct Grid {
+    cells: HashMap<(i64, i64), Vec<u32>, CellHash>,
+    used: Vec<(i64, i64)>,
+}
+
+/// A fast hasher for cell keys (a multiply–xor mix; the keys are not
+/// chosen by an adversary in a way that matters: a collision only costs
+/// time, and the cells are bounded by the number of vehicles).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CellHash;
+
+/// The [`CellHash`] state.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CellHasher(u64);
+
+impl std::hash::BuildHasher for CellHash {
+    type Hasher = CellHasher;
+    fn build_hasher(&self) -> CellHasher {
+        CellHasher(0)
+    }
+}
+
+impl std::hash::Hasher for CellHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z ^ (z >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_i64(v as i64);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.0 = (self.0.rotate_left(29) ^ v as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    }
+}
+
+/// Half of the 3×3 neighbourhood (with the cell itself), so each pair of
+/// neighbouring cells is visited once.
+const HALF: [(i64, i64); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
+
+impl Grid {
+    /// An empty grid.
+    pub fn new() -> Grid {
+        Grid::default()
+    }
+
+    /// Every pair `(i, j)`, `i < j`, of `positions` whose distance is at
+    /// most `range` (m), sorted, into `out` (cleared first). Non-finite
+    /// positions are skipped.
+    pub fn pairs_within(
+        &mut self,
+        positions: &[Vector2<f64>],
+        range: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        out.clear();
+        for key in self.used.drain(..) {
+            if let Some(v) = self.cells.get_mut(&key) {
+                v.clear();
+            }
+        }
+        if !(range.is_finite() && range > 0.0) {
+            return;
+        }
+        // Far-away cell keys saturate; such positions are still compared
+        // by distance, so nothing wrong is reported.
+        let key = |p: &Vector2<f64>| ((p.x / range).floor() as i64, (p.y / range).floor() as i64);
+        for (i, p) in positions.iter().enumerate() {
+            if !(p.x.is_finite() && p.y.is_finite()) {
+                continue;
+            }
+            let k = key(p);
+            let cell = self.cells.entry(k).or_default();
+            if cell.is_empty() {
+                self.used.push(k);
+            }
+            cell.push(i as u32);
+        }
+        let r2 = range * range;
+        for &(cx, cy) in &self.used {
+            let Some(here) = self.cells.get(&(cx, cy)) else {
+                continue;
+            };
+            for (n, &i) in here.iter().enumerate() {
+                for &j in &here[n + 1..] {
+                    push_if_near(positions, i, j, r2, out);
+                }
+            }
+            for (dx, dy) in HALF {
+                let Some(there) = self
+                    .cells
+                    .get(&(cx.saturating_add(dx), cy.saturating_add(dy)))
+                else {
+                    continue;
+                };
+                for &i in here {
+                    for &j in there {
+                        push_if_near(positions, i, j, r2, out);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        // Free the memory of a fleet that spread out (cells keep their
+        // vectors otherwise; bounded by the number of vehicles).
+        if self.cells.len() > 4 * positions.len() + 64 {
+            self.cells.clear();
+            self.used.clear();
+        }
+    }
+}
+
+fn push_if_near(p: &[Vector2<f64>], i: u32, j: u32, r2: f64, out: &mut Vec<(usize, usize)>) {
+    let (i, j) = (i as usize, j as usize);
+    if (p[j] - p[i]).norm_squared() <= r2 {
+        out.push((i.min(j), i.max(j)));
+    }
+}
+
+/// The O(n²) reference for [`Grid::pairs_within`]: every pair at most
+/// `range` apart, sorted.
+pub fn pairs_within_brute(positions: &[Vector2<f64>], range: f64) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let r2 = range * range;
+    for i in 0..positions.len() {
+        for j in i + 1..positions.len() {
+            if (positions[j] - positions[i]).norm_squared() <= r2 {
+                out.push((i, j));
+            }
+        }
+    }
+    out
+}
+
+/// What happened to a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The pair came within the near-miss range.
+    NearMiss,
+    /// The pair came within the collision range.
+    Collision,
+    /// The pair left the near-miss range; `range` and `t` of the event
+    /// are the least range seen during the encounter and when.
+    Clear,
+}
+
+impl EventKind {
+    /// The name written in `encounters.csv` and `ENCOUNTER` messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::NearMiss => "near_miss",
+            EventKind::Collision => "collision",
+            EventKind::Clear => "clear",
+        }
+    }
+}
+
+/// One encounter event between vehicles `a < b` (indices in the mission).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    /// Mission time, s (for `Clear`: when the range was least).
+    pub t: f64,
+    /// First vehicle.
+    pub a: usize,
+    /// Second vehicle.
+    pub b: usize,
+    /// What happened.
+    pub kind: EventKind,
+    /// Range then, m (for `Clear`: the least range of the encounter).
+    pub range: f64,
+    /// The CPA predicted from the motion at the event (constant velocity).
+    pub cpa: Cpa,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    min_range: f64,
+    t_min: f64,
+    cpa_at_min: Cpa,
+    collided: bool,
+}
+
+/// Follows every pair over time and reports encounters (see [`EventKind`]).
+#[derive(Debug)]
+pub struct Tracker {
+    ranges: EncounterRanges,
+    grid: Grid,
+    pairs: Vec<(usize, usize)>,
+    positions: Vec<Vector2<f64>>,
+    active: HashMap<(usize, usize), Active, CellHash>,
+    still: Vec<(usize, usize)>,
+    /// Number of near-miss events so far.
+    pub near_misses: u64,
+    /// Number of collision events so far.
+    pub collisions: u64,
+    /// Least range between any two vehicles seen within the near-miss
+    /// range, m, with its time, s (None: no pair came that close).
+    pub min_range: Option<(f64, f64)>,
+}
+
+impl Tracker {
+    /// A tracker for these ranges.
+    pub fn new(ranges: EncounterRanges) -> Tracker {
+        Tracker {
+            ranges,
+            grid: Grid::new(),
+            pairs: Vec::new(),
+            positions: Vec::new(),
+            active: HashMap::default(),
+            still: Vec::new(),
+            near_misses: 0,
+            collisions: 0,
+            min_range: None,
+        }
+    }
+
+    /// Look at the fleet at mission time `t` (s). `track(i)` gives vehicle
+    /// `i`'s motion (it is asked for velocities only for vehicles in a
+    /// close pair); `pos` holds every vehicle's position. Events go to
+    /// `emit` in a fixed order (by pair, `Clear` after the others).
+    pub fn observe(
+        &mut self,
+        t: f64,
+        pos: impl ExactSizeIterator<Item = Vector2<f64>>,
+        track: impl Fn(usize) -> Track,
+        mut emit: impl FnMut(Event),
+    ) {
+        self.positions.clear();
+        self.positions.extend(pos);
+        self.grid
+            .pairs_within(&self.positions, self.ranges.near_miss, &mut self.pairs);
+        self.still.clear();
+        for &(a, b) in &self.pairs {
+            let range = (self.positions[b] - self.positions[a]).norm();
+            if self.min_range.is_none_or(|(m, _)| range < m) {
+                self.min_range = Some((range, t));
+            }
+            let entry = self.active.get_mut(&(a, b));
+            let fresh = entry.is_none();
+            let (ta, tb) = (track(a), track(b));
+            let c = cpa(&ta, &tb);
+            if fresh {
+                self.near_misses += 1;
+                emit(Event {
+                    t,
+                    a,
+                    b,
+                    kind: EventKind::NearMiss,
+                    range,
+                    cpa: c,
+                });
+            }
+            let st = self.active.entry((a, b)).or_insert(Active {
+                min_range: range,
+                t_min: t,
+                cpa_at_min: c,
+                collided: false,
+            });
+            if range < st.min_range {
+                st.min_range = range;
+                st.t_min = t;
+                st.cpa_at_min = c;
+            }
+            if range <= self.ranges.collision && !st.collided {
+                st.collided = true;
+                self.collisions += 1;
+                emit(Event {
+                    t,
+                    a,
+                    b,
+                    kind: EventKind::Collision,
+                    range,
+                    cpa: c,
+                });
+            }
+            self.still.push((a, b));
+        }
+        if self.active.len() > self.still.len() {
+            // Pairs that left the near-miss range, in pair order.
+            let mut gone: Vec<(usize, usize)> = self
+                .active
+                .keys()
+                .filter(|k| self.still.binary_search(k).is_err())
+                .copied()
+                .collect();
+            gone.sort_unstable();
+            for key in gone {
+                if let Some(st) = self.active.remove(&key) {
+                    emit(Event {
+                        t: st.t_min,
+                        a: key.0,
+                        b: key.1,
+                        kind: EventKind::Clear,
+                        range: st.min_range,
+                        cpa: st.cpa_at_min,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// [`Tracker::observe`] on a replayed fleet at mission time `t` (s): the
+/// vehicles' positions (`x`, `y`), speeds and headings over ground.
+pub fn observe_fleet(
+    tracker: &mut Tracker,
+    t: f64,
+    vehicles: &[crate::model::Vehicle],
+    emit: impl FnMut(Event),
+) {
+    tracker.observe(
+        t,
+        vehicles.iter().map(|v| {
+            let g = v.nav();
+            Vector2::new(g.x, g.y)
+        }),
+        |i| {
+            let g = vehicles[i].nav();
+            Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
+        },
+        emit,
+    );
+}
+
+/// The `encounters.csv` header.
+pub const CSV_HEADER: &str = "t,event,a,b,range,cpa_time,cpa_range,cpa_bearing";
+
+/// Append one `encounters.csv` line (names of the vehicles in `names`).
+pub fn push_csv(line: &mut Vec<u8>, e: &Event, names: &[String]) {
+    use crate::replay::csv::{push_f64, round_to_microsecond};
+    use crate::replay::posts::push_field;
+    push_f64(line, round_to_microsecond(e.t));
+    line.push(b',');
+    line.extend_from_slice(e.kind.name().as_bytes());
+    for i in [e.a, e.b] {
+        line.push(b',');
+        push_field(line, names.get(i).map_or("", String::as_str));
+    }
+    for v in [e.range, e.cpa.time, e.cpa.range, e.cpa.bearing] {
+        line.push(b',');
+        push_f64(line, v);
+    }
+    line.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tr(x: f64, y: f64, vx: f64, vy: f64) -> Track {
+        Track {
+            pos: Vector2::new(x, y),
+            vel: Vector2::new(vx, vy),
+        }
+    }
+
+    #[test]
+    fn head_on_cpa_by_hand() {
+        // A at (0, 0) going north at 2 m/s; B at (3, 100) going south at
+        // 3 m/s. Relative position (3, 100), relative velocity (0, -5):
+        // t* = 100/5 = 20 s, when B is 3 m east of A: range 3, bearing 90.
+        let c = cpa(&tr(0.0, 0.0, 0.0, 2.0), &tr(3.0, 100.0, 0.0, -3.0));
+        assert!((c.time - 20.0).abs() < 1e-9, "{c:?}");
+        assert!((c.range - 3.0).abs() < 1e-9, "{c:?}");
+        assert!((c.bearing - 90.0).abs() < 1e-9, "{c:?}");
+        // Oblique: A at origin east 1 m/s, B at (10, 10) south 1 m/s.
+        // r = (10, 10), v = (-1, -1): t* = 20/2 = 10 s, range 0.
+        let c = cpa(&tr(0.0, 0.0, 1.0, 0.0), &tr(10.0, 10.0, 0.0, -1.0));
+        assert!(
+            (c.time - 10.0).abs() < 1e-9 && c.range.abs() < 1e-9,
+            "{c:?}"
+        );
+        // Separating: CPA is now.
+        let c = cpa(&tr(0.0, 0.0, 0.0, -1.0), &tr(0.0, 5.0, 0.0, 1.0));
+        assert_eq!(c.time, 0.0);
+        assert!((c.range - 5.0).abs() < 1e-12 && c.bearing.abs() < 1e-12);
+        // Same velocity: range stays.
+        let c = cpa(&tr(0.0, 0.0, 1.0, 1.0), &tr(-4.0, 0.0, 1.0, 1.0));
+        assert_eq!((c.time, c.range, c.bearing), (0.0, 4.0, 270.0));
+    }
+
+    #[test]
+    fn from_sog_hog_is_compass() {
+        let t = Track::from_sog_hog(0.0, 0.0, 2.0, 90.0);
+        assert!((t.vel.x - 2.0).abs() < 1e-12 && t.vel.y.abs() < 1e-12);
+    }
+
+    #[test]
+    fn tracker_reports_near_miss_collision_clear_once() {
+        let ranges = EncounterRanges {
+            near_miss: 10.0,
+            collision: 2.0,
+        };
+        let mut tr_ = Tracker::new(ranges);
+        let mut events = Vec::new();
+        // B passes A at 1 m, moving east at 1 m/s from x = -20 to 20.
+        for k in 0..=40 {
+            let t = k as f64;
+            let b = Vector2::new(-20.0 + t, 1.0);
+            let pos = [Vector2::new(0.0, 0.0), b];
+            tr_.observe(
+                t,
+                pos.into_iter(),
+                |i| {
+                    if i == 0 {
+                        tr(0.0, 0.0, 0.0, 0.0)
+                    } else {
+                        tr(b.x, b.y, 1.0, 0.0)
+                    }
+                },
+                |e| events.push(e),
+            );
+        }
+        let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [EventKind::NearMiss, EventKind::Collision, EventKind::Clear]
+        );
+        // Within 10 m from x = -sqrt(99) = -9.95: first at t = 11 (x = -9).
+        assert_eq!(events[0].t, 11.0);
+        assert!((events[0].cpa.time - 9.0).abs() < 1e-12);
+        assert!((events[0].cpa.range - 1.0).abs() < 1e-12);
+        // Within 2 m from x = -sqrt(3): first at t = 19 (x = -1).
+        assert_eq!(events[1].t, 19.0);
+        assert_eq!((events[2].t, events[2].range), (20.0, 1.0));
+        assert_eq!((tr_.near_misses, tr_.collisions), (1, 1));
+        assert_eq!(tr_.min_range, Some((1.0, 20.0)));
+    }
+}

@@ -1,0 +1,1036 @@
+//! Monte Carlo sweeps (docs/sweeps.md): a base mission, seeded random
+//! variables (uniform, normal, a start position in a polygon) and
+//! parameter grids; every run is a pure function of `(seed, run index)`,
+//! so a sweep's summary is byte-identical for the same seed and its shards
+//! (`--shard I/N`) merge into exactly the unsharded summary.
+//!
+//! [`parse`] reads a sweep file's text (pure, no files: a fuzz target);
+//! [`load`] also loads the base mission and checks every target against
+//! it. Errors name the file, the line and the key.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::command::{self, Payload};
+use crate::config::{self, ConfigError, Source};
+use crate::mission::Mission;
+use crate::model::Vehicle;
+
+/// A sweep file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweepFile {
+    sweep: Spanned<RawSweep>,
+    var: Option<Vec<Spanned<RawVar>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    mission: Spanned<String>,
+    seed: Option<Spanned<i64>>,
+    runs: Option<Spanned<i64>>,
+    reach: Option<Spanned<RawReach>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReach {
+    vehicle: Option<Spanned<String>>,
+    x: Spanned<f64>,
+    y: Spanned<f64>,
+    radius: Spanned<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVar {
+    name: Spanned<String>,
+    kind: Spanned<String>,
+    target: Spanned<String>,
+    min: Option<Spanned<f64>>,
+    max: Option<Spanned<f64>>,
+    mean: Option<Spanned<f64>>,
+    std: Option<Spanned<f64>>,
+    values: Option<Spanned<Vec<f64>>>,
+    points: Option<Spanned<Vec<[f64; 2]>>>,
+}
+
+const SWEEP_KEYS: &[&str] = &[
+    "sweep", "var", "mission", "seed", "runs", "reach", "vehicle", "x", "y", "radius", "name",
+    "kind", "target", "min", "max", "mean", "std", "values", "points",
+];
+
+/// How a variable gets its value in each run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dist {
+    /// Uniform in `[min, max)`.
+    Uniform {
+        /// Lower bound.
+        min: f64,
+        /// Upper bound (> min).
+        max: f64,
+    },
+    /// Normal with this mean and standard deviation (> 0).
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+    /// A parameter grid: every run of the sweep is repeated for each value.
+    Grid(Vec<f64>),
+    /// A uniform random point inside a simple polygon (x, y), m.
+    Polygon(Vec<[f64; 2]>),
+}
+
+/// What a variable sets in the mission.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The time of post `n` (0-based, file order), s.
+    PostTime(usize),
+    /// The numeric value of post `n` (0-based).
+    PostValue(usize),
+    /// A vehicle's start position (x, y), m (polygon variables).
+    Start(String),
+    /// A vehicle's numeric field: `start_x`, `start_y`, `start_heading`,
+    /// `start_speed`, `start_depth`, `turn_rate`, `max_acceleration`,
+    /// `max_deceleration`, `drift_x`, `drift_y`.
+    Field(String, String),
+}
+
+const FIELDS: &[&str] = &[
+    "start_x",
+    "start_y",
+    "start_heading",
+    "start_speed",
+    "start_depth",
+    "turn_rate",
+    "max_acceleration",
+    "max_deceleration",
+    "drift_x",
+    "drift_y",
+];
+
+/// One sweep variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Var {
+    /// Column name in the summary.
+    pub name: String,
+    /// How it is drawn.
+    pub dist: Dist,
+    /// What it sets.
+    pub target: Target,
+    /// Line of its `target` key (for errors found against the mission).
+    pub line: usize,
+}
+
+/// "Time to reach a point": the first mission time a vehicle is within
+/// `radius` (m) of `(x, y)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reach {
+    /// Vehicle name (None: the mission's first vehicle).
+    pub vehicle: Option<String>,
+    /// Point east, m.
+    pub x: f64,
+    /// Point north, m.
+    pub y: f64,
+    /// Radius, m.
+    pub radius: f64,
+    /// Line of the table.
+    pub line: usize,
+}
+
+/// A parsed sweep file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    /// The base mission's path as written (relative to the sweep file).
+    pub mission: String,
+    /// Line of `sweep.mission`.
+    pub mission_line: usize,
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// Random runs per grid point.
+    pub runs: u64,
+    /// Variables in file order.
+    pub vars: Vec<Var>,
+    /// Optional "time to reach" metric.
+    pub reach: Option<Reach>,
+}
+
+impl SweepSpec {
+    /// Number of grid points (product of the grid variables' sizes).
+    pub fn grid_points(&self) -> u64 {
+        self.vars
+            .iter()
+            .map(|v| match &v.dist {
+                Dist::Grid(vals) => vals.len() as u64,
+                _ => 1,
+            })
+            .fold(1u64, |a, b| a.saturating_mul(b))
+    }
+
+    /// Total runs: grid points × random runs.
+    pub fn total_runs(&self) -> u64 {
+        self.grid_points().saturating_mul(self.runs)
+    }
+}
+
+/// The largest sweep: 10^9 runs.
+pub const MAX_RUNS: u64 = 1_000_000_000;
+
+/// Parse a sweep file's text (`path` only names it in errors).
+pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
+    let src = Source { path, text };
+    let raw: RawSweepFile = toml::from_str(text).map_err(|e| src.toml_error(&e, SWEEP_KEYS))?;
+    let s = raw.sweep.get_ref();
+    let seed = match &s.seed {
+        Some(v) if *v.get_ref() < 0 => {
+            return Err(src.error(v.span().start, "sweep.seed", "must be >= 0"))
+        }
+        Some(v) => *v.get_ref() as u64,
+        None => 0,
+    };
+    let runs = match &s.runs {
+        Some(v) if *v.get_ref() < 1 || *v.get_ref() as u64 > MAX_RUNS => {
+            return Err(src.error(
+                v.span().start,
+                "sweep.runs",
+                format!("must be 1..={MAX_RUNS}"),
+            ))
+        }
+        Some(v) => *v.get_ref() as u64,
+        None => 1,
+    };
+    let finite = |v: &Spanned<f64>, key: &str| -> Result<f64, ConfigError> {
+        let x = *v.get_ref();
+        if x.is_finite() {
+            Ok(x)
+        } else {
+            Err(src.error(v.span().start, key, "must be a finite number"))
+        }
+    };
+    let reach = match &s.reach {
+        Some(r) => {
+            let g = r.get_ref();
+            let radius = finite(&g.radius, "sweep.reach.radius")?;
+            if radius <= 0.0 {
+                return Err(src.error(
+                    g.radius.span().start,
+                    "sweep.reach.radius",
+                    "must be a positive distance in metres",
+                ));
+            }
+            Some(Reach {
+                vehicle: g.vehicle.as_ref().map(|v| v.get_ref().trim().to_string()),
+                x: finite(&g.x, "sweep.reach.x")?,
+                y: finite(&g.y, "sweep.reach.y")?,
+                radius,
+                line: src.line_of(r.span().start),
+            })
+        }
+        None => None,
+    };
+    let mut vars = Vec::new();
+    for v in raw.var.iter().flatten() {
+        let at = v.span().start;
+        let v = v.get_ref();
+        let name = v.name.get_ref().trim().to_string();
+        if name.is_empty() || name.contains([',', '"', '\n', '\r']) {
+            return Err(src.error(
+                v.name.span().start,
+                "var.name",
+                "a column name: not empty, no commas, quotes or line breaks",
+            ));
+        }
+        if vars.iter().any(|w: &Var| w.name == name) {
+            return Err(src.error(
+                v.name.span().start,
+                "var.name",
+                format!("two variables are called `{name}`"),
+            ));
+        }
+        let need = |o: &Option<Spanned<f64>>, key: &str| -> Result<f64, ConfigError> {
+            match o {
+                Some(x) => finite(x, key),
+                None => Err(src.error(
+                    v.kind.span().start,
+                    key,
+                    format!("a {} variable needs `{}`", v.kind.get_ref(), &key[4..]),
+                )),
+            }
+        };
+        let dist = match v.kind.get_ref().as_str() {
+            "uniform" => {
+                let (min, max) = (need(&v.min, "var.min")?, need(&v.max, "var.max")?);
+                if min >= max {
+                    let at = v.max.as_ref().map_or(at, |m| m.span().start);
+                    return Err(src.error(
+                        at,
+                        "var.max",
+                        format!("empty range: min ({min}) must be less than max ({max})"),
+                    ));
+                }
+                Dist::Uniform { min, max }
+            }
+            "normal" => {
+                let (mean, std) = (need(&v.mean, "var.mean")?, need(&v.std, "var.std")?);
+                if std <= 0.0 {
+                    let at = v.std.as_ref().map_or(at, |m| m.span().start);
+                    return Err(src.error(at, "var.std", "must be > 0"));
+                }
+                Dist::Normal { mean, std }
+            }
+            "grid" => match &v.values {
+                Some(vals) if vals.get_ref().is_empty() => {
+                    return Err(src.error(
+                        vals.span().start,
+                        "var.values",
+                        "empty range: give at least one value",
+                    ))
+                }
+                Some(vals) if vals.get_ref().iter().any(|x| !x.is_finite()) => {
+                    return Err(src.error(
+                        vals.span().start,
+                        "var.values",
+                        "every value must be a finite number",
+                    ))
+                }
+                Some(vals) => Dist::Grid(vals.get_ref().clone()),
+                None => {
+                    return Err(src.error(
+                        v.kind.span().start,
+                        "var.values",
+                        "a grid variable needs `values = [...]`",
+                    ))
+                }
+            },
+            "polygon" => match &v.points {
+                Some(p) => {
+                    let pts = p.get_ref();
+                    if pts.len() < 3 {
+                        return Err(src.error(
+                            p.span().start,
+                            "var.points",
+                            format!(
+                                "a polygon needs at least 3 points, this one has {}",
+                                pts.len()
+                            ),
+                        ));
+                    }
+                    if pts.iter().flatten().any(|x| !x.is_finite()) {
+                        return Err(src.error(
+                            p.span().start,
+                            "var.points",
+                            "every coordinate must be a finite number",
+                        ));
+                    }
+                    if polygon_area(pts).abs() < 1e-9 {
+                        return Err(src.error(
+                            p.span().start,
+                            "var.points",
+                            "the polygon has no area",
+                        ));
+                    }
+                    Dist::Polygon(pts.clone())
+                }
+                None => {
+                    return Err(src.error(
+                        v.kind.span().start,
+                        "var.points",
+                        "a polygon variable needs `points = [[x, y], ...]`",
+                    ))
+                }
+            },
+            other => {
+                return Err(src.error(
+                    v.kind.span().start,
+                    "var.kind",
+                    format!("`{other}`: the kinds are uniform, normal, grid, polygon"),
+                ))
+            }
+        };
+        let target = parse_target(v.target.get_ref())
+            .map_err(|why| src.error(v.target.span().start, "var.target", why))?;
+        let polygon = matches!(dist, Dist::Polygon(_));
+        if polygon != matches!(target, Target::Start(_)) {
+            return Err(src.error(
+                v.target.span().start,
+                "var.target",
+                "a polygon sets a start position (`VEHICLE.start`), and only a polygon does",
+            ));
+        }
+        vars.push(Var {
+            name,
+            dist,
+            target,
+            line: src.line_of(v.target.span().start),
+        });
+    }
+    let spec = SweepSpec {
+        mission: s.mission.get_ref().clone(),
+        mission_line: src.line_of(s.mission.span().start),
+        seed,
+        runs,
+        vars,
+        reach,
+    };
+    if spec.grid_points().saturating_mul(spec.runs) > MAX_RUNS {
+        return Err(src.error(
+            raw.sweep.span().start,
+            "sweep.runs",
+            format!("runs × grid points exceeds {MAX_RUNS}"),
+        ));
+    }
+    Ok(spec)
+}
+
+fn parse_target(t: &str) -> Result<Target, String> {
+    let parts: Vec<&str> = t.trim().split('.').collect();
+    let usage = "targets: `post.N.t`, `post.N.value` (N from 1, file order), `VEHICLE.start` (polygon) or `VEHICLE.FIELD`";
+    match parts.as_slice() {
+        ["post", n, field] => {
+            let n: usize = n
+                .parse()
+                .ok()
+                .filter(|&n: &usize| n >= 1)
+                .ok_or_else(|| format!("`{t}`: the post number counts from 1; {usage}"))?;
+            match *field {
+                "t" => Ok(Target::PostTime(n - 1)),
+                "value" => Ok(Target::PostValue(n - 1)),
+                _ => Err(format!("`{t}`: a post's `t` or `value`; {usage}")),
+            }
+        }
+        [vehicle, "start"] => Ok(Target::Start(vehicle.to_string())),
+        [vehicle, field] if FIELDS.contains(field) => {
+            Ok(Target::Field(vehicle.to_string(), field.to_string()))
+        }
+        [_, field] => Err(format!(
+            "`{t}`: unknown field `{field}` (fields: {}); {usage}",
+            FIELDS.join(", ")
+        )),
+        _ => Err(format!("`{t}`: {usage}")),
+    }
+}
+
+/// Twice the signed area of a polygon (shoelace), m².
+fn polygon_area(p: &[[f64; 2]]) -> f64 {
+    let n = p.len();
+    (0..n)
+        .map(|i| {
+            let (a, b) = (p[i], p[(i + 1) % n]);
+            a[0] * b[1] - b[0] * a[1]
+        })
+        .sum()
+}
+
+/// Whether `(x, y)` is inside the polygon (even-odd rule).
+pub fn in_polygon(p: &[[f64; 2]], x: f64, y: f64) -> bool {
+    let mut inside = false;
+    let n = p.len();
+    let mut j = n - 1;
+    for i in 0..n {
+        let (a, b) = (p[i], p[j]);
+        if (a[1] > y) != (b[1] > y) && x < (b[0] - a[0]) * (y - a[1]) / (b[1] - a[1]) + a[0] {
+            inside = !inside;
+        }
+        j = i;
+    }
+    inside
+}
+
+/// A small seeded generator (SplitMix64): one stream per run, from
+/// `(seed, run index)`, so a run's draws do not depend on other runs,
+/// threads or shards.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// The stream of run `run` of a sweep seeded with `seed`.
+    pub fn for_run(seed: u64, run: u64) -> Rng {
+        let mut r = Rng(seed ^ 0x5851_f42d_4c95_7f2d);
+        let a = r.next_u64();
+        Rng(a ^ run.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ run)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1), 53 bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Standard normal (Box–Muller; uses two draws).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.unit(); // (0, 1]
+        let u2 = self.unit();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// A loaded sweep: the spec, its base mission, and where the targets point.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// The spec.
+    pub spec: SweepSpec,
+    /// The base mission.
+    pub mission: Mission,
+    /// Sweep file path.
+    pub path: PathBuf,
+    reach_vehicle: usize,
+    /// Resolved vehicle index of each var (for Start/Field targets).
+    var_vehicle: Vec<usize>,
+}
+
+/// Load a sweep file and its base mission; every target is checked
+/// against the mission before anything runs.
+pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
+    let text = config::read_text(path, "sweep")?;
+    let spec = parse(path, &text)?;
+    let err = |line: usize, key: &str, message: String| ConfigError {
+        path: path.to_path_buf(),
+        line: Some(line),
+        key: Some(key.to_string()),
+        message,
+    };
+    let mpath = {
+        let p = Path::new(&spec.mission);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            path.parent().unwrap_or_else(|| Path::new(".")).join(p)
+        }
+    };
+    let mission = crate::mission::load(&mpath).map_err(|mut e| {
+        if e.line.is_none() {
+            e.message = format!(
+                "{} (sweep.mission of {}:{})",
+                e.message,
+                path.display(),
+                spec.mission_line
+            );
+        }
+        e
+    })?;
+    let names: Vec<&str> = (0..mission.vehicle_count())
+        .map(|i| mission.vehicle_at(i).name.as_str())
+        .collect();
+    let find = |name: &str, line: usize, key: &str| -> Result<usize, ConfigError> {
+        mission.vehicle_index(name).ok_or_else(|| {
+            err(
+                line,
+                key,
+                format!(
+                    "no vehicle called `{name}` in the mission (vehicles: {})",
+                    names.join(", ")
+                ),
+            )
+        })
+    };
+    let mut var_vehicle = Vec::new();
+    for v in &spec.vars {
+        let vi = match &v.target {
+            Target::PostTime(n) | Target::PostValue(n) => {
+                let Some(post) = mission.posts.get(*n) else {
+                    return Err(err(
+                        v.line,
+                        "var.target",
+                        format!(
+                            "post {} does not exist: the mission has {} posts",
+                            n + 1,
+                            mission.posts.len()
+                        ),
+                    ));
+                };
+                if matches!(v.target, Target::PostValue(_))
+                    && command::parse(&post.var, &Payload::Number(0.0)).is_err()
+                    && command::parse(&post.var, &Payload::Number(1.0)).is_err()
+                {
+                    return Err(err(
+                        v.line,
+                        "var.target",
+                        format!("post {} ({}) does not take a number", n + 1, post.var),
+                    ));
+                }
+                0
+            }
+            Target::Start(name) | Target::Field(name, _) => find(name, v.line, "var.target")?,
+        };
+        var_vehicle.push(vi);
+    }
+    let reach_vehicle = match &spec.reach {
+        Some(Reach {
+            vehicle: Some(name),
+            line,
+            ..
+        }) => find(name, *line, "sweep.reach.vehicle")?,
+        _ => 0,
+    };
+    Ok(Sweep {
+        spec,
+        mission,
+        path: path.to_path_buf(),
+        reach_vehicle,
+        var_vehicle,
+    })
+}
+
+/// One run's drawn values: one number per scalar variable, two (x, y) per
+/// polygon variable, in variable order.
+fn draw(spec: &SweepSpec, run: u64) -> Vec<f64> {
+    let mut rng = Rng::for_run(spec.seed, run);
+    let mut grid_index = run / spec.runs;
+    // Grid coordinates: the last grid variable varies fastest.
+    let mut grid_pick = vec![0usize; spec.vars.len()];
+    for (i, v) in spec.vars.iter().enumerate().rev() {
+        if let Dist::Grid(vals) = &v.dist {
+            let n = vals.len() as u64;
+            grid_pick[i] = (grid_index % n) as usize;
+            grid_index /= n;
+        }
+    }
+    let mut out = Vec::with_capacity(spec.vars.len() + 2);
+    for (i, v) in spec.vars.iter().enumerate() {
+        match &v.dist {
+            Dist::Uniform { min, max } => out.push(min + (max - min) * rng.unit()),
+            Dist::Normal { mean, std } => out.push(mean + std * rng.normal()),
+            Dist::Grid(vals) => out.push(vals[grid_pick[i]]),
+            Dist::Polygon(p) => {
+                let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+                for q in p {
+                    x0 = x0.min(q[0]);
+                    y0 = y0.min(q[1]);
+                    x1 = x1.max(q[0]);
+                    y1 = y1.max(q[1]);
+                }
+                // Rejection sampling; a polygon with area accepts a point
+                // with probability area/box, bounded away from 0 in
+                // practice; after many misses take the vertex centroid.
+                let mut pick = None;
+                for _ in 0..100_000 {
+                    let x = x0 + (x1 - x0) * rng.unit();
+                    let y = y0 + (y1 - y0) * rng.unit();
+                    if in_polygon(p, x, y) {
+                        pick = Some((x, y));
+                        break;
+                    }
+                }
+                let (x, y) = pick.unwrap_or_else(|| {
+                    let n = p.len() as f64;
+                    (
+                        p.iter().map(|q| q[0]).sum::<f64>() / n,
+                        p.iter().map(|q| q[1]).sum::<f64>() / n,
+                    )
+                });
+                out.push(x);
+                out.push(y);
+            }
+        }
+    }
+    out
+}
+
+impl Sweep {
+    /// The mission of run `run` and the values drawn for it.
+    pub fn mission_for(&self, run: u64) -> (Mission, Vec<f64>) {
+        let values = draw(&self.spec, run);
+        let mut m = self.mission.clone();
+        let mut k = 0;
+        for (i, v) in self.spec.vars.iter().enumerate() {
+            let x = values[k];
+            k += 1;
+            let vi = self.var_vehicle[i];
+            match &v.target {
+                // A time drawn below 0 is delivered at the start.
+                Target::PostTime(n) => m.posts[*n].t = x.max(0.0),
+                Target::PostValue(n) => {
+                    let post = &mut m.posts[*n];
+                    if let Ok(c) = command::parse(&post.var, &Payload::Number(x)) {
+                        post.command = c;
+                    }
+                }
+                Target::Start(_) => {
+                    let s = &mut m.vehicle_at_mut(vi).params.start;
+                    s.x = x;
+                    s.y = values[k];
+                    k += 1;
+                }
+                Target::Field(_, f) => {
+                    let p = &mut m.vehicle_at_mut(vi).params;
+                    match f.as_str() {
+                        "start_x" => p.start.x = x,
+                        "start_y" => p.start.y = x,
+                        "start_heading" => p.start.heading = x,
+                        "start_speed" => p.start.speed = x,
+                        "start_depth" => p.start.depth = x,
+                        "turn_rate" => p.turn_rate = x,
+                        "max_acceleration" => p.max_acceleration = x,
+                        "max_deceleration" => p.max_deceleration = x,
+                        "drift_x" => p.drift_x = x,
+                        "drift_y" => p.drift_y = x,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        (m, values)
+    }
+
+    /// The summary header: `run`, the variables, then per vehicle
+    /// `V_x,V_y,V_heading,V_distance`, then `min_range` (fleets),
+    /// `near_misses,collisions` (missions with encounter ranges),
+    /// `reach_time` (if configured) and `dropped`.
+    pub fn header(&self) -> String {
+        let mut h = String::from("run");
+        for v in &self.spec.vars {
+            if matches!(v.dist, Dist::Polygon(_)) {
+                h.push_str(&format!(",{0}_x,{0}_y", v.name));
+            } else {
+                h.push_str(&format!(",{}", v.name));
+            }
+        }
+        for i in 0..self.mission.vehicle_count() {
+            let n = &self.mission.vehicle_at(i).name;
+            h.push_str(&format!(",{n}_x,{n}_y,{n}_heading,{n}_distance"));
+        }
+        if self.mission.vehicle_count() > 1 {
+            h.push_str(",min_range");
+        }
+        if self.mission.encounters.is_some() {
+            h.push_str(",near_misses,collisions");
+        }
+        if self.spec.reach.is_some() {
+            h.push_str(",reach_time");
+        }
+        h.push_str(",dropped");
+        h
+    }
+
+    /// Run `run` and return its summary line (with its newline).
+    pub fn run_one(&self, run: u64) -> std::io::Result<String> {
+        let (m, values) = self.mission_for(run);
+        let n = m.vehicle_count();
+        let mut dist = vec![0.0f64; n];
+        let mut last: Vec<(f64, f64)> = Vec::with_capacity(n);
+        let mut final_pose = vec![(0.0, 0.0, 0.0); n];
+        let mut min_range = f64::INFINITY;
+        let mut reach_time = f64::NAN;
+        let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
+        let reach = self.spec.reach.clone();
+        let rv = self.reach_vehicle;
+        let summary = crate::replay::run_fleet(
+            &m,
+            crate::replay::NoRows,
+            None,
+            |_, _| {},
+            |k, t, vs: &[Vehicle]| {
+                for (i, v) in vs.iter().enumerate() {
+                    let r = v.nav();
+                    if k == 0 {
+                        last.push((r.x, r.y));
+                    } else {
+                        let (px, py) = last[i];
+                        dist[i] += (r.x - px).hypot(r.y - py);
+                        last[i] = (r.x, r.y);
+                    }
+                    final_pose[i] = (r.x, r.y, r.heading);
+                }
+                if n > 1 && n <= 32 {
+                    for a in 0..n {
+                        for b in a + 1..n {
+                            let d = (last[b].0 - last[a].0).hypot(last[b].1 - last[a].1);
+                            min_range = min_range.min(d);
+                        }
+                    }
+                }
+                if let Some(tr) = tracker.as_mut() {
+                    crate::encounter::observe_fleet(tr, t, vs, |_| {});
+                }
+                if let Some(r) = &reach {
+                    if reach_time.is_nan() {
+                        let (x, y) = last[rv];
+                        if (x - r.x).hypot(y - r.y) <= r.radius {
+                            reach_time = t;
+                        }
+                    }
+                }
+            },
+        )?;
+        if n > 32 {
+            // Large fleets: the least range the tracker saw within the
+            // near-miss range (infinite if none, or no ranges given).
+            if let Some((r, _)) = tracker.as_ref().and_then(|t| t.min_range) {
+                min_range = r;
+            }
+        }
+        use crate::replay::csv::push_f64;
+        let mut line = Vec::with_capacity(256);
+        let _ = write!(line, "{run}");
+        for v in values {
+            line.push(b',');
+            push_f64(&mut line, v);
+        }
+        for (i, &(x, y, h)) in final_pose.iter().enumerate() {
+            for v in [x, y, h, dist[i]] {
+                line.push(b',');
+                push_f64(&mut line, v);
+            }
+        }
+        if n > 1 {
+            line.push(b',');
+            push_f64(&mut line, min_range);
+        }
+        if let Some(tr) = &tracker {
+            let _ = write!(line, ",{},{}", tr.near_misses, tr.collisions);
+        }
+        if self.spec.reach.is_some() {
+            line.push(b',');
+            push_f64(
+                &mut line,
+                crate::replay::csv::round_to_microsecond(reach_time),
+            );
+        }
+        let _ = writeln!(line, ",{}", summary.dropped.len());
+        Ok(String::from_utf8_lossy(&line).into_owned())
+    }
+}
+
+/// A shard `I/N`: the I-th (0-based) of N contiguous slices of the runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Index, 0-based.
+    pub index: u64,
+    /// Count, ≥ 1.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parse `I/N` with `0 <= I < N`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}`: a shard is I/N, e.g. 0/4"))?;
+        let index: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: I is a number"))?;
+        let count: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: N is a number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("`{s}`: need 0 <= I < N"));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The runs of this shard out of `total`.
+    pub fn range(&self, total: u64) -> std::ops::Range<u64> {
+        let at = |i: u64| ((total as u128 * i as u128) / self.count as u128) as u64;
+        at(self.index)..at(self.index + 1)
+    }
+}
+
+/// Run the runs `range` of `sweep` in parallel (rayon) and write the
+/// header and one line per run, in run order, to `out`.
+pub fn run(sweep: &Sweep, range: std::ops::Range<u64>, out: &mut dyn Write) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    writeln!(out, "{}", sweep.header())?;
+    // Chunks bound memory and keep the output streaming.
+    let chunk = 4096u64;
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + chunk).min(range.end);
+        let lines: Vec<std::io::Result<String>> = (start..end)
+            .into_par_iter()
+            .map(|r| sweep.run_one(r))
+            .collect();
+        for l in lines {
+            out.write_all(l?.as_bytes())?;
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// Join shard summaries (each with the same header) into one, in run
+/// order; every run from 0 to the largest must be present exactly once.
+pub fn merge(parts: &[(String, String)]) -> Result<String, String> {
+    let mut header: Option<&str> = None;
+    let mut rows: Vec<(u64, &str)> = Vec::new();
+    for (name, text) in parts {
+        let mut lines = text.lines();
+        let h = lines.next().ok_or_else(|| format!("{name}: empty file"))?;
+        match header {
+            None => header = Some(h),
+            Some(first) if first != h => {
+                return Err(format!("{name}: its header differs from the first file's"))
+            }
+            _ => {}
+        }
+        for (i, l) in lines.enumerate() {
+            if l.is_empty() {
+                continue;
+            }
+            let run: u64 = l
+                .split(',')
+                .next()
+                .and_then(|r| r.parse().ok())
+                .ok_or_else(|| format!("{name}:{}: no run number", i + 2))?;
+            rows.push((run, l));
+        }
+    }
+    let header = header.ok_or("no files to merge")?;
+    rows.sort_by_key(|r| r.0);
+    for (i, (run, _)) in rows.iter().enumerate() {
+        if *run != i as u64 {
+            return Err(if *run < i as u64 {
+                format!("run {run} appears twice")
+            } else {
+                format!("run {i} is missing (a shard not run?)")
+            });
+        }
+    }
+    let mut out = String::with_capacity(rows.iter().map(|r| r.1.len() + 1).sum::<usize>() + 64);
+    out.push_str(header);
+    out.push('\n');
+    for (_, l) in rows {
+        out.push_str(l);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<SweepSpec, ConfigError> {
+        parse(Path::new("s.toml"), text)
+    }
+
+    const HEAD: &str = "[sweep]\nmission = \"m.toml\"\nseed = 7\nruns = 10\n";
+
+    #[test]
+    fn empty_range_and_small_polygon_are_refused_with_line_and_key() {
+        let e = p(&format!(
+            "{HEAD}[[var]]\nname = \"a\"\nkind = \"uniform\"\ntarget = \"post.1.t\"\nmin = 5\nmax = 5\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(10), Some("var.max")),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("empty range") && e.to_string().contains("s.toml"),
+            "{e}"
+        );
+        let e = p(&format!(
+            "{HEAD}[[var]]\nname = \"g\"\nkind = \"grid\"\ntarget = \"post.1.t\"\nvalues = []\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(9), Some("var.values")),
+            "{e}"
+        );
+        let e = p(&format!(
+            "{HEAD}[[var]]\nname = \"s\"\nkind = \"polygon\"\ntarget = \"boat.start\"\npoints = [[0, 0], [1, 0]]\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(9), Some("var.points")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("at least 3 points"), "{e}");
+        let e = p(&format!(
+            "{HEAD}[[var]]\nname = \"n\"\nkind = \"normal\"\ntarget = \"post.1.value\"\nmean = 1\nstd = 0\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("var.std"));
+        let e = p(&format!(
+            "{HEAD}[[var]]\nname = \"n\"\nkind = \"uniform\"\ntarget = \"post.0.t\"\nmin = 1\nmax = 2\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(8), Some("var.target")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn grid_times_runs_and_draws_are_per_run() {
+        let s = p(&format!(
+            "{HEAD}[[var]]\nname = \"a\"\nkind = \"grid\"\ntarget = \"post.1.value\"\nvalues = [1, 2, 3]\n\
+             [[var]]\nname = \"u\"\nkind = \"uniform\"\ntarget = \"post.1.t\"\nmin = 0\nmax = 10\n"
+        ))
+        .unwrap();
+        assert_eq!(s.total_runs(), 30);
+        // Runs 0..10 at the first grid value, 10..20 at the second.
+        assert_eq!(draw(&s, 0)[0], 1.0);
+        assert_eq!(draw(&s, 19)[0], 2.0);
+        assert_eq!(draw(&s, 29)[0], 3.0);
+        // A run's draws depend on (seed, run) only.
+        assert_eq!(draw(&s, 5), draw(&s, 5));
+        assert_ne!(draw(&s, 5)[1], draw(&s, 6)[1]);
+        let u: Vec<f64> = (0..30).map(|r| draw(&s, r)[1]).collect();
+        assert!(u.iter().all(|x| (0.0..10.0).contains(x)));
+    }
+
+    #[test]
+    fn rng_moments() {
+        let mut r = Rng::for_run(1, 2);
+        let n = 100_000;
+        let (mut s, mut s2) = (0.0, 0.0);
+        for _ in 0..n {
+            let x = r.normal();
+            s += x;
+            s2 += x * x;
+        }
+        let mean = s / n as f64;
+        let var = s2 / n as f64 - mean * mean;
+        // Standard error of the mean 1/sqrt(n) = 0.003.
+        assert!(
+            mean.abs() < 0.015 && (var - 1.0).abs() < 0.02,
+            "{mean} {var}"
+        );
+    }
+
+    #[test]
+    fn polygon_membership() {
+        let sq = [[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]];
+        assert!(in_polygon(&sq, 1.0, 1.0));
+        assert!(!in_polygon(&sq, 3.0, 1.0));
+        let tri = [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]];
+        assert!(in_polygon(&tri, 1.0, 1.0) && !in_polygon(&tri, 3.0, 3.0));
+    }
+
+    #[test]
+    fn shards_cover_the_runs_once() {
+        for total in [0u64, 1, 7, 100, 10_001] {
+            for n in 1..6 {
+                let mut next = 0;
+                for i in 0..n {
+                    let r = Shard { index: i, count: n }.range(total);
+                    assert_eq!(r.start, next);
+                    next = r.end;
+                }
+                assert_eq!(next, total);
+            }
+        }
+        assert!(Shard::parse("3/3").is_err() && Shard::parse("1/0").is_err());
+        assert_eq!(Shard::parse("2/5"), Ok(Shard { index: 2, count: 5 }));
+    }
+}
