@@ -390,7 +390,9 @@ impl PidEngine {
             };
         }
         self.clock = t_s;
-        posts.append(&mut self.pending);
+        if !self.pending.is_empty() {
+            posts.append(&mut self.pending);
+        }
         let mut out = PidOutput::default();
         let missing = self.des_heading.t == 0.0
             || self.des_speed.t == 0.0
