@@ -403,12 +403,12 @@ impl PidEngine {
             posts.append(&mut self.pending);
         }
         let mut out = PidOutput::default();
+        // The nav inputs were all just stamped with the previous clock, so
+        // "a nav stamp is 0" is "that clock is 0".
         let missing = self.des_heading.t == 0.0
             || self.des_speed.t == 0.0
             || self.cur_heading.t == 0.0
-            || self.cur_speed.t == 0.0
-            || (dc
-                && (self.des_depth.t == 0.0 || self.cur_depth.t == 0.0 || self.cur_pitch.t == 0.0));
+            || (dc && self.des_depth.t == 0.0);
         if missing {
             return out;
         }
