@@ -170,3 +170,39 @@ fn missing_mission_file_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("missions/nope.toml"), "{}", stderr(&o));
 }
+
+/// `usim replay MISSION -o run.csv --posts posts.csv`: the posts log has
+/// the contract header and, for the V22 lawn-mower survey, the PID's
+/// `post_des_*` postings every iteration and the pose group on even ones.
+#[test]
+fn replay_writes_the_posts_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    let posts = dir.path().join("posts.csv");
+    let o = usim(&[
+        "replay",
+        "missions/lawnmower_pid.toml",
+        "-o",
+        csv.to_str().unwrap(),
+        "--posts",
+        posts.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&posts).unwrap();
+    assert_eq!(text.lines().next(), Some("k,t,var,type,value"));
+    let mut r = csv::Reader::from_path(&posts).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let count = |var: &str| rows.iter().filter(|r| &r[2] == var).count();
+    // 330 s at 0.1 s: 3300 iterations, the PID runs in each
+    assert_eq!(count("PID_THRUST"), 3300);
+    assert_eq!(count("PID_RUDDER"), 3300);
+    assert_eq!(count("NAV_X"), 1650, "even iterations only");
+    let drift = rows.iter().find(|r| &r[2] == "USM_DRIFT_SUMMARY").unwrap();
+    assert_eq!((&drift[0], &drift[3]), ("1", "s"));
+    assert_eq!(&drift[4], "ang=0, mag=0, xmag=0, ymag=0");
+    // the last thrust posting is 2 m/s x speed factor 20
+    let last = rows.iter().rev().find(|r| &r[2] == "PID_THRUST").unwrap();
+    assert_eq!(&last[3], "d");
+    assert_eq!(last[4].parse::<f64>().unwrap(), 40.0);
+}

@@ -87,36 +87,41 @@ pub fn propagate_heading(
     (h, yaw)
 }
 
-/// The two quotients of the heading step, `rudder·(turn_rate/100)` and
-/// `1 + (thrust − 50)/50`, kept while rudder, rate and thrust stay the same
-/// bits (the common case): the same numbers without two divisions in the
-/// step's longest dependency chain.
+/// The two quotients of the heading step, `turn_rate/100` and
+/// `1 + (thrust − 50)/50`, each kept while its input stays the same bits
+/// (the common case, even with a rudder that changes every step): the same
+/// numbers without two divisions in the step's longest dependency chain.
 #[derive(Debug, Clone, Copy)]
 pub struct TurnFactors {
-    key: (u64, u64, u64),
-    rate: f64,
+    rate_key: u64,
+    rate_frac: f64,
+    thrust_key: u64,
     thrust_factor: f64,
 }
 
 impl Default for TurnFactors {
     fn default() -> Self {
         TurnFactors {
-            key: (f64::NAN.to_bits(), 0, 0),
-            rate: 0.0,
-            thrust_factor: 0.0,
+            rate_key: f64::NAN.to_bits(),
+            rate_frac: f64::NAN,
+            thrust_key: f64::NAN.to_bits(),
+            thrust_factor: f64::NAN,
         }
     }
 }
 
 impl TurnFactors {
+    /// `(rudder·(tr/100), 1 + (thrust − 50)/50)`.
     fn get(&mut self, rudder: f64, tr: f64, thrust: f64) -> (f64, f64) {
-        let key = (rudder.to_bits(), tr.to_bits(), thrust.to_bits());
-        if key != self.key {
-            self.key = key;
-            self.rate = rudder * (tr / 100.0);
+        if tr.to_bits() != self.rate_key {
+            self.rate_key = tr.to_bits();
+            self.rate_frac = tr / 100.0;
+        }
+        if thrust.to_bits() != self.thrust_key {
+            self.thrust_key = thrust.to_bits();
             self.thrust_factor = 1.0 + ((thrust - 50.0) / 50.0);
         }
-        (self.rate, self.thrust_factor)
+        (rudder * self.rate_frac, self.thrust_factor)
     }
 }
 

@@ -238,8 +238,10 @@ pub struct Vehicle {
     reset_count: u64,
     reset_fresh: bool,
     drift_fresh: bool,
-    nav_speed: Option<f64>,
-    nav_heading: Option<f64>,
+    /// The NAV record's speed and heading (as stored, m/s and degrees) and
+    /// the classic reverse flag of the last posting; the published values
+    /// (rounded, wrapped) are derived only when asked for.
+    nav_posted: Option<(f64, f64, bool)>,
     posted: Option<Posting>,
     /// Position-step trigonometry memos, NAV and GT records.
     trig: [position::TrigMemo; 2],
@@ -315,8 +317,7 @@ impl Vehicle {
             reset_count: 0,
             reset_fresh: false,
             drift_fresh: true,
-            nav_speed: None,
-            nav_heading: None,
+            nav_posted: None,
             posted: None,
             trig: Default::default(),
             turn_factors: Default::default(),
@@ -863,15 +864,9 @@ impl Vehicle {
     /// `rec`; the postings themselves are built on demand by
     /// [`Vehicle::publications`], so replays pay nothing for them.
     fn post(&mut self, rec: &Record) {
-        let v22 = self.is_v22();
-        let mut speed = snap_to_step(rec.speed, 0.01);
-        if v22 && speed > self.params.max_speed {
-            speed = self.params.max_speed;
-        }
-        let rev = self.reverse && !v22;
-        let heading = flip180(angle360(rec.heading), rev);
-        self.nav_speed = Some(speed);
-        self.nav_heading = Some(heading);
+        let rev = self.reverse && !self.is_v22();
+        self.nav_posted = Some((rec.speed, rec.heading, rev));
+        let (speed, heading) = self.published_nav(rec.speed, rec.heading, rev);
         let drift_summary = if self.drift_fresh {
             self.drift_fresh = false;
             Some(self.drift)
@@ -891,6 +886,17 @@ impl Vehicle {
             drift_summary,
             reset_count,
         });
+    }
+
+    /// The published speed (rounded to 0.01, V22: capped at `max_speed`) and
+    /// heading (wrapped to [0, 360), classic reverse: rotated 180) of a NAV
+    /// record's stored `speed` (m/s) and `heading` (degrees).
+    fn published_nav(&self, speed: f64, heading: f64, rev: bool) -> (f64, f64) {
+        let mut speed = snap_to_step(speed, 0.01);
+        if self.is_v22() && speed > self.params.max_speed {
+            speed = self.params.max_speed;
+        }
+        (speed, flip180(angle360(heading), rev))
     }
 
     /// What the last iteration posted, as uSimMarine's `Notify` calls
@@ -975,6 +981,10 @@ impl Vehicle {
     /// The state for the CSV / `NODE_REPORT` at clock `now_s`... as of the last step.
     pub fn snapshot(&self) -> Snapshot {
         let r = &self.nav;
+        let nav_pub = match self.nav_posted {
+            Some((speed, heading, rev)) => self.published_nav(speed, heading, rev),
+            None => (f64::NAN, f64::NAN),
+        };
         let (lat, lon) = match &self.geo {
             Some(g) => g.to_lat_lon(r.x, r.y),
             None => (f64::NAN, f64::NAN),
@@ -992,8 +1002,8 @@ impl Vehicle {
             yaw: r.yaw,
             sog: r.sog,
             hog: r.hog,
-            nav_speed: self.nav_speed.unwrap_or(f64::NAN),
-            nav_heading: self.nav_heading.unwrap_or(f64::NAN),
+            nav_speed: nav_pub.0,
+            nav_heading: nav_pub.1,
             lat,
             lon,
             drift_x: self.drift.0,

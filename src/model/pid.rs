@@ -10,6 +10,7 @@
 use super::angles::angle180;
 
 /// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
+#[allow(clippy::approx_constant)] // MOOS's own truncated value, on purpose
 const MOOS_PI: f64 = 3.141592653589;
 
 /// Entries kept for the derivative's moving average (docs/v22.md §5).
@@ -46,13 +47,16 @@ pub struct Gains {
 pub struct ScalarPid {
     /// Gains and limits.
     pub gains: Gains,
-    runs: u64,
+    /// `Run` called before (the first call only primes the loop).
+    primed: bool,
     prev_err: f64,
     prev_t: f64,
     output: f64,
-    /// Difference quotients, newest first.
+    /// Difference quotients, newest first; the slots not yet filled hold
+    /// +0.0 (see [`ScalarPid::run`]).
     hist: [f64; DERIV_WINDOW],
-    len: usize,
+    /// Quotients in the window (1..=9), as the mean's divisor.
+    len: f64,
     integral: f64,
     err_dot: f64,
     dt: f64,
@@ -79,13 +83,13 @@ impl ScalarPid {
 
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
+    #[inline(always)]
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
         // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
         if !err.is_finite() || !t_s.is_finite() {
             return None;
         }
-        if self.runs > 0 {
-            self.runs += 1;
+        if self.primed {
             self.dt = t_s - self.prev_t;
             if self.dt < 0.0 {
                 return None;
@@ -98,20 +102,26 @@ impl ScalarPid {
                 q = 0.0; // overflow of a pathological error jump
             }
             // push at the front (hist[0] = newest); at most DERIV_WINDOW kept
-            self.hist.copy_within(0..DERIV_WINDOW - 1, 1);
-            self.hist[0] = q;
-            self.len = (self.len + 1).min(DERIV_WINDOW);
-            // sum from newest to oldest, starting at 0.0
-            let mut sum = 0.0;
-            for v in &self.hist[..self.len] {
-                sum += v;
+            let h = &mut self.hist;
+            h.copy_within(0..DERIV_WINDOW - 1, 1);
+            h[0] = q;
+            if self.len < DERIV_WINDOW as f64 {
+                self.len += 1.0;
             }
-            self.err_dot = sum / self.len as f64;
+            // The sum from newest to oldest, starting at 0.0, over the whole
+            // array: the slots beyond the window hold +0.0, and s + (+0.0) is
+            // s for every s but −0.0, which this sum never is (it starts at
+            // +0.0, and in round-to-nearest a sum is −0.0 only when both
+            // addends are). So it is the window's sum, bit for bit, without
+            // a loop.
+            let sum =
+                ((((((((0.0 + h[0]) + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
+            self.err_dot = sum / self.len;
             if !self.err_dot.is_finite() {
                 self.err_dot = 0.0;
             }
         } else {
-            self.runs = 1;
+            self.primed = true;
             self.err_dot = 0.0;
         }
         let g = self.gains;
@@ -389,14 +399,16 @@ impl PidEngine {
             };
         }
         self.clock = t_s;
-        posts.append(&mut self.pending);
+        if !self.pending.is_empty() {
+            posts.append(&mut self.pending);
+        }
         let mut out = PidOutput::default();
+        // The nav inputs were all just stamped with the previous clock, so
+        // "a nav stamp is 0" is "that clock is 0".
         let missing = self.des_heading.t == 0.0
             || self.des_speed.t == 0.0
             || self.cur_heading.t == 0.0
-            || self.cur_speed.t == 0.0
-            || (dc
-                && (self.des_depth.t == 0.0 || self.cur_depth.t == 0.0 || self.cur_pitch.t == 0.0));
+            || (dc && self.des_depth.t == 0.0);
         if missing {
             return out;
         }
@@ -439,7 +451,8 @@ impl PidEngine {
             // rudder (§4.5)
             self.des_heading.v = angle180(self.des_heading.v);
             let err = angle180(self.cur_heading.v - self.des_heading.v);
-            let mut r = self.yaw.run(err, t_s).unwrap_or(0.0) * -1.0;
+            // `x·(−1.0)` in the C++: negation is the same number
+            let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
             let mut d = t_s - self.bias_t;
             if d > 10.0 {
                 d = 0.0;
@@ -516,6 +529,25 @@ mod tests {
         }
         // after 12 steps the window holds quotients 4..=12: mean 8
         assert_eq!(p.err_dot(), 8.0);
+    }
+
+    #[test]
+    fn derivative_sum_starts_at_plus_zero() {
+        // err −0.0 after +0.0: the quotient is −0.0, and the C++'s sum from
+        // 0.0 makes the mean +0.0 (a sum starting at the newest entry would
+        // keep −0.0)
+        let mut p = pid(0.0, 1.0, 0.0, 0.0, 1e9);
+        p.run(0.0, 1.0);
+        p.run(-0.0, 2.0);
+        assert_eq!(p.err_dot().to_bits(), 0.0f64.to_bits());
+        // a partly filled window: the unfilled slots change nothing
+        let mut p = pid(0.0, 1.0, 0.0, 0.0, 1e9);
+        p.run(0.0, 0.0);
+        p.run(0.1, 0.1); // quotient 0.1 / 0.1
+        p.run(0.3, 0.3); // quotient 0.2 / 0.2
+        let q1 = 0.1 / 0.1;
+        let q2 = (0.3 - 0.1) / (0.3 - 0.1);
+        assert_eq!(p.err_dot(), ((0.0 + q2) + q1) / 2.0);
     }
 
     #[test]

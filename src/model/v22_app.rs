@@ -11,7 +11,7 @@ use super::handshake::{Handshake, Report};
 use super::pid::{NavInput, PidEngine, PidOutput, PidPost};
 use super::sailing::Sailing;
 use super::wormhole::WormholeSet;
-use super::{drift, Actuator, Params, PubValue, Publication, Record, Vehicle};
+use super::{drift, Params, PubValue, Publication, Record, Vehicle};
 use crate::command::{Command, MessageError};
 
 /// One posting of a V22 iteration, kept compact until published.
@@ -23,10 +23,9 @@ pub(super) enum Ev {
     DriftSummary((f64, f64)),
     /// `USM_RESET_COUNT`.
     ResetCount(u64),
-    /// `post_des_thrust`'s variable.
-    DesThrust(f64),
-    /// `post_des_rudder`'s variable.
-    DesRudder(f64),
+    /// The PID's outputs on `post_des_thrust`'s and `post_des_rudder`'s
+    /// variables (those configured, in that order).
+    DesOut(PidOutput),
     /// A PID posting.
     Pid(PidPost),
     /// `BUOYANCY_REPORT` / `TRIM_REPORT`.
@@ -269,8 +268,7 @@ impl Vehicle {
 
     /// Remember the NAV record's published speed and heading (CSV columns).
     fn note_nav_published(&mut self, rec: &Record) {
-        self.nav_speed = Some(self.published_speed(rec.speed));
-        self.nav_heading = Some(angle360(rec.heading));
+        self.nav_posted = Some((rec.speed, rec.heading, false));
     }
 
     fn published_speed(&self, v: f64) -> f64 {
@@ -288,7 +286,9 @@ impl Vehicle {
         {
             let st = &mut self.v22;
             st.events.clear();
-            st.events.append(&mut st.mail_events);
+            if !st.mail_events.is_empty() {
+                st.events.append(&mut st.mail_events);
+            }
             st.pid_out = None;
             st.sail_cap = f64::NAN;
         }
@@ -307,28 +307,28 @@ impl Vehicle {
             self.gt.stamp = t_s;
             return;
         }
-        if let Some(pid) = self.v22.pid.as_mut() {
+        let st = &mut self.v22;
+        if let Some(pid) = st.pid.as_mut() {
             let nav = NavInput {
                 heading: self.nav.heading,
                 speed: self.nav.speed,
                 depth: self.nav.depth,
                 pitch: self.nav.pitch,
             };
-            let mut posts = std::mem::take(&mut self.v22.pid_posts);
-            let out = pid.step(t_s, nav, &mut posts);
-            self.apply_actuator(Actuator::Rudder, out.rudder, t_s);
-            self.apply_actuator(Actuator::Thrust, out.thrust, t_s);
-            self.elevator = out.elevator;
-            let st = &mut self.v22;
-            if self.params.post_des_thrust.is_some() {
-                st.events.push(Ev::DesThrust(out.thrust));
+            let out = pid.step(t_s, nav, &mut st.pid_posts);
+            if self.params.post_des_thrust.is_some() || self.params.post_des_rudder.is_some() {
+                st.events.push(Ev::DesOut(out));
             }
-            if self.params.post_des_rudder.is_some() {
-                st.events.push(Ev::DesRudder(out.rudder));
+            if !st.pid_posts.is_empty() {
+                st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
             }
-            st.events.extend(posts.drain(..).map(Ev::Pid));
-            st.pid_posts = posts;
             st.pid_out = Some(out);
+            // apply_actuator's V22 rules for the rudder and the thrust
+            if !self.mode_diff {
+                self.set_rudder(out.rudder, t_s);
+                self.thrust = out.thrust;
+            }
+            self.elevator = out.elevator;
         }
         self.propagate(t_s);
         if self.params.depth_control() && self.v22.handshake.pending() {
@@ -391,14 +391,12 @@ impl Vehicle {
                 Ev::Pose { rec, gt } => self.pose_group(&mut out, rec, *gt),
                 Ev::DriftSummary(d) => text(&mut out, "USM_DRIFT_SUMMARY", drift::summary(*d)),
                 Ev::ResetCount(n) => num(&mut out, "USM_RESET_COUNT".into(), *n as f64),
-                Ev::DesThrust(v) => {
+                Ev::DesOut(o) => {
                     if let Some(name) = &p.post_des_thrust {
-                        num(&mut out, name.clone(), *v);
+                        num(&mut out, name.clone(), o.thrust);
                     }
-                }
-                Ev::DesRudder(v) => {
                     if let Some(name) = &p.post_des_rudder {
-                        num(&mut out, name.clone(), *v);
+                        num(&mut out, name.clone(), o.rudder);
                     }
                 }
                 Ev::Pid(PidPost::HasControl(b)) => text(&mut out, "PID_HAS_CONTROL", b.to_string()),
