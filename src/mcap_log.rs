@@ -164,6 +164,7 @@ pub fn command_value(c: &Command) -> CommandValue<'_> {
 }
 
 struct VehicleChannels {
+    name: String,
     state: u16,
     pose: u16,
     location: Option<u16>,
@@ -184,7 +185,10 @@ pub struct McapLog<W: Write + Seek> {
     w: mcap::Writer<W>,
     schemas: SchemaIds,
     tf: u16,
-    vehicles: HashMap<String, VehicleChannels>,
+    vehicles: Vec<VehicleChannels>,
+    by_name: HashMap<String, usize>,
+    /// Index of the vehicle written last (a replay has one).
+    last: usize,
     buf: Vec<u8>,
     /// Fragments shared by the messages of one step.
     frag: Vec<u8>,
@@ -202,8 +206,11 @@ fn mcap_err(e: mcap::McapError) -> io::Error {
 impl<W: Write + Seek> McapLog<W> {
     /// Start a file on `out` (the `usim` profile, uncompressed chunks).
     pub fn new(out: W) -> io::Result<Self> {
+        // Chunks are not compressed, so the data section's CRC already
+        // covers their bytes: no second CRC pass per chunk.
         let opts = mcap::WriteOptions::new()
             .compression(None)
+            .calculate_chunk_crcs(false)
             .profile("")
             .library(concat!("usim ", env!("CARGO_PKG_VERSION")));
         let mut w = opts.create(out).map_err(mcap_err)?;
@@ -240,7 +247,9 @@ impl<W: Write + Seek> McapLog<W> {
             w,
             schemas,
             tf,
-            vehicles: HashMap::new(),
+            vehicles: Vec::new(),
+            by_name: HashMap::new(),
+            last: 0,
             buf: Vec::with_capacity(1024),
             frag: Vec::with_capacity(256),
             seq: 0,
@@ -254,27 +263,34 @@ impl<W: Write + Seek> McapLog<W> {
     }
 
     fn vehicle(&mut self, v: &str) -> io::Result<&mut VehicleChannels> {
-        if !self.vehicles.contains_key(v) {
-            let meta = Default::default();
-            let state = self
-                .w
-                .add_channel(self.schemas.state, &state_topic(v), "json", &meta)
-                .map_err(mcap_err)?;
-            let pose = self
-                .w
-                .add_channel(self.schemas.pose, &pose_topic(v), "json", &meta)
-                .map_err(mcap_err)?;
-            self.vehicles.insert(
-                v.to_string(),
-                VehicleChannels {
+        if self.vehicles.get(self.last).is_some_and(|c| c.name == v) {
+            return Ok(&mut self.vehicles[self.last]);
+        }
+        let i = match self.by_name.get(v) {
+            Some(&i) => i,
+            None => {
+                let meta = Default::default();
+                let state = self
+                    .w
+                    .add_channel(self.schemas.state, &state_topic(v), "json", &meta)
+                    .map_err(mcap_err)?;
+                let pose = self
+                    .w
+                    .add_channel(self.schemas.pose, &pose_topic(v), "json", &meta)
+                    .map_err(mcap_err)?;
+                self.vehicles.push(VehicleChannels {
+                    name: v.to_string(),
                     state,
                     pose,
                     location: None,
                     commands: HashMap::new(),
-                },
-            );
-        }
-        Ok(self.vehicles.get_mut(v).expect("inserted above"))
+                });
+                self.by_name.insert(v.to_string(), self.vehicles.len() - 1);
+                self.vehicles.len() - 1
+            }
+        };
+        self.last = i;
+        Ok(&mut self.vehicles[i])
     }
 
     /// Write `self.buf` as one message on `channel_id` at vehicle clock `clock`, s.
