@@ -165,6 +165,8 @@ pub fn command_value(c: &Command) -> CommandValue<'_> {
 
 struct VehicleChannels {
     name: String,
+    /// `name` as a JSON string (quoted, escaped), written once.
+    json_name: Vec<u8>,
     state: u16,
     pose: u16,
     location: Option<u16>,
@@ -282,6 +284,11 @@ impl<W: Write + Seek> McapLog<W> {
                     .map_err(mcap_err)?;
                 self.vehicles.push(VehicleChannels {
                     name: v.to_string(),
+                    json_name: {
+                        let mut j = Vec::new();
+                        push_json_str(&mut j, v);
+                        j
+                    },
                     state,
                     pose,
                     location: None,
@@ -377,7 +384,8 @@ impl<W: Write + Seek> McapLog<W> {
         b.extend_from_slice(br#","parent_frame_id":""#);
         b.extend_from_slice(WORLD_FRAME.as_bytes());
         b.extend_from_slice(br#"","child_frame_id":"#);
-        push_json_str(b, v);
+        // `self.last` is `v`: `self.vehicle(v)` was called just before.
+        b.extend_from_slice(&self.vehicles[self.last].json_name);
         b.extend_from_slice(br#","translation":"#);
         b.extend_from_slice(pos);
         b.extend_from_slice(br#","rotation":"#);
@@ -407,7 +415,8 @@ impl<W: Write + Seek> McapLog<W> {
             b.extend_from_slice(br#"{"timestamp":"#);
             b.extend_from_slice(time);
             b.extend_from_slice(br#","frame_id":"#);
-            push_json_str(b, v);
+            // `self.last` is `v`: `self.vehicle(v)` was called just before.
+            b.extend_from_slice(&self.vehicles[self.last].json_name);
             b.extend_from_slice(br#","latitude":"#);
             push_json_f64(b, p.lat);
             b.extend_from_slice(br#","longitude":"#);
