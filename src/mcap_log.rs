@@ -764,6 +764,35 @@ mod tests {
     }
 
     #[test]
+    fn alternating_vehicles_name_their_own_frames() {
+        let mut log = McapLog::new(io::Cursor::new(Vec::new())).unwrap();
+        let s = Snapshot {
+            lat: 43.8,
+            lon: -70.3,
+            ..Default::default()
+        };
+        let names = ["a", "b\"q", "a", "c"];
+        for (i, v) in names.iter().enumerate() {
+            log.snapshot(v, &s, 1.0 + i as f64).unwrap();
+        }
+        let bytes = log.finish().unwrap().into_inner();
+        let (mut tf, mut fix) = (Vec::new(), Vec::new());
+        for m in mcap::MessageStream::new(&bytes).unwrap() {
+            let m = m.unwrap();
+            let j: serde_json::Value = serde_json::from_slice(&m.data).unwrap();
+            if m.channel.topic == TF_TOPIC {
+                tf.push(j["child_frame_id"].as_str().unwrap().to_string());
+            } else if m.channel.topic.ends_with("/location") {
+                let frame = j["frame_id"].as_str().unwrap().to_string();
+                assert_eq!(m.channel.topic, location_topic(&frame));
+                fix.push(frame);
+            }
+        }
+        assert_eq!(tf, names);
+        assert_eq!(fix, names);
+    }
+
+    #[test]
     fn log_time_rounds_to_ns() {
         assert_eq!(log_time_ns(0.1), 100_000_000);
         assert_eq!(log_time_ns(-1.0), 0);
