@@ -22,7 +22,7 @@ use std::io::{self, Seek, Write};
 
 use crate::command::Command;
 use crate::model::Snapshot;
-use crate::replay::csv::{push_f64, HEADER};
+use crate::replay::csv::HEADER;
 
 /// Topic of the frame transforms of all vehicles.
 pub const TF_TOPIC: &str = "/tf";
@@ -164,6 +164,9 @@ pub fn command_value(c: &Command) -> CommandValue<'_> {
 }
 
 struct VehicleChannels {
+    name: String,
+    /// `name` as a JSON string (quoted, escaped), written once.
+    json_name: Vec<u8>,
     state: u16,
     pose: u16,
     location: Option<u16>,
@@ -184,7 +187,10 @@ pub struct McapLog<W: Write + Seek> {
     w: mcap::Writer<W>,
     schemas: SchemaIds,
     tf: u16,
-    vehicles: HashMap<String, VehicleChannels>,
+    vehicles: Vec<VehicleChannels>,
+    by_name: HashMap<String, usize>,
+    /// Index of the vehicle written last (a replay has one).
+    last: usize,
     buf: Vec<u8>,
     /// Fragments shared by the messages of one step.
     frag: Vec<u8>,
@@ -204,6 +210,11 @@ impl<W: Write + Seek> McapLog<W> {
     pub fn new(out: W) -> io::Result<Self> {
         let opts = mcap::WriteOptions::new()
             .compression(None)
+            .calculate_chunk_crcs(false)
+            // No data-section CRC either: the spec's 0 = "not computed"
+            // (readers skip the check); it cost a copy and a CRC pass of
+            // every byte.
+            .calculate_data_section_crc(false)
             .profile("")
             .library(concat!("usim ", env!("CARGO_PKG_VERSION")));
         let mut w = opts.create(out).map_err(mcap_err)?;
@@ -240,7 +251,9 @@ impl<W: Write + Seek> McapLog<W> {
             w,
             schemas,
             tf,
-            vehicles: HashMap::new(),
+            vehicles: Vec::new(),
+            by_name: HashMap::new(),
+            last: 0,
             buf: Vec::with_capacity(1024),
             frag: Vec::with_capacity(256),
             seq: 0,
@@ -254,27 +267,39 @@ impl<W: Write + Seek> McapLog<W> {
     }
 
     fn vehicle(&mut self, v: &str) -> io::Result<&mut VehicleChannels> {
-        if !self.vehicles.contains_key(v) {
-            let meta = Default::default();
-            let state = self
-                .w
-                .add_channel(self.schemas.state, &state_topic(v), "json", &meta)
-                .map_err(mcap_err)?;
-            let pose = self
-                .w
-                .add_channel(self.schemas.pose, &pose_topic(v), "json", &meta)
-                .map_err(mcap_err)?;
-            self.vehicles.insert(
-                v.to_string(),
-                VehicleChannels {
+        if self.vehicles.get(self.last).is_some_and(|c| c.name == v) {
+            return Ok(&mut self.vehicles[self.last]);
+        }
+        let i = match self.by_name.get(v) {
+            Some(&i) => i,
+            None => {
+                let meta = Default::default();
+                let state = self
+                    .w
+                    .add_channel(self.schemas.state, &state_topic(v), "json", &meta)
+                    .map_err(mcap_err)?;
+                let pose = self
+                    .w
+                    .add_channel(self.schemas.pose, &pose_topic(v), "json", &meta)
+                    .map_err(mcap_err)?;
+                self.vehicles.push(VehicleChannels {
+                    name: v.to_string(),
+                    json_name: {
+                        let mut j = Vec::new();
+                        push_json_str(&mut j, v);
+                        j
+                    },
                     state,
                     pose,
                     location: None,
                     commands: HashMap::new(),
-                },
-            );
-        }
-        Ok(self.vehicles.get_mut(v).expect("inserted above"))
+                });
+                self.by_name.insert(v.to_string(), self.vehicles.len() - 1);
+                self.vehicles.len() - 1
+            }
+        };
+        self.last = i;
+        Ok(&mut self.vehicles[i])
     }
 
     /// Write `self.buf` as one message on `channel_id` at vehicle clock `clock`, s.
@@ -295,10 +320,8 @@ impl<W: Write + Seek> McapLog<W> {
     /// One step of vehicle `v` from a [`Snapshot`] at vehicle clock `clock`
     /// (s): the state, pose, transform and (with lat/lon) location fix.
     pub fn snapshot(&mut self, v: &str, s: &Snapshot, clock: f64) -> io::Result<()> {
-        let mut json = std::mem::take(&mut self.buf);
-        json.clear();
-        serde_json::to_writer(&mut json, s).map_err(io::Error::other)?;
-        self.buf = json;
+        self.buf.clear();
+        push_state_json(&mut self.buf, s);
         let ch = self.vehicle(v)?.state;
         self.put(ch, clock)?;
         self.states += 1;
@@ -361,7 +384,8 @@ impl<W: Write + Seek> McapLog<W> {
         b.extend_from_slice(br#","parent_frame_id":""#);
         b.extend_from_slice(WORLD_FRAME.as_bytes());
         b.extend_from_slice(br#"","child_frame_id":"#);
-        push_json_str(b, v);
+        // `self.last` is `v`: `self.vehicle(v)` was called just before.
+        b.extend_from_slice(&self.vehicles[self.last].json_name);
         b.extend_from_slice(br#","translation":"#);
         b.extend_from_slice(pos);
         b.extend_from_slice(br#","rotation":"#);
@@ -391,7 +415,8 @@ impl<W: Write + Seek> McapLog<W> {
             b.extend_from_slice(br#"{"timestamp":"#);
             b.extend_from_slice(time);
             b.extend_from_slice(br#","frame_id":"#);
-            push_json_str(b, v);
+            // `self.last` is `v`: `self.vehicle(v)` was called just before.
+            b.extend_from_slice(&self.vehicles[self.last].json_name);
             b.extend_from_slice(br#","latitude":"#);
             push_json_f64(b, p.lat);
             b.extend_from_slice(br#","longitude":"#);
@@ -484,13 +509,89 @@ fn push_u64(b: &mut Vec<u8>, mut v: u64) {
     b.extend_from_slice(&digits[i..]);
 }
 
-/// A finite number as JSON (shortest round trip), `null` otherwise.
+/// A finite number as JSON (shortest round trip, `42` for `42.0`), `null`
+/// otherwise. `zmij` (serde_json's formatter) is about twice as fast as Ryū here.
 fn push_json_f64(b: &mut Vec<u8>, v: f64) {
     if v.is_finite() {
-        push_f64(b, v);
+        let mut r = zmij::Buffer::new();
+        let text = r.format_finite(v);
+        let text = text.strip_suffix(".0").unwrap_or(text);
+        b.extend_from_slice(text.as_bytes());
     } else {
         b.extend_from_slice(b"null");
     }
+}
+
+/// The JSON keys of the state message after `k`, each with its leading
+/// comma, in [`Snapshot`]'s field order (= the CSV columns).
+const STATE_KEYS: [&[u8]; 22] = [
+    b",\"t\":",
+    b",\"x\":",
+    b",\"y\":",
+    b",\"speed\":",
+    b",\"heading\":",
+    b",\"depth\":",
+    b",\"altitude\":",
+    b",\"pitch\":",
+    b",\"yaw\":",
+    b",\"sog\":",
+    b",\"hog\":",
+    b",\"nav_speed\":",
+    b",\"nav_heading\":",
+    b",\"lat\":",
+    b",\"lon\":",
+    b",\"drift_x\":",
+    b",\"drift_y\":",
+    b",\"rudder\":",
+    b",\"thrust\":",
+    b",\"elevator\":",
+    b",\"gt_x\":",
+    b",\"gt_y\":",
+];
+
+/// `s` as the state message: the same bytes as `serde_json` writes for a
+/// [`Snapshot`] (fields in order, numbers by the same shortest round-trip
+/// formatter, `zmij`: `42.0`, `2.5e+20`; `null` for NaN and ±inf), without
+/// its per-field serializer machinery.
+fn push_state_json(b: &mut Vec<u8>, s: &Snapshot) {
+    let values = [
+        s.t,
+        s.x,
+        s.y,
+        s.speed,
+        s.heading,
+        s.depth,
+        s.altitude,
+        s.pitch,
+        s.yaw,
+        s.sog,
+        s.hog,
+        s.nav_speed,
+        s.nav_heading,
+        s.lat,
+        s.lon,
+        s.drift_x,
+        s.drift_y,
+        s.rudder,
+        s.thrust,
+        s.elevator,
+        s.gt_x,
+        s.gt_y,
+    ];
+    // 23 numbers of at most 24 characters plus the keys: one reservation.
+    b.reserve(23 * 24 + 160);
+    b.extend_from_slice(br#"{"k":"#);
+    push_u64(b, s.k);
+    let mut r = zmij::Buffer::new();
+    for (key, v) in STATE_KEYS.iter().zip(values) {
+        b.extend_from_slice(key);
+        if v.is_finite() {
+            b.extend_from_slice(r.format_finite(v).as_bytes());
+        } else {
+            b.extend_from_slice(b"null");
+        }
+    }
+    b.push(b'}');
 }
 
 fn push_vec(b: &mut Vec<u8>, fields: &[(&str, f64)]) {
@@ -610,6 +711,89 @@ mod tests {
         b.push(b',');
         push_json_f64(&mut b, 1.5e-7);
         assert_eq!(b, b"null,1.5e-7");
+    }
+
+    #[test]
+    fn state_json_is_serde_json_byte_for_byte() {
+        let mut s = Snapshot {
+            k: 36_000,
+            t: 0.1 + 0.2,
+            x: -0.0,
+            y: 42.0,
+            speed: 4.008336720018362e-305,
+            heading: 1.5e-7,
+            depth: 2.5e20,
+            altitude: f64::NAN,
+            pitch: f64::INFINITY,
+            yaw: f64::NEG_INFINITY,
+            sog: 1e-5,
+            hog: 123.456,
+            nav_speed: f64::MAX,
+            nav_heading: f64::MIN_POSITIVE,
+            lat: 43.825300000000006,
+            lon: -70.3303,
+            drift_x: 1e16,
+            drift_y: -1e-16,
+            rudder: 5e-324,
+            thrust: 100.0,
+            elevator: -3.0,
+            gt_x: 0.0,
+            gt_y: 7.25,
+        };
+        let mut b = Vec::new();
+        for k in [0, 1, 9, 10, u64::MAX] {
+            s.k = k;
+            b.clear();
+            push_state_json(&mut b, &s);
+            assert_eq!(
+                String::from_utf8(b.clone()).unwrap(),
+                serde_json::to_string(&s).unwrap()
+            );
+        }
+        // Every key is a CSV column, in the CSV's order.
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let cols: Vec<&str> = HEADER.split(',').collect();
+        let mut sorted = cols.clone();
+        sorted.sort_unstable();
+        let mut got = keys.clone();
+        got.sort_unstable();
+        assert_eq!(got, sorted);
+        let text = String::from_utf8(b).unwrap();
+        let mut at = 0;
+        for col in cols {
+            let i = text[at..].find(&format!("\"{col}\":")).unwrap();
+            at += i + 1;
+        }
+    }
+
+    #[test]
+    fn alternating_vehicles_name_their_own_frames() {
+        let mut log = McapLog::new(io::Cursor::new(Vec::new())).unwrap();
+        let s = Snapshot {
+            lat: 43.8,
+            lon: -70.3,
+            ..Default::default()
+        };
+        let names = ["a", "b\"q", "a", "c"];
+        for (i, v) in names.iter().enumerate() {
+            log.snapshot(v, &s, 1.0 + i as f64).unwrap();
+        }
+        let bytes = log.finish().unwrap().into_inner();
+        let (mut tf, mut fix) = (Vec::new(), Vec::new());
+        for m in mcap::MessageStream::new(&bytes).unwrap() {
+            let m = m.unwrap();
+            let j: serde_json::Value = serde_json::from_slice(&m.data).unwrap();
+            if m.channel.topic == TF_TOPIC {
+                tf.push(j["child_frame_id"].as_str().unwrap().to_string());
+            } else if m.channel.topic.ends_with("/location") {
+                let frame = j["frame_id"].as_str().unwrap().to_string();
+                assert_eq!(m.channel.topic, location_topic(&frame));
+                fix.push(frame);
+            }
+        }
+        assert_eq!(tf, names);
+        assert_eq!(fix, names);
     }
 
     #[test]
