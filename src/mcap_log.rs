@@ -524,7 +524,7 @@ fn push_json_f64(b: &mut Vec<u8>, v: f64) {
 
 /// The JSON keys of the state message after `k`, each with its leading
 /// comma, in [`Snapshot`]'s field order (= the CSV columns).
-const STATE_KEYS: [&[u8]; 22] = [
+const STATE_KEYS: [&[u8]; 26] = [
     b",\"t\":",
     b",\"x\":",
     b",\"y\":",
@@ -547,6 +547,10 @@ const STATE_KEYS: [&[u8]; 22] = [
     b",\"elevator\":",
     b",\"gt_x\":",
     b",\"gt_y\":",
+    b",\"thrust_l\":",
+    b",\"thrust_r\":",
+    b",\"current_x\":",
+    b",\"current_y\":",
 ];
 
 /// `s` as the state message: the same bytes as `serde_json` writes for a
@@ -577,9 +581,13 @@ fn push_state_json(b: &mut Vec<u8>, s: &Snapshot) {
         s.elevator,
         s.gt_x,
         s.gt_y,
+        s.thrust_l,
+        s.thrust_r,
+        s.current_x,
+        s.current_y,
     ];
-    // 23 numbers of at most 24 characters plus the keys: one reservation.
-    b.reserve(23 * 24 + 160);
+    // 27 numbers of at most 24 characters plus the keys: one reservation.
+    b.reserve(27 * 24 + 200);
     b.extend_from_slice(br#"{"k":"#);
     push_u64(b, s.k);
     let mut r = zmij::Buffer::new();
@@ -739,6 +747,10 @@ mod tests {
             elevator: -3.0,
             gt_x: 0.0,
             gt_y: 7.25,
+            thrust_l: -100.0,
+            thrust_r: 1e-300,
+            current_x: 0.125,
+            current_y: -2.5e-8,
         };
         let mut b = Vec::new();
         for k in [0, 1, 9, 10, u64::MAX] {
