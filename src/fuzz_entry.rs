@@ -245,16 +245,26 @@ pub fn run_csv(data: &[u8]) {
 }
 
 /// A WebSocket text message from the `usim view` page
-/// (`view::protocol::parse_client_message`). An accepted command names a
-/// vehicle and one of the variables the page may post (the vehicle checks
-/// the value itself, as for any MQTT message).
+/// (`view::protocol::parse_client_message`; the vehicle and variable are
+/// checked against the fleet in a second stage). An accepted command's value
+/// is within its length cap and, when the page sent a JSON number, finite.
 pub fn view_client(data: &[u8]) {
-    use crate::view::protocol::{parse_client_message, ClientMessage, COMMAND_VARS};
+    use crate::view::protocol::{parse_client_message, ClientMessage, MAX_VALUE_LEN};
     let text = String::from_utf8_lossy(data);
     match parse_client_message(&text) {
-        Ok(ClientMessage::Command { vehicle, var, .. }) => {
-            assert!(!vehicle.is_empty(), "a command without a vehicle");
-            assert!(COMMAND_VARS.contains(&var.as_str()), "variable {var:?}");
+        Ok(ClientMessage::Command { value, .. }) => {
+            assert!(
+                value.len() <= MAX_VALUE_LEN,
+                "value of {} bytes",
+                value.len()
+            );
+            let lower = value.to_ascii_lowercase();
+            let from_number =
+                value.parse::<f64>().is_ok() && !text.contains(&format!("\"{value}\""));
+            assert!(
+                !(from_number && (lower.contains("inf") || lower.contains("nan"))),
+                "a non-finite number {value:?}"
+            );
         }
         Err(r) => assert!(!r.reason.is_empty(), "a refusal without a reason"),
     }
