@@ -10,6 +10,7 @@
 use super::angles::angle180;
 
 /// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
+#[allow(clippy::approx_constant)] // the C++'s truncated value, on purpose
 const MOOS_PI: f64 = 3.141592653589;
 
 /// Entries kept for the derivative's moving average (docs/v22.md §5).
@@ -439,7 +440,7 @@ impl PidEngine {
             // rudder (§4.5)
             self.des_heading.v = angle180(self.des_heading.v);
             let err = angle180(self.cur_heading.v - self.des_heading.v);
-            let mut r = self.yaw.run(err, t_s).unwrap_or(0.0) * -1.0;
+            let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
             let mut d = t_s - self.bias_t;
             if d > 10.0 {
                 d = 0.0;

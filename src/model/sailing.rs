@@ -154,7 +154,7 @@ impl PolarPlot {
         let hh = super::angles::angle360(h);
         let key = (hh + 0.5).trunc();
         let val = match &self.table {
-            Some(t) if key >= 0.0 && key < 361.0 => t[key as usize].unwrap_or(0.0),
+            Some(t) if (0.0..361.0).contains(&key) => t[key as usize].unwrap_or(0.0),
             _ => 0.0,
         };
         (val / 100.0).min(1.0)

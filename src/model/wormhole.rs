@@ -178,7 +178,8 @@ fn seg_intersect(
     }
     let t = ((q1.0 - p1.0) * s.1 - (q1.1 - p1.1) * s.0) / den;
     let u = ((q1.0 - p1.0) * r.1 - (q1.1 - p1.1) * r.0) / den;
-    ((0.0..=1.0).contains(&t) && (0.0..=1.0).contains(&u)).then(|| (p1.0 + t * r.0, p1.1 + t * r.1))
+    ((0.0..=1.0).contains(&t) && (0.0..=1.0).contains(&u))
+        .then_some((p1.0 + t * r.0, p1.1 + t * r.1))
 }
 
 /// Which way a wormhole carries a vehicle.
