@@ -86,9 +86,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             let file = tmp.take();
             let mut writer = std::io::BufWriter::with_capacity(1 << 16, file);
             let summary = match format {
-                OutputFormat::Csv => {
-                    crate::replay::run_with(&mission, &mut writer, posts, &mut progress, |_, _, _| {})
-                }
+                OutputFormat::Csv => crate::replay::run_with(
+                    &mission,
+                    &mut writer,
+                    posts,
+                    &mut progress,
+                    |_, _, _| {},
+                ),
                 OutputFormat::Mcap => {
                     let log = crate::mcap_log::McapLog::new(&mut writer)?;
                     let out = crate::mcap_log::ReplayMcap {
