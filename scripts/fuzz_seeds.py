@@ -224,5 +224,139 @@ csvs = [
 for c in csvs:
     put("profile_csv", c)
 
+# ---- config: V22 keys (PID, sailing, wormholes) --------------------------
+for f in ["v22_pid_boat.toml", "v22_pid_uuv.toml"]:
+    src = ROOT / "configs" / f
+    if src.exists():
+        put("config", src.read_bytes())
+v22_configs = [
+    'model = "v22"\nyaw_pid_kp = "abc"\nspeed_pid_kp = 1e308\nmaxrudder = -1e308\ndepth_control = false\n',
+    'model = "v22"\nyaw_pid_ki_limit = 1\nyaw_pid_integral_limit = 2\nsim_instability = 1e308\ntardy_helm_threshold = -5\n',
+    'model = "v22"\ndepth_control = "maybe"\n',
+    'model = "v22"\nwind_conditions = "spd=1e300,dir=1e300"\npolar_plot = ["0,0:90,1e300", "180,-5"]\nthrust_map = "0:0,100:5"\n',
+    'model = "v22"\nwormhole = ["tag=a, madrid_poly={-1e300,-1e300:1e300,-1e300:1e300,1e300}, weber_poly={0,0:1,0:1,1}, connection=from_madrid"]\n',
+    'model = "v22"\nturn_radius = 1e308\nmax_speed = 1e-320\npost_des_thrust = "DESIRED_THRUST"\npost_des_rudder = "a/b"\n',
+    'model = "classic"\nyaw_pid_kp = 1\nwormhole = "tag=a"\n',
+]
+for c in v22_configs:
+    put("config", c)
+
+# ---- run_csv: a run CSV for `usim plot` ----------------------------------
+RH = "k,t,x,y,speed,heading,depth,rudder,thrust,elevator"
+golden = ROOT / "tests" / "golden" / "01_straight_accel_decel.classic.csv"
+if golden.exists():
+    put("run_csv", "\n".join(golden.read_text().splitlines()[:40]) + "\n")
+runs = [
+    RH + "\n0,0,0,0,0,0,0,0,0,0\n1,0.1,0,0.1,1,0,0,0,50,0\n",
+    "vehicle," + RH + "\na,0,0,0,0,0,0,0,0,0,0\nb,0,0,5,5,1,90,0,10,50,0\na,1,0.1,1,1,1,0,0,0,0,0\n",
+    RH + ",extra,lat\n0,0,0,0,0,0,0,0,0,0,x,42\n",
+    RH + "\n0,0,nan,nan,nan,nan,nan,nan,nan,nan\n",
+    RH + "\n0,0,1e308,-1e308,1e308,1e308,1e308,1e308,1e308,1e308\n1,1,-1e308,1e308,0,0,0,0,0,0\n",
+    RH + "\n0,0,inf,0,0,0,0,0,0,0\n",
+    RH + "\n0,0,5e-324,0,0,0,0,0,0,0\n0,0,5e-324,0,0,0,0,0,0,0\n",
+    RH + "\n0,0,0,0\n",
+    RH.replace("speed,", "") + "\n0,0,0,0,0,0,0,0,0\n",
+    RH + "\n",
+    "",
+    "\ufeff" + RH + "\r\n0,0,0,0,0,0,0,0,0,0\r\n",
+    "vehicle," + RH + "\n\"a,b\",0,0,0,0,0,0,0,0,0,0\n\u001b[2J,0,0,0,0,0,0,0,0,0,0\n",
+    RH + "\n" + "".join(f"{i},{i*0.1},{i},{-i},1,{i*7%360},0,0,0,0\n" for i in range(300)),
+    "vehicle," + RH + "\n" + "".join(f"v{i},0,0,0,0,0,0,0,0,0,0\n" for i in range(100)),
+    RH + "\n0,-1,0,0,0,0,0,0,0,0\n1,-2,0,0,0,0,0,0,0,0\n",
+]
+for c in runs:
+    put("run_csv", c)
+
+# ---- view_client: WebSocket text messages from the view page ---------------
+clients = [
+    '{"type":"command","id":7,"vehicle":"alpha","var":"DESIRED_THRUST","value":60}',
+    '{"type":"command","id":1,"vehicle":"alpha","var":"DESIRED_RUDDER","value":"-20"}',
+    '{"type":"command","id":1,"vehicle":"alpha","var":"DESIRED_THRUST","value":1e999}',
+    '{"type":"command","id":1,"vehicle":"alpha","var":"DESIRED_THRUST","value":"nan"}',
+    '{"type":"command","id":-1,"vehicle":"a/b","var":"DESIRED_THRUST","value":1}',
+    '{"type":"command","id":18446744073709551616,"vehicle":"#","var":"+","value":1}',
+    '{"type":"command","id":2,"vehicle":"alpha","var":"NOT_A_VAR","value":1}',
+    '{"type":"command","id":2,"vehicle":"","var":"","value":""}',
+    '{"type":"subscribe"}',
+    '[1,2,3]',
+    '"command"',
+    'null',
+    '',
+    '{' * 300 + '}' * 300,
+    '{"type":"command","id":3,"vehicle":"alpha","var":"SET","value":"[\\"DESIRED_RUDDER\\",\\"Merge\\",[[1,2]]]"}',
+    '{"type":"command","id":3,"vehicle":"alpha\u001b[2J","var":"DESIRED_THRUST","value":"6\u00000"}',
+    '{"type":"command","id":3,"vehicle":"' + "a" * 5000 + '","var":"DESIRED_THRUST","value":1}',
+    '{"type":"command","id":4,"vehicle":"alpha","var":"DESIRED_THRUST","value":{"x":1}}',
+]
+for c in clients:
+    put("view_client", c)
+
+# ---- node_report: NODE_REPORT payloads as usim view reads them ------------
+reports = [
+    '{"k":1,"t":0.1,"x":0,"y":0,"heading":45,"speed":1,"depth":0}',
+    '{"k":1,"t":0.1,"x":1,"y":2,"lat":42.3,"lon":-71.1,"current_x":0.1,"current_y":null}',
+    '{"x":1e999}',
+    '{"x":"1"}',
+    '{"x":NaN}',
+    '{"x":-1e308,"y":1e308,"heading":1e308}',
+    '[{"x":1}]',
+    '{}',
+    'null',
+    '',
+    '{"k":1,"k":2}',
+    '{"x":1,"unknown":[1,2,{"a":null}]}',
+    '{"x":' + '[' * 200 + ']' * 200 + '}',
+    '  \n {"t":5e-324}',
+    '{"t":1}garbage',
+]
+for c in reports:
+    put("node_report", c)
+
+# ---- moos_import: .moos files ---------------------------------------------
+for f in ["classic.moos", "v22.moos", "v22_pid_alias.moos", "aliases.moos"]:
+    src = ROOT / "tests" / "data" / "import" / f
+    if src.exists():
+        put("moos_import", src.read_bytes())
+mooses = [
+    "ProcessConfig = uSimMarineV22\n{\nyaw_pid_kp = 1\nspeed_pid_kp = 1\nmaxthrust = abc\n}\n",
+    "ProcessConfig = uSimMarineV22\n{\nspeed_pid_kp = 1\n}\n",
+    "ProcessConfig = uSimMarineV22\n{\nyaw_pid_kp=\ndepth_control = maybe\n}\n",
+    "ProcessConfig = uSimMarineV22 {\nwormhole = tag=a,madrid_poly={0,0:1,0:1,1},weber_poly={5,5:6,5:6,6}\nwormhole = tag=\n}\n",
+    "ProcessConfig = uSimMarineV22\n{\npolar_plot = 0,0:90,100\npolar_plot = 90,50\nwind_conditions = spd=1e308,dir=-1\n}\n",
+    "ProcessConfig = uSimMarine\n{\nstart_x = 1" + "0" * 400 + "\nturn_rate = -5\n}\n",
+    "ProcessConfig = uSimMarine\n{\nthrust_map = \"\\\npost_des_thrust = DESIRED_THRUST\n}\n",
+    "ProcessConfig = uSimMarineV22\n{\npost_des_thrust = DESIRED_THRUST\npost_des_rudder = a/b#\n}\n",
+    "LatOrigin = 91\nLongOrigin = 1000\nCommunity = a b/c\nProcessConfig = uSimMarine\n{\n}\n",
+    "ProcessConfig = uSimMarine\n{\nprefix = \u001b[2J\nstart_pos = x=\"1\n}\n",
+    "ProcessConfig = uSimMarineV22\n{\n" + "yaw_pid_kp = 1\n" * 500 + "}\n",
+    "}\n{\nProcessConfig\nProcessConfig = = {\n",
+    "ProcessConfig = uSimMarine\n{\nstart_x = 1\n",
+    "\xff\xfe",
+]
+for c in mooses:
+    put("moos_import", c)
+
+# ---- v22_strings: W wind / P polar plot / H wormhole lines ----------------
+v22s = [
+    "W spd=5,dir=90\nP 0,0: 45,50: 90,100: 180,80",
+    "W spd=5,dir=90\nP 0,0: 45,50: 90,100\nP 180,80\nP 90,10",
+    "W spd=-1,dir=90\nW spd=1,dir=-5\nW spd=1,foo=2\nW spd=x",
+    "W spd=1" + "0" * 400 + ",dir=1" + "0" * 400,
+    "P 0,1" + "0" * 400 + ": 180,-1" + "0" * 400 + "\nW spd=1" + "0" * 300 + ",dir=0",
+    "P 181,0\nP -1,0\nP 0,0:0,1\nP a,b\nP ,:,",
+    "H tag=w1, madrid_poly={0,0:10,0:10,10:0,10}, weber_poly={100,0:110,0:110,10:100,10}, connection=from_madrid",
+    "H tag=w1, madrid_poly={0,0:10,0:10,10:0,10}, weber_poly={100,0:110,0:110,10:100,10}, connection=from_weber\nH tag=w1, connection=both",
+    "H madrid_poly={0,0:10,0:5,5:10,10:0,10}\nH tag=x, madrid_poly={0,0}",
+    "H tag=a, madrid_poly={1" + "0" * 400 + ",0:0,1" + "0" * 400 + ":-1" + "0" * 400 + ",0}, weber_poly={0,0:1,0:1,1}, connection=from_madrid",
+    "H tag=a, madrid_poly={0,0:1,0:1,1}, weber_poly={1e308,0:0,1e308:-1e308,0}, connection=from_madrid, delay=-1, id_change=maybe",
+    "H tag=a, madrid_poly={{{}}}, weber_poly=}{",
+    "H " + "tag=t,madrid_poly={0,0:1,0:1,1}," * 200,
+    "spd=5,dir=90\n0,0:90,100\ntag=a",
+    "W \u001b[2J\nP \x00\nH \x00=\x00",
+    "W spd=5,dir=359.9\nP 0,0:180,100",
+]
+for c in v22s:
+    put("v22_strings", c)
+
 for t in sorted(CORPUS.iterdir()):
     print(t.name, len(list(t.iterdir())))

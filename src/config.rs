@@ -611,7 +611,13 @@ const STRING_KEYS: &[&str] = &[
 ];
 
 /// Every key of the `[mqtt]` table.
-pub const MQTT_KEYS: &[&str] = &["broker", "topic_root", "username", "password"];
+pub const MQTT_KEYS: &[&str] = &[
+    "broker",
+    "topic_root",
+    "username",
+    "password",
+    "max_payload",
+];
 
 /// Every key of an `[actuators.NAME]` table.
 pub const ACTUATOR_KEYS: &[&str] = &["interpolation", "max_rate", "max_accel", "max_jerk"];
@@ -1321,7 +1327,12 @@ mod tests {
             assert!(doc.contains(&shown), "docs/config.md lacks {shown}");
         }
         for key in MQTT_KEYS {
-            let text = format!("[mqtt]\n{key} = \"x\"\n");
+            let v = if *key == "max_payload" {
+                "4096"
+            } else {
+                "\"x\""
+            };
+            let text = format!("[mqtt]\n{key} = {v}\n");
             parse(&text).unwrap_or_else(|e| panic!("[mqtt] {key}: {e}"));
             assert!(
                 doc.contains(&format!("`[mqtt]` `{key}`")),

@@ -27,6 +27,11 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("mission", mission),
     ("current_field", current_field),
     ("profile_csv", profile_csv),
+    ("run_csv", run_csv),
+    ("view_client", view_client),
+    ("node_report", node_report),
+    ("moos_import", moos_import),
+    ("v22_strings", v22_strings),
 ];
 
 /// The function of target `name`.
@@ -213,4 +218,184 @@ pub fn profile_csv(data: &[u8]) {
     ];
     let mut out = Vec::new();
     let _ = crate::cli::profile::batch(Path::new("fuzz.csv"), data, &at, &mut out);
+}
+
+/// A run CSV for `usim plot` (`plot::run_csv::parse`). Parsed runs must
+/// have equal-length columns without ±inf (NaN means "not set").
+pub fn run_csv(data: &[u8]) {
+    let Ok(runs) = crate::plot::run_csv::parse(data) else {
+        return;
+    };
+    assert!(!runs.is_empty());
+    for r in &runs {
+        let n = r.len();
+        assert!(n > 0);
+        for col in [
+            &r.k,
+            &r.t,
+            &r.x,
+            &r.y,
+            &r.speed,
+            &r.heading,
+            &r.depth,
+            &r.rudder,
+            &r.thrust,
+            &r.elevator,
+        ] {
+            assert_eq!(col.len(), n, "columns of unequal length");
+            assert!(col.iter().all(|v| !v.is_infinite()), "an infinite value");
+        }
+    }
+}
+
+/// A WebSocket text message from the `usim view` page
+/// (`view::protocol::parse_client_message`; the vehicle and variable are
+/// checked against the fleet in a second stage). An accepted command's value
+/// is within its length cap and, when the page sent a JSON number, finite.
+pub fn view_client(data: &[u8]) {
+    use crate::view::protocol::{parse_client_message, ClientMessage, MAX_VALUE_LEN};
+    let text = String::from_utf8_lossy(data);
+    match parse_client_message(&text) {
+        Ok(ClientMessage::Command { value, .. }) => {
+            assert!(
+                value.len() <= MAX_VALUE_LEN,
+                "value of {} bytes",
+                value.len()
+            );
+            let lower = value.to_ascii_lowercase();
+            let from_number =
+                value.parse::<f64>().is_ok() && !text.contains(&format!("\"{value}\""));
+            assert!(
+                !(from_number && (lower.contains("inf") || lower.contains("nan"))),
+                "a non-finite number {value:?}"
+            );
+        }
+        Err(r) => assert!(!r.reason.is_empty(), "a refusal without a reason"),
+    }
+}
+
+/// A `NODE_REPORT` payload as `usim view` reads it
+/// (`view::protocol::Report::parse`): every field of an accepted report is
+/// finite or absent.
+pub fn node_report(data: &[u8]) {
+    let Ok(r) = crate::view::protocol::Report::parse(data) else {
+        return;
+    };
+    for v in [
+        r.k,
+        r.t,
+        r.x,
+        r.y,
+        r.heading,
+        r.speed,
+        r.depth,
+        r.lat,
+        r.lon,
+        r.drift_x,
+        r.drift_y,
+        r.thrust,
+        r.rudder,
+        r.elevator,
+        r.current_x,
+        r.current_y,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        assert!(v.is_finite(), "a non-finite field {v}");
+    }
+}
+
+/// A `.moos` file for `usim import-moos` (`moos_import::import`), with the
+/// default block and with `--process uSimMarineV22`. An imported config is
+/// TOML; if it loads it builds a vehicle that steps finitely.
+pub fn moos_import(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for process in [None, Some("uSimMarineV22")] {
+        let Ok(imp) = crate::moos_import::import(text, process) else {
+            continue;
+        };
+        let table = imp.toml.parse::<toml::Table>();
+        assert!(table.is_ok(), "import wrote invalid TOML:\n{}", imp.toml);
+        for u in &imp.unmapped {
+            assert!(u.line >= 1 && !u.reason.is_empty());
+        }
+        if let Ok(cfg) = crate::config::parse_vehicle(Path::new("fuzz/imported.toml"), &imp.toml) {
+            let mut v = Vehicle::new(&cfg, 0.0);
+            for k in 1..=4 {
+                v.step(k as f64 * 0.25);
+                check_vehicle(&v);
+            }
+        }
+    }
+}
+
+/// uSimMarineV22's config strings, pure parsers of their text: lines
+/// `W …` go to the wind (`wind_conditions`, `Wind::apply` via
+/// `Sailing::set_wind`), `P …` to the polar plot (`PolarPlot::add_line`),
+/// `H …` to the wormholes (`WormholeSet::configure`); any other line to all
+/// three. Afterwards the sailing cap at every heading and the wormhole
+/// state machine along a path must stay finite.
+pub fn v22_strings(data: &[u8]) {
+    use crate::model::sailing::Sailing;
+    use crate::model::wormhole::WormholeSet;
+    let text = String::from_utf8_lossy(data);
+    let mut sailing = Sailing::default();
+    let mut holes = WormholeSet::default();
+    for line in text.lines().take(64) {
+        match line.split_at_checked(2) {
+            Some(("W ", rest)) => {
+                let _ = sailing.set_wind(rest);
+            }
+            Some(("P ", rest)) => {
+                let _ = sailing.plot.add_line(rest);
+            }
+            Some(("H ", rest)) => {
+                let _ = holes.configure(rest);
+            }
+            _ => {
+                let _ = sailing.set_wind(line);
+                let _ = sailing.plot.add_line(line);
+                let _ = holes.configure(line);
+            }
+        }
+    }
+    assert!(sailing.wind.dir.is_finite() && sailing.wind.speed.is_finite());
+    for &(a, pct) in sailing.plot.points() {
+        assert!(a.is_finite() && pct.is_finite(), "polar point ({a}, {pct})");
+    }
+    for h in (0..720).map(|i| i as f64 * 0.5).chain([359.6, -1.0, 1e9]) {
+        let c = sailing.cap(h);
+        assert!(c.is_finite(), "cap {c} at heading {h}");
+    }
+    for w in &holes.holes {
+        for p in [&w.madrid, &w.weber] {
+            let (cx, cy) = p.centroid();
+            assert!(
+                cx.is_finite() && cy.is_finite() || p.pts.is_empty(),
+                "centroid"
+            );
+        }
+    }
+    // a path through every polygon's centroid and back, 20 s apart
+    let mut t = 0.0;
+    let stops: Vec<(f64, f64)> = holes
+        .holes
+        .iter()
+        .flat_map(|w| [w.madrid.centroid(), w.weber.centroid()])
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .chain([(0.0, 0.0), (1e6, -1e6)])
+        .take(16)
+        .collect();
+    for &(x, y) in &stops {
+        for _ in 0..4 {
+            t += 3.0;
+            if let Some((jx, jy)) = holes.update(t, x, y) {
+                assert!(jx.is_finite() && jy.is_finite(), "jump to ({jx}, {jy})");
+            }
+            assert!(holes.transparency().is_finite());
+        }
+    }
 }

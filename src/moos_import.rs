@@ -63,7 +63,7 @@ enum Ty {
     Text,
     /// `thrust_mode_diff`, `thrust_mode_reverse`: the word as a string.
     Word,
-    /// `thrust_map`: lines accumulate.
+    /// `thrust_map`, `polar_plot`, `wormhole`: lines accumulate, in file order.
     Lines,
 }
 
@@ -109,7 +109,66 @@ const V22_ONLY: &[(&str, Ty)] = &[
     ("thrust_mode_diff", Ty::Word),
     ("thrust_mode_reverse", Ty::Word),
     ("post_navpos_summary", Ty::Bool),
+    ("wind_conditions", Ty::Text),
+    ("polar_plot", Ty::Lines),
+    ("wormhole", Ty::Lines),
 ];
+
+/// uSimMarineV22's embedded PID keys (docs/v22.md §2.2): they count only
+/// when the block couples the PID with a `yaw_pid_*` key (§2.1).
+const V22_PID: &[(&str, Ty)] = &[
+    ("yaw_pid_kp", Ty::Num),
+    ("yaw_pid_kd", Ty::Num),
+    ("yaw_pid_ki", Ty::Num),
+    ("yaw_pid_integral_limit", Ty::Num),
+    ("yaw_pid_ki_limit", Ty::Num),
+    ("maxrudder", Ty::Num),
+    ("speed_pid_kp", Ty::Num),
+    ("speed_pid_kd", Ty::Num),
+    ("speed_pid_ki", Ty::Num),
+    ("speed_pid_integral_limit", Ty::Num),
+    ("maxthrust", Ty::Num),
+    ("speed_factor", Ty::Num),
+    ("depth_control", Ty::Bool),
+    ("z_to_pitch_pid_kp", Ty::Num),
+    ("z_to_pitch_pid_kd", Ty::Num),
+    ("z_to_pitch_pid_ki", Ty::Num),
+    ("z_to_pitch_pid_integral_limit", Ty::Num),
+    ("maxpitch", Ty::Num),
+    ("pitch_pid_kp", Ty::Num),
+    ("pitch_pid_kd", Ty::Num),
+    ("pitch_pid_ki", Ty::Num),
+    ("pitch_pid_integral_limit", Ty::Num),
+    ("maxelevator", Ty::Num),
+    ("simulation", Ty::Bool),
+    ("tardy_helm_threshold", Ty::Num),
+    ("tardy_nav_threshold", Ty::Num),
+    ("sim_instability", Ty::Num),
+    ("heading_debug", Ty::Bool),
+    ("speed_debug", Ty::Bool),
+    ("depth_debug", Ty::Bool),
+    ("post_des_thrust", Ty::Text),
+    ("post_des_rudder", Ty::Text),
+];
+
+/// The keys that couple the PID (docs/v22.md §2.1), whatever their value.
+const YAW_PID_KEYS: &[&str] = &[
+    "yaw_pid_kp",
+    "yaw_pid_kd",
+    "yaw_pid_ki",
+    "yaw_pid_integral_limit",
+    "yaw_pid_ki_limit",
+];
+
+/// The key a line sets for "the later line wins": `yaw_pid_ki_limit` is
+/// an alias of `yaw_pid_integral_limit` (docs/v22.md §2.2).
+fn slot(key: &str) -> &str {
+    if key == "yaw_pid_ki_limit" {
+        "yaw_pid_integral_limit"
+    } else {
+        key
+    }
+}
 
 /// Classic's deprecated names (mapped with a warning by uSimMarine).
 const CLASSIC_ALIASES: &[(&str, &str)] = &[
@@ -122,22 +181,8 @@ const CLASSIC_ALIASES: &[(&str, &str)] = &[
     ("startspeed", "start_speed"),
 ];
 
-/// V22 keys usim does not model (embedded PID, sailing, wormholes).
-const V22_OUT_OF_SCOPE: &[&str] = &[
-    "wormhole",
-    "wind_conditions",
-    "polar_plot",
-    "post_des_thrust",
-    "post_des_rudder",
-    "depth_control",
-    "speed_factor",
-    "maxrudder",
-    "maxthrust",
-    "maxpitch",
-    "maxelevator",
-    "sim_instability",
-    "active_start",
-];
+/// V22 keys usim does not model.
+const V22_OUT_OF_SCOPE: &[&str] = &["active_start"];
 
 /// Keys of every MOOS app that usim has no use for.
 const MOOS_APP_KEYS: &[&str] = &["commstick", "maxapptick", "iterateMode", "iteratemode"];
@@ -244,7 +289,14 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
     let mut unmapped = Vec::new();
     // (usim key, TOML value, line) in file order.
     let mut entries: Vec<(String, String, usize)> = Vec::new();
-    let mut thrust_map: Option<(usize, Vec<String>)> = None;
+    // Keys whose lines accumulate: (key, first line, values in file order).
+    let mut accumulated: Vec<(&'static str, usize, Vec<String>)> = Vec::new();
+    // V22 embeds the PID iff a `yaw_pid_*` line is present (MOOS drops
+    // lines with an empty value), whatever its value (docs/v22.md §2.1).
+    let pid_coupled = v22
+        && lines
+            .iter()
+            .any(|l| !l.value.is_empty() && YAW_PID_KEYS.contains(&l.key.as_str()));
     for l in lines {
         let mut report = |reason: String| {
             unmapped.push(Unmapped {
@@ -257,7 +309,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             continue; // MOOS drops lines with an empty value
         }
         let key = l.key.to_ascii_lowercase();
-        let (usim_key, ty) = match lookup(&key, v22) {
+        let (usim_key, ty) = match lookup(&key, v22, pid_coupled) {
             Lookup::Found(k, ty) => (k, ty),
             Lookup::AppTick => {
                 match number(&l.value) {
@@ -289,6 +341,13 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             },
             Ty::Bool => match boolean(&l.value, v22) {
                 Some(b) => b.to_string(),
+                None if usim_key == "depth_control" => {
+                    report(format!(
+                        "`{}` is not true/false: uSimMarineV22 does not start with it, usim refuses it (docs/v22.md §14.4)",
+                        l.value
+                    ));
+                    continue;
+                }
                 None => {
                     report(format!(
                         "`{}` is not true/false: uSimMarine ignores the line",
@@ -299,10 +358,10 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             },
             Ty::Text | Ty::Word => toml_str(&l.value),
             Ty::Lines => {
-                thrust_map
-                    .get_or_insert_with(|| (l.line, Vec::new()))
-                    .1
-                    .push(l.value.clone());
+                match accumulated.iter_mut().find(|a| a.0 == usim_key) {
+                    Some(a) => a.2.push(l.value.clone()),
+                    None => accumulated.push((usim_key, l.line, vec![l.value.clone()])),
+                }
                 continue;
             }
         };
@@ -313,7 +372,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
     // wins), V22 in file order (the latest wins).
     let mut kept: Vec<(String, String, usize)> = Vec::new();
     for e in entries {
-        match kept.iter().position(|k| k.0 == e.0) {
+        match kept.iter().position(|k| slot(&k.0) == slot(&e.0)) {
             None => kept.push(e),
             Some(i) => {
                 let (winner, loser) = if v22 {
@@ -339,10 +398,10 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             }
         }
     }
-    if let Some((line, maps)) = thrust_map {
-        // classic applies the lines last-first, V22 in file order: the
-        // list is written in file order and usim applies it with the same
-        // rule, so the accumulated map is the same.
+    for (key, line, maps) in accumulated {
+        // classic applies the thrust_map lines last-first, V22 in file
+        // order: the list is written in file order and usim applies it
+        // with the same rule, so the accumulated result is the same.
         let list: Vec<String> = maps.iter().map(|m| toml_str(m)).collect();
         let value = if list.len() == 1 {
             list[0].clone()
@@ -350,7 +409,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             format!("[{}]", list.join(", "))
         };
         let at = kept.iter().position(|k| k.2 > line).unwrap_or(kept.len());
-        kept.insert(at, ("thrust_map".to_string(), value, line));
+        kept.insert(at, (key.to_string(), value, line));
     }
 
     let global = |k: &str| globals.iter().find(|g| g.key == k);
@@ -403,7 +462,7 @@ enum Lookup {
     Report(String),
 }
 
-fn lookup(key: &str, v22: bool) -> Lookup {
+fn lookup(key: &str, v22: bool, pid_coupled: bool) -> Lookup {
     if let Some((k, ty)) = COMMON.iter().find(|(k, _)| *k == key) {
         return Lookup::Found(k, *ty);
     }
@@ -413,6 +472,19 @@ fn lookup(key: &str, v22: bool) -> Lookup {
         } else {
             Lookup::Report(
                 "a uSimMarineV22 parameter: the classic uSimMarine ignores it (import with --process uSimMarineV22 for V22)".into(),
+            )
+        };
+    }
+    if let Some((k, ty)) = V22_PID.iter().find(|(k, _)| *k == key) {
+        return if !v22 {
+            Lookup::Report(
+                "a uSimMarineV22 parameter (embedded PID): the classic uSimMarine ignores it (import with --process uSimMarineV22 for V22)".into(),
+            )
+        } else if pid_coupled {
+            Lookup::Found(k, *ty)
+        } else {
+            Lookup::Report(
+                "a PID key without a yaw_pid_* key in the block: uSimMarineV22 does not embed the PID and ignores it (docs/v22.md §2.1)".into(),
             )
         };
     }
@@ -439,11 +511,8 @@ fn lookup(key: &str, v22: bool) -> Lookup {
     if MOOS_APP_KEYS.contains(&key) {
         return Lookup::Report("a MOOS app setting with no meaning for usim".into());
     }
-    if V22_OUT_OF_SCOPE.contains(&key) || key.contains("_pid_") || key.ends_with("_pid") {
-        return Lookup::Report(
-            "not modelled by usim (V22's embedded PID, sailing and wormholes are out of scope)"
-                .into(),
-        );
+    if V22_OUT_OF_SCOPE.contains(&key) {
+        return Lookup::Report("not modelled by usim".into());
     }
     Lookup::Report("not a uSimMarine parameter (uSimMarine reports it as unhandled)".into())
 }
@@ -527,6 +596,30 @@ mod tests {
         let imp = import(&v, None).unwrap();
         assert!(imp.toml.contains("start_x = 2.0\n"), "{}", imp.toml);
         assert_eq!(imp.unmapped[0].line, 3);
+    }
+
+    #[test]
+    fn v22_pid_keys_need_a_yaw_pid_key() {
+        let c = "ProcessConfig = uSimMarineV22\n{\nspeed_pid_kp = 1\nmaxrudder = 50\n}\n";
+        let imp = import(c, None).unwrap();
+        assert!(!imp.toml.contains("speed_pid_kp"), "{}", imp.toml);
+        assert_eq!(imp.unmapped.len(), 2);
+        assert!(imp.unmapped[0].reason.contains("yaw_pid_*"));
+        let c = c.replace("maxrudder = 50", "maxrudder = 50\nYAW_PID_KP =");
+        assert_eq!(
+            import(&c, None).unwrap().unmapped.len(),
+            2,
+            "an empty value does not couple"
+        );
+        let c = c.replace("YAW_PID_KP =", "YAW_PID_KP = 2");
+        let imp = import(&c, None).unwrap();
+        assert!(imp.unmapped.is_empty(), "{:?}", imp.unmapped);
+        assert!(
+            imp.toml
+                .ends_with("speed_pid_kp = 1.0\nmaxrudder = 50.0\nyaw_pid_kp = 2.0\n"),
+            "{}",
+            imp.toml
+        );
     }
 
     #[test]

@@ -73,3 +73,28 @@ fn current_field() {
 fn profile_csv() {
     replay("profile_csv");
 }
+
+#[test]
+fn run_csv() {
+    replay("run_csv");
+}
+
+#[test]
+fn view_client() {
+    replay("view_client");
+}
+
+#[test]
+fn node_report() {
+    replay("node_report");
+}
+
+#[test]
+fn moos_import() {
+    replay("moos_import");
+}
+
+#[test]
+fn v22_strings() {
+    replay("v22_strings");
+}

@@ -24,8 +24,19 @@ fn read(name: &str) -> String {
 fn replay_with(vehicle: &Path) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let mission = dir.path().join("m.toml");
+    // a V22 vehicle with the embedded PID also gets its setpoints
+    let v22 = std::fs::read_to_string(vehicle)
+        .unwrap()
+        .contains("model = \"v22\"");
+    let pid_posts = if v22 {
+        "[[post]]\nt = 2.0\nvar = \"DESIRED_HEADING\"\nvalue = 10\n\
+         [[post]]\nt = 2.0\nvar = \"DESIRED_SPEED\"\nvalue = 2\n\
+         [[post]]\nt = 20.0\nvar = \"DESIRED_HEADING\"\nvalue = 300\n"
+    } else {
+        ""
+    };
     let text = format!(
-        "[mission]\nvehicle = {:?}\ndt = 0.1\nduration = 60.0\n\
+        "[mission]\nvehicle = {:?}\ndt = 0.1\nduration = 60.0\n{pid_posts}\
          [[post]]\nt = 1.0\nvar = \"DESIRED_THRUST\"\nvalue = 60\n\
          [[post]]\nt = 5.0\nvar = \"DESIRED_RUDDER\"\nvalue = 25\n\
          [[post]]\nt = 8.0\nvar = \"DESIRED_ELEVATOR\"\nvalue = 30\n\
@@ -102,22 +113,47 @@ fn v22_block_round_trips_with_the_later_line_winning() {
     assert_eq!(i.process, "uSimMarineV22");
     assert!(i.toml.contains("start_x = 7.0\n"), "{}", i.toml);
     assert!(i.toml.contains("sim_pause = false\n"), "{}", i.toml);
+    // the PID keys, in file order; of the alias pair the later line
+    assert!(
+        i.toml.contains("yaw_pid_kp = 0.5\nyaw_pid_kd = 0.1\n"),
+        "{}",
+        i.toml
+    );
+    assert!(i.toml.contains("yaw_pid_ki_limit = 7.0\n"), "{}", i.toml);
+    assert!(!i.toml.contains("yaw_pid_integral_limit"), "{}", i.toml);
+    assert!(i.toml.contains("maxthrust = 95.0\n"), "{}", i.toml);
+    assert!(i.toml.contains("heading_debug = false\n"), "{}", i.toml);
+    assert!(
+        i.toml
+            .contains("polar_plot = [\"0,0:45,50:90,100\", \"180,80\"]\n"),
+        "{}",
+        i.toml
+    );
     let keys: Vec<String> = reported(&i).into_iter().map(|(_, k)| k).collect();
     assert_eq!(
         keys,
-        [
-            "start_x",
-            "depth_control",
-            "speed_pid_kp",
-            "wormhole",
-            "force_x"
-        ]
+        ["start_x", "yaw_pid_integral_limit", "maxthrust", "force_x"]
     );
+    let why = |k: &str| &i.unmapped.iter().find(|u| u.key == k).unwrap().reason;
+    assert!(why("yaw_pid_integral_limit").contains("line 47 wins"));
+    assert!(why("maxthrust").contains("not a number"));
     assert_eq!(
         reported(&i)[0].0,
         10,
         "the earlier start_x is the one left out"
     );
+}
+
+#[test]
+fn v22_pid_limit_alias_round_trips_with_the_later_line_winning() {
+    let i = round_trip("v22_pid_alias.moos", "v22_pid_alias.toml");
+    assert!(
+        i.toml.contains("yaw_pid_integral_limit = 1.5\n"),
+        "{}",
+        i.toml
+    );
+    assert!(!i.toml.contains("yaw_pid_ki_limit"), "{}", i.toml);
+    assert_eq!(reported(&i), [(7, "yaw_pid_ki_limit".to_string())]);
 }
 
 #[test]
@@ -130,7 +166,12 @@ fn classic_aliases_round_trip() {
 #[test]
 fn the_test_files_cover_every_importable_key() {
     let mut seen = BTreeSet::new();
-    for f in ["classic.moos", "v22.moos", "aliases.moos"] {
+    for f in [
+        "classic.moos",
+        "v22.moos",
+        "v22_pid_alias.moos",
+        "aliases.moos",
+    ] {
         let i = import(&read(f), None).unwrap();
         let cfg: toml::Table = i.toml.parse().unwrap();
         seen.extend(cfg.keys().cloned());

@@ -92,14 +92,28 @@ enum Check {
     Live,
     /// `.ci/run` holds this line.
     Ci(&'static str),
+    /// A test runs it: `tests/<file>` names the script.
+    Test(&'static str),
+    /// Run by hand only, for the reason given ([`MANUAL`]).
+    Manual,
 }
+
+/// README commands that no test and no CI line runs, and why. Keep it tiny:
+/// a command belongs here only if CI cannot run it at all.
+const MANUAL: &[(&str, &str)] = &[(
+    "scripts/fuzz.sh MINUTES",
+    "needs cargo-fuzz and nightly -Z flags, not installed in CI; \
+     its targets' bodies and corpus run in `cargo test --test fuzz_corpus`",
+)];
 
 /// Every README command, and where it runs.
 fn coverage(command: &str) -> Option<Check> {
     let c = command;
     let ci = |line| Some(Check::Ci(line));
     match c {
-        "cargo test" | "cargo test --test golden" => ci("cargo test"),
+        "cargo test" | "cargo test --test golden" | "cargo test --test fuzz_corpus" => {
+            ci("cargo test")
+        }
         ".ci/run" => ci("cargo test"),
         "cargo install --path ." => {
             ci("CARGO_TARGET_DIR=\"$PWD/target\" cargo install --path . --locked --root \"$root\"")
@@ -109,6 +123,11 @@ fn coverage(command: &str) -> Option<Check> {
         "cargo clippy --all-targets -- -D warnings" => ci("cargo clippy --all-targets -- -D warnings"),
         _ if c.starts_with("cargo bench") => ci("cargo bench -- --test"),
         "scripts/bench_fleet.sh 100" => ci("STRICT=0 scripts/bench_fleet.sh 5 5"),
+        // release builds of examples: a short run in CI after `cargo test`
+        "scripts/soak.sh MINUTES" => ci("scripts/soak.sh 0.5"),
+        "scripts/bench_view.sh 200 30" => ci("scripts/bench_view.sh 5 3"),
+        "scripts/time_warp_pid.sh 8 \"1000 3000 10000\"" => Some(Check::Test("scripts.rs")),
+        _ if MANUAL.iter().any(|(m, _)| *m == c) => Some(Check::Manual),
         // the script runs exactly this, into an empty target directory
         "scripts/cold_build.sh" | "cargo build --release --locked" => ci("scripts/cold_build.sh 1"),
         _ if c.starts_with("cargo build --release --example step_profile") => ci(
@@ -171,6 +190,17 @@ fn every_readme_command_has_a_place_where_it_runs() {
                 if !ci.lines().any(|l| l.trim() == line) {
                     missing.push(format!("`{}`: .ci/run lacks the line `{line}`", s.command));
                 }
+            }
+            Some(Check::Test(file)) => {
+                let script = s.command.split_whitespace().next().unwrap_or("");
+                let test = std::fs::read_to_string(root().join("tests").join(file)).unwrap();
+                if !test.contains(script) {
+                    missing.push(format!("`{}`: tests/{file} does not run it", s.command));
+                }
+            }
+            Some(Check::Manual) => {
+                let why = MANUAL.iter().find(|(m, _)| *m == s.command).map(|m| m.1);
+                assert!(why.is_some_and(|w| !w.is_empty()), "{}", s.command);
             }
             Some(Check::Here) | Some(Check::Live) => {}
         }

@@ -1,7 +1,9 @@
 //! The scripts the README and docs/mqtt.md show, run for real:
 //! `scripts/launch_fleet.sh` removes the temporary directory it made, and
 //! `scripts/paho_drive.py` uses paho's current callback API (no
-//! DeprecationWarning, which `-W error` turns into a failure).
+//! DeprecationWarning, which `-W error` turns into a failure), and
+//! `scripts/time_warp_pid.sh` measures a PID vehicle (a short smoke run
+//! with the test's own binary).
 mod mqtt_util;
 
 use std::os::unix::process::CommandExt;
@@ -133,4 +135,50 @@ fn paho_drive_uses_the_current_callback_api() {
         |s| s > 0.0,
     );
     assert!(thrust.is_some(), "the vehicle never moved:\n{text}");
+}
+
+/// `scripts/time_warp_pid.sh` end to end, shortened: one warp, one round,
+/// 3 wall seconds, the debug binary. The figure itself is the README's
+/// (release build); here the script must run, read the `--stats` file and
+/// NAV_HEADING, and print its table.
+#[test]
+fn time_warp_pid_script_runs_and_reports() {
+    let has_python = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_python {
+        eprintln!("python3 missing: time_warp_pid.sh not run");
+        return;
+    }
+    let out = Command::new("bash")
+        .arg(root().join("scripts/time_warp_pid.sh"))
+        .args(["3", "1000"])
+        .env("USIM", usim())
+        .env("ROUNDS", "1")
+        .stdin(Stdio::null())
+        .process_group(0)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // warp round ticks p50_ms p99_ms max_ms skipped on_course holds
+    let row: Vec<&str> = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("1000"))
+        .unwrap_or_else(|| panic!("no row for warp 1000:\n{text}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.len(), 9, "{text}");
+    let ticks: u64 = row[2].parse().unwrap();
+    assert!(ticks > 100, "the vehicle ran only {ticks} ticks:\n{text}");
+    let p99: f64 = row[4].parse().unwrap();
+    assert!(p99.is_finite() && p99 >= 0.0, "{text}");
+    // two headings were read back (the first second has none to check)
+    assert!(row[7].ends_with("/2"), "NAV_HEADING not read: {text}");
+    assert!(text.contains("warp 1000: p99 median"), "{text}");
 }

@@ -209,6 +209,22 @@ fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Command variables `usim record` does not subscribe to: V22's NAV
+/// overrides share their topics with the `NAV_X`, `NAV_Y` and `NAV_HEADING`
+/// a vehicle with prefix `NAV` publishes itself every other iteration, and
+/// MQTT 3.1.1 does not say who published a message, so recording them would
+/// log the vehicle's own pose as commands. An override's effect is in the
+/// recorded state (docs/viewing.md).
+pub const NOT_RECORDED: &[&str] = &["NAV_X", "NAV_Y", "NAV_HEADING"];
+
+/// The command variables `usim record` subscribes to.
+fn recorded_commands() -> impl Iterator<Item = &'static str> {
+    SUBSCRIPTIONS
+        .iter()
+        .map(|(name, _, _)| *name)
+        .filter(|name| !NOT_RECORDED.contains(name))
+}
+
 /// Record until a signal or the duration; `ready` is called once the
 /// subscriptions are acknowledged (messages from then on are recorded).
 pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSummary, BridgeError> {
@@ -220,8 +236,8 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
             for v in list {
                 let t = Topics::new(&root, v)?;
                 f.push(SubscribeFilter::new(t.var(NODE_REPORT), QoS::AtMostOnce));
-                for c in t.command_filters() {
-                    f.push(SubscribeFilter::new(c, QoS::AtLeastOnce));
+                for name in recorded_commands() {
+                    f.push(SubscribeFilter::new(t.var(name), QoS::AtLeastOnce));
                 }
             }
             f
@@ -232,7 +248,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                 format!("{root}/+/{NODE_REPORT}"),
                 QoS::AtMostOnce,
             )];
-            for (name, _, _) in SUBSCRIPTIONS {
+            for name in recorded_commands() {
                 f.push(SubscribeFilter::new(
                     format!("{root}/+/{name}"),
                     QoS::AtLeastOnce,
@@ -380,6 +396,17 @@ mod tests {
         assert!(parse_report(b"{\"k\":1}").unwrap_err().contains("no t"));
         assert!(parse_report(b"[1,2]").is_err());
         assert!(parse_report(b"\xff").is_err());
+    }
+
+    #[test]
+    fn the_vehicles_own_nav_postings_are_not_subscribed_as_commands() {
+        let subs: Vec<&str> = recorded_commands().collect();
+        for v in ["NAV_X", "NAV_Y", "NAV_HEADING"] {
+            assert!(SUBSCRIPTIONS.iter().any(|(n, _, _)| *n == v), "{v}");
+            assert!(!subs.contains(&v), "{v}");
+        }
+        assert!(subs.contains(&"DESIRED_THRUST"));
+        assert_eq!(subs.len(), SUBSCRIPTIONS.len() - NOT_RECORDED.len());
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl fmt::Display for CsvError {
 impl std::error::Error for CsvError {}
 
 /// Parse a run CSV. Numbers are Rust `f64` syntax (`nan` = not set); a
-/// field that is not a number, a row with the wrong number of fields, a
+/// field that is not a number or is ±inf, a row with the wrong number of fields, a
 /// missing column, an empty file or a file without rows is an error.
 pub fn parse(bytes: &[u8]) -> Result<Vec<Run>, CsvError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -172,11 +172,16 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Run>, CsvError> {
         let mut values = [0.0; REQUIRED.len()];
         for (j, (&col, want)) in index.iter().zip(REQUIRED).enumerate() {
             let field = fields[col].trim();
-            values[j] = field.parse::<f64>().map_err(|_| CsvError {
+            let err = |what: &str| CsvError {
                 line: line_no,
                 column: Some((col + 1, want.to_string())),
-                reason: format!("{:?} is not a number", truncate(field, 40)),
-            })?;
+                reason: format!("{:?} is not {what}", truncate(field, 40)),
+            };
+            values[j] = field.parse::<f64>().map_err(|_| err("a number"))?;
+            // `inf` parses, but no run holds it (NaN means "not set")
+            if values[j].is_infinite() {
+                return Err(err("a finite number"));
+            }
         }
         for (column, v) in run.columns_mut().into_iter().zip(values) {
             column.push(v);
