@@ -983,18 +983,19 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             cfg.mqtt.max_payload = v as usize;
         }
         if let Some(pm) = &m.publish {
-            cfg.mqtt.publish =
-                match pm.get_ref().trim() {
-                    "all" => PublishMode::All,
-                    "report" => PublishMode::Report,
-                    other => return Err(src.error(
+            cfg.mqtt.publish = match pm.get_ref().trim() {
+                "all" => PublishMode::All,
+                "report" => PublishMode::Report,
+                other => {
+                    return Err(src.error(
                         pm.span().start,
                         "mqtt.publish",
                         format!(
                             "`{other}`: \"all\" (every variable) or \"report\" (NODE_REPORT only)"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
         }
     }
     crate::config_v22::build(src, raw, &mut p, &mut warnings)?;

@@ -1,8 +1,8 @@
 //! The README read top to bottom works as written: its first screen holds
 //! exactly the two commands, and every command it shows is run — here
 //! (offline ones, the transcripts compared line by line, the live block on
-//! a free port) or by `.ci/run` (install, formatting, lints, benchmarks,
-//! profiling). A command added to the README without a place in
+//! a free port), by `.ci/run`, or by scripts/readme_commands.sh (the slow
+//! ones: install, formatting, lints, benchmarks, profiling, run by hand). A command added to the README without a place in
 //! [`coverage`] fails this test.
 mod mqtt_util;
 
@@ -90,7 +90,7 @@ enum Check {
     Here,
     /// The live block, run by [`live_block_runs_as_written`].
     Live,
-    /// `.ci/run` holds this line.
+    /// `.ci/run` or scripts/readme_commands.sh (the slow commands) holds this line.
     Ci(&'static str),
     /// A test runs it: `tests/<file>` names the script.
     Test(&'static str),
@@ -176,19 +176,21 @@ fn first_screen_holds_exactly_the_two_commands() {
 
 #[test]
 fn every_readme_command_has_a_place_where_it_runs() {
-    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    // `.ci/run` and the slow commands' script (scripts/readme_commands.sh)
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap()
+        + &std::fs::read_to_string(root().join("scripts/readme_commands.sh")).unwrap();
     let shown = commands(&readme());
     assert!(shown.len() > 30, "{shown:#?}");
     let mut missing = Vec::new();
     for s in &shown {
         match coverage(&s.command) {
             None => missing.push(format!(
-                "`{}`: not run by any test or by .ci/run",
+                "`{}`: not run by any test, by .ci/run or by scripts/readme_commands.sh",
                 s.command
             )),
             Some(Check::Ci(line)) => {
                 if !ci.lines().any(|l| l.trim() == line) {
-                    missing.push(format!("`{}`: .ci/run lacks the line `{line}`", s.command));
+                    missing.push(format!("`{}`: neither .ci/run nor scripts/readme_commands.sh has the line `{line}`", s.command));
                 }
             }
             Some(Check::Test(file)) => {
