@@ -23,5 +23,8 @@ RUDDER=0 valgrind --tool=callgrind --callgrind-out-file="$root/callgrind0.out" t
 target/release/examples/step_profile 5000000
 STRICT=0 scripts/bench_fleet.sh 5 5
 scripts/soak.sh 0.5
+scripts/bench_sweep.sh 200 1
+STRICT=1 scripts/bench_record.sh 5 5
+scripts/step_instructions.sh
 scripts/bench_view.sh 5 3
 scripts/cold_build.sh 1

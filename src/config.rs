@@ -617,6 +617,7 @@ pub const MQTT_KEYS: &[&str] = &[
     "username",
     "password",
     "max_payload",
+    "publish",
 ];
 
 /// Every key of an `[actuators.NAME]` table.
@@ -1329,10 +1330,10 @@ mod tests {
             assert!(doc.contains(&shown), "docs/config.md lacks {shown}");
         }
         for key in MQTT_KEYS {
-            let v = if *key == "max_payload" {
-                "4096"
-            } else {
-                "\"x\""
+            let v = match *key {
+                "max_payload" => "4096",
+                "publish" => "\"report\"",
+                _ => "\"x\"",
             };
             let text = format!("[mqtt]\n{key} = {v}\n");
             parse(&text).unwrap_or_else(|e| panic!("[mqtt] {key}: {e}"));

@@ -558,34 +558,7 @@ const STATE_KEYS: [&[u8]; 26] = [
 /// formatter, `zmij`: `42.0`, `2.5e+20`; `null` for NaN and ±inf), without
 /// its per-field serializer machinery.
 fn push_state_json(b: &mut Vec<u8>, s: &Snapshot) {
-    let values = [
-        s.t,
-        s.x,
-        s.y,
-        s.speed,
-        s.heading,
-        s.depth,
-        s.altitude,
-        s.pitch,
-        s.yaw,
-        s.sog,
-        s.hog,
-        s.nav_speed,
-        s.nav_heading,
-        s.lat,
-        s.lon,
-        s.drift_x,
-        s.drift_y,
-        s.rudder,
-        s.thrust,
-        s.elevator,
-        s.gt_x,
-        s.gt_y,
-        s.thrust_l,
-        s.thrust_r,
-        s.current_x,
-        s.current_y,
-    ];
+    let values = s.values();
     // 27 numbers of at most 24 characters plus the keys: one reservation.
     b.reserve(27 * 24 + 200);
     b.extend_from_slice(br#"{"k":"#);
@@ -719,6 +692,19 @@ mod tests {
         b.push(b',');
         push_json_f64(&mut b, 1.5e-7);
         assert_eq!(b, b"null,1.5e-7");
+    }
+
+    #[test]
+    fn state_keys_are_the_snapshot_value_names() {
+        let keys: Vec<String> = STATE_KEYS
+            .iter()
+            .map(|k| String::from_utf8_lossy(k).to_string())
+            .collect();
+        let want: Vec<String> = Snapshot::VALUE_NAMES
+            .iter()
+            .map(|n| format!(",\"{n}\":"))
+            .collect();
+        assert_eq!(keys, want);
     }
 
     #[test]

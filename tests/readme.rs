@@ -124,10 +124,15 @@ fn coverage(command: &str) -> Option<Check> {
         _ if c.starts_with("cargo bench") => ci("cargo bench -- --test"),
         "scripts/bench_fleet.sh 100" => ci("STRICT=0 scripts/bench_fleet.sh 5 5"),
         // release builds of examples: a short run in CI after `cargo test`
-        "scripts/soak.sh MINUTES" => ci("scripts/soak.sh 0.5"),
+        _ if c.starts_with("scripts/soak.sh ") => ci("scripts/soak.sh 0.5"),
+        _ if c.starts_with("scripts/bench_sweep.sh") => ci("scripts/bench_sweep.sh 200 1"),
+        _ if c.starts_with("scripts/bench_record.sh") => ci("STRICT=1 scripts/bench_record.sh 5 5"),
+        "scripts/step_instructions.sh" => ci("scripts/step_instructions.sh"),
         "scripts/bench_view.sh 200 30" => ci("scripts/bench_view.sh 5 3"),
         "scripts/time_warp_pid.sh 8 \"1000 3000 10000\"" => Some(Check::Test("scripts.rs")),
         _ if MANUAL.iter().any(|(m, _)| *m == c) => Some(Check::Manual),
+        // the fuzz figures' runs (`scripts/fuzz.sh 11`): the same manual script
+        _ if c.starts_with("scripts/fuzz.sh ") => Some(Check::Manual),
         // the script runs exactly this, into an empty target directory
         "scripts/cold_build.sh" | "cargo build --release --locked" => ci("scripts/cold_build.sh 1"),
         _ if c.starts_with("cargo build --release --example step_profile") => ci(
@@ -201,7 +206,11 @@ fn every_readme_command_has_a_place_where_it_runs() {
                 }
             }
             Some(Check::Manual) => {
-                let why = MANUAL.iter().find(|(m, _)| *m == s.command).map(|m| m.1);
+                let script = |c: &str| c.split_whitespace().next().map(str::to_string);
+                let why = MANUAL
+                    .iter()
+                    .find(|(m, _)| script(m) == script(&s.command))
+                    .map(|m| m.1);
                 assert!(why.is_some_and(|w| !w.is_empty()), "{}", s.command);
             }
             Some(Check::Here) | Some(Check::Live) => {}

@@ -150,6 +150,72 @@ pub struct Snapshot {
     pub current_y: f64,
 }
 
+impl Snapshot {
+    /// The names of [`Snapshot::values`], in order: the CSV columns after `k`.
+    pub const VALUE_NAMES: [&'static str; 26] = [
+        "t",
+        "x",
+        "y",
+        "speed",
+        "heading",
+        "depth",
+        "altitude",
+        "pitch",
+        "yaw",
+        "sog",
+        "hog",
+        "nav_speed",
+        "nav_heading",
+        "lat",
+        "lon",
+        "drift_x",
+        "drift_y",
+        "rudder",
+        "thrust",
+        "elevator",
+        "gt_x",
+        "gt_y",
+        "thrust_l",
+        "thrust_r",
+        "current_x",
+        "current_y",
+    ];
+
+    /// Every number after `k`, in CSV column order (`t` first, exact as the
+    /// model holds it): the one list the CSV and MCAP writers share.
+    #[inline]
+    pub fn values(&self) -> [f64; 26] {
+        [
+            self.t,
+            self.x,
+            self.y,
+            self.speed,
+            self.heading,
+            self.depth,
+            self.altitude,
+            self.pitch,
+            self.yaw,
+            self.sog,
+            self.hog,
+            self.nav_speed,
+            self.nav_heading,
+            self.lat,
+            self.lon,
+            self.drift_x,
+            self.drift_y,
+            self.rudder,
+            self.thrust,
+            self.elevator,
+            self.gt_x,
+            self.gt_y,
+            self.thrust_l,
+            self.thrust_r,
+            self.current_x,
+            self.current_y,
+        ]
+    }
+}
+
 /// The actuators a setpoint can address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Actuator {

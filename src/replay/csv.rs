@@ -151,34 +151,9 @@ pub fn push_row(line: &mut Vec<u8>, s: &Snapshot) {
     // Writing into a Vec cannot fail.
     let _ = write!(line, "{}", s.k);
     line.push(b',');
-    push_f64(line, round_to_microsecond(s.t));
-    for v in [
-        s.x,
-        s.y,
-        s.speed,
-        s.heading,
-        s.depth,
-        s.altitude,
-        s.pitch,
-        s.yaw,
-        s.sog,
-        s.hog,
-        s.nav_speed,
-        s.nav_heading,
-        s.lat,
-        s.lon,
-        s.drift_x,
-        s.drift_y,
-        s.rudder,
-        s.thrust,
-        s.elevator,
-        s.gt_x,
-        s.gt_y,
-        s.thrust_l,
-        s.thrust_r,
-        s.current_x,
-        s.current_y,
-    ] {
+    let values = s.values();
+    push_f64(line, round_to_microsecond(values[0]));
+    for &v in &values[1..] {
         line.push(b',');
         push_f64(line, v);
     }
@@ -222,6 +197,13 @@ pub fn push_f64(buf: &mut Vec<u8>, v: f64) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn header_is_k_then_the_snapshot_values() {
+        let names = crate::model::Snapshot::VALUE_NAMES.join(",");
+        assert_eq!(HEADER, format!("k,{names}"));
+    }
+
     use super::*;
 
     #[test]
