@@ -107,8 +107,9 @@ fn step_pid(c: &mut Criterion) {
                 black_box(v.nav().x)
             })
         });
+        // (skipped when a name filter left this benchmark out: k stays 1)
         assert!(
-            v.pid_output().is_some_and(|o| o.thrust > 0.0),
+            k == 1 || v.pid_output().is_some_and(|o| o.thrust > 0.0),
             "the PID ran"
         );
     }

@@ -358,5 +358,29 @@ v22s = [
 for c in v22s:
     put("v22_strings", c)
 
+# ---- sweep: a sweep file; first line also a --shard; "---" splits merge parts
+crossing = (ROOT / "missions/sweeps/crossing.toml").read_text()
+sweeps = [
+    crossing,
+    "0/4\n" + crossing,
+    "3/4\n[sweep]\nmission = \"m.toml\"\nruns = 10\n",
+    "[sweep]\nmission = \"m.toml\"\nseed = -1\nruns = 10\n",
+    "[sweep]\nmission = \"m.toml\"\nruns = 0\n[[var]]\nname = \"a\"\nkind = \"uniform\"\ntarget = \"post.1.t\"\nmin = 5.0\nmax = 1.0\n",
+    "[sweep]\nmission = \"m.toml\"\nruns = 1000000000000\n[[var]]\nname = \"g\"\nkind = \"grid\"\ntarget = \"post.1.value\"\nvalues = []\n",
+    "[sweep]\nmission = \"m.toml\"\n[[var]]\nname = \"p\"\nkind = \"polygon\"\ntarget = \"v.start\"\npoints = [[0.0, 0.0], [1.0, 1.0]]\n",
+    "[sweep]\nmission = \"m.toml\"\n[[var]]\nname = \"n\"\nkind = \"normal\"\ntarget = \"post.1.value\"\nmean = 1e308\nstd = 1e308\n",
+    "18446744073709551615/18446744073709551615\n",
+    "0/0\n",
+    "5/3\n",
+    " 1 / 2 \nrun,x\n0,1\n---\nrun,x\n1,2\n",
+    "run,x\n0,1\n---\nrun,y\n1,2\n",
+    "run,x\n0,1\n0,1\n---\nrun,x\n",
+    "run,x\n18446744073709551615,1\n---\n",
+    "---\n---\n\n",
+    "\x1b[2J[sweep]\x00\n",
+]
+for c in sweeps:
+    put("sweep", c)
+
 for t in sorted(CORPUS.iterdir()):
     print(t.name, len(list(t.iterdir())))

@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("node_report", node_report),
     ("moos_import", moos_import),
     ("v22_strings", v22_strings),
+    ("sweep", sweep),
 ];
 
 /// The function of target `name`.
@@ -398,4 +399,45 @@ pub fn v22_strings(data: &[u8]) {
             assert!(holes.transparency().is_finite());
         }
     }
+}
+
+/// `usim sweep`'s inputs: the text is a sweep file (its base mission is
+/// not loaded); its first line is also tried as a `--shard I/N`; and the
+/// text split at lines `---` is given to `usim sweep merge` as shard
+/// summaries. A shard that parses must give in-range, ordered run ranges
+/// that cover every run exactly once.
+pub fn sweep(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(spec) = crate::sweep::parse(Path::new("fuzz/sweep.toml"), text) {
+        let _ = spec.total_runs();
+    }
+    let first = text.lines().next().unwrap_or("");
+    if let Ok(shard) = crate::sweep::Shard::parse(first) {
+        for total in [0u64, 1, 7, 1_000_000_000] {
+            let r = shard.range(total);
+            assert!(
+                r.start <= r.end && r.end <= total,
+                "{first}: {r:?} of {total}"
+            );
+        }
+        let whole: u64 = (0..shard.count.min(64))
+            .map(|i| {
+                crate::sweep::Shard {
+                    index: i,
+                    count: shard.count.min(64),
+                }
+                .range(1000)
+                .count() as u64
+            })
+            .sum();
+        assert_eq!(whole, 1000, "shards of {first} cover every run once");
+    }
+    let parts: Vec<(String, String)> = text
+        .split("\n---\n")
+        .enumerate()
+        .map(|(i, p)| (format!("part{i}"), p.to_string()))
+        .collect();
+    let _ = crate::sweep::merge(&parts);
 }

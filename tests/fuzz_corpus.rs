@@ -75,6 +75,11 @@ fn profile_csv() {
 }
 
 #[test]
+fn sweep() {
+    replay("sweep");
+}
+
+#[test]
 fn run_csv() {
     replay("run_csv");
 }
