@@ -282,27 +282,7 @@ pub fn node_report(data: &[u8]) {
     let Ok(r) = crate::view::protocol::Report::parse(data) else {
         return;
     };
-    for v in [
-        r.k,
-        r.t,
-        r.x,
-        r.y,
-        r.heading,
-        r.speed,
-        r.depth,
-        r.lat,
-        r.lon,
-        r.drift_x,
-        r.drift_y,
-        r.thrust,
-        r.rudder,
-        r.elevator,
-        r.current_x,
-        r.current_y,
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for v in r.fields().into_iter().flatten() {
         assert!(v.is_finite(), "a non-finite field {v}");
     }
 }

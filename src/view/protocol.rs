@@ -83,28 +83,32 @@ impl Report {
             return Err("not a JSON object".into());
         }
         let r: Report = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
-        let fields = [
-            r.k,
-            r.t,
-            r.x,
-            r.y,
-            r.heading,
-            r.speed,
-            r.depth,
-            r.lat,
-            r.lon,
-            r.drift_x,
-            r.drift_y,
-            r.thrust,
-            r.rudder,
-            r.elevator,
-            r.current_x,
-            r.current_y,
-        ];
-        if fields.iter().flatten().any(|v| !v.is_finite()) {
+        if r.fields().iter().flatten().any(|v| !v.is_finite()) {
             return Err("a number is out of range".into());
         }
         Ok(r)
+    }
+
+    /// Every numeric field (`None` = absent), for checks that hold for all.
+    pub fn fields(&self) -> [Option<f64>; 16] {
+        [
+            self.k,
+            self.t,
+            self.x,
+            self.y,
+            self.heading,
+            self.speed,
+            self.depth,
+            self.lat,
+            self.lon,
+            self.drift_x,
+            self.drift_y,
+            self.thrust,
+            self.rudder,
+            self.elevator,
+            self.current_x,
+            self.current_y,
+        ]
     }
 }
 
