@@ -931,8 +931,8 @@ impl Vehicle {
     /// [`Vehicle::publications`], so replays pay nothing for them.
     fn post(&mut self, rec: &Record) {
         let rev = self.reverse && !self.is_v22();
+        // The published (rounded, wrapped) values are derived when read.
         self.nav_posted = Some((rec.speed, rec.heading, rev));
-        let (speed, heading) = self.published_nav(rec.speed, rec.heading, rev);
         let drift_summary = if self.drift_fresh {
             self.drift_fresh = false;
             Some(self.drift)
@@ -946,8 +946,6 @@ impl Vehicle {
             None
         };
         self.posted = Some(Posting {
-            speed,
-            heading,
             reverse: rev,
             drift_summary,
             reset_count,
@@ -975,6 +973,10 @@ impl Vehicle {
             return Vec::new();
         };
         let v22 = self.is_v22();
+        let (speed, heading) = match self.nav_posted {
+            Some((speed, heading, rev)) => self.published_nav(speed, heading, rev),
+            None => (f64::NAN, f64::NAN),
+        };
         let prefix = &self.params.prefix;
         let rec = &self.nav;
         let mut out = Vec::with_capacity(24);
@@ -994,12 +996,12 @@ impl Vehicle {
             num("LAT", lat);
             num("LONG", lon);
         }
-        num("SPEED", p.speed);
-        num("HEADING", p.heading);
+        num("SPEED", speed);
+        num("HEADING", heading);
         num("DEPTH", rec.depth);
         if !v22 {
             let yaw = if p.reverse {
-                heading::yaw_of(p.heading)
+                heading::yaw_of(heading)
             } else {
                 rec.yaw
             };
@@ -1090,10 +1092,7 @@ impl Vehicle {
 /// What one iteration posted, kept compact until asked for.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
-    /// Published speed (rounded, V22-capped), m/s.
-    speed: f64,
-    /// Published heading (classic reverse: rotated 180), degrees.
-    heading: f64,
+    /// Classic reverse: published headings rotated 180.
     reverse: bool,
     drift_summary: Option<(f64, f64)>,
     reset_count: Option<u64>,
@@ -1142,8 +1141,13 @@ fn record_is_finite(r: &Record) -> bool {
         r.altitude.unwrap_or(0.0),
     ]
     .iter()
-    .all(|v| v.is_finite())
+    // Branch-free: a field is not finite iff its exponent bits are all set.
+    .fold(0u64, |worst, v| worst.max(v.to_bits() & EXPONENT_BITS))
+        != EXPONENT_BITS
 }
+
+/// The exponent field of an `f64` (all ones: infinite or NaN).
+const EXPONENT_BITS: u64 = 0x7ff0_0000_0000_0000;
 
 /// true/false, case-insensitive (also on/off, yes/no as MOOS's setBooleanOnString).
 fn parse_bool(s: &str) -> Option<bool> {
