@@ -6,6 +6,8 @@
 #   TARGETS="message set" scripts/fuzz.sh 5
 #   RUNS=10000000 scripts/fuzz.sh 120  # stop each at 10M executions (or 120 min)
 #   MAX_LEN=2048 scripts/fuzz.sh 10    # longest input (default 8192 bytes)
+#   TIMEOUT=60 scripts/fuzz.sh 10      # seconds one input may take (default 10;
+#                                      # raise it on a loaded machine)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz`). On stable Rust it sets
 # RUSTC_BOOTSTRAP=1 (cargo-fuzz needs -Z flags). Targets are built without
@@ -22,6 +24,7 @@ MINUTES=${1:?usage: scripts/fuzz.sh MINUTES}
 JOBS=${JOBS:-2}
 RUNS=${RUNS:--1}
 MAX_LEN=${MAX_LEN:-8192}
+TIMEOUT=${TIMEOUT:-10}
 ALL=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^usim-fuzz$')
 TARGETS=${TARGETS:-$ALL}
 SECONDS_EACH=$(awk "BEGIN { printf \"%d\", $MINUTES * 60 }")
@@ -39,7 +42,7 @@ run_one() {
     local t=$1
     mkdir -p "target/work/$t" "artifacts/$t"
     "$BIN/$t" -artifact_prefix="$PWD/artifacts/$t/" \
-        -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 \
         -max_len="$MAX_LEN" -runs="$RUNS" -print_final_stats=1 "target/work/$t" "corpus/$t" \
         >"target/logs/$t.log" 2>&1 || true
 }

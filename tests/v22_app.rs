@@ -259,3 +259,34 @@ fn classic_vehicles_drop_v22_mail() {
         .unwrap_err();
     assert!(e.reason.contains("no embedded PID"), "{e}");
 }
+
+#[test]
+fn a_position_beyond_the_projection_publishes_no_nan_latitude() {
+    // Found by the `message` fuzz target: a drift over a long step carries
+    // the vehicle ~20,000 km east of its datum, where the UTM inverse has
+    // no answer (NaN); nothing non-finite may be published.
+    let mut v = v22(Params {
+        origin: Some((43.825300, -70.330400)),
+        post_navpos_summary: true,
+        ..Params::default()
+    });
+    for (var, val) in [("USM_RESET", "x=9900000, y=0"), ("DRIFT_X", "100")] {
+        v.handle_command(usim::command::parse_text(var, val).unwrap(), 100.0)
+            .unwrap();
+    }
+    v.step(100.0);
+    v.step(100.0 + 1e5);
+    let p = v.publications();
+    assert!(num(&p, "NAV_X").unwrap() > 1.9e7, "{:?}", vars(&p));
+    for pb in &p {
+        if let PubValue::Number(x) = pb.value {
+            assert!(x.is_finite(), "{} = {x}", pb.var);
+        }
+    }
+    assert_eq!(num(&p, "NAV_LAT"), None);
+    let summary = text(&p, "USM_NAVPOS_SUMMARY").unwrap();
+    assert!(
+        !summary.contains("lat=") && !summary.to_lowercase().contains("nan"),
+        "{summary}"
+    );
+}

@@ -407,6 +407,9 @@ impl Vehicle {
                 Ev::Transp(a) => num(&mut out, format!("{}_TRANSP", p.prefix), *a),
             }
         }
+        // Never publish NaN/inf (e.g. a latitude beyond the projection far
+        // from the datum), as in the classic postings.
+        out.retain(|p| !matches!(p.value, PubValue::Number(x) if !x.is_finite()));
         out
     }
 
@@ -437,7 +440,7 @@ impl Vehicle {
         let summary = p.post_navpos_summary.then(|| {
             let mut s = format!("x={},y={}", drift::fmt_x(rec.x, 3), drift::fmt_x(rec.y, 3));
             if let Some((lat, lon)) = ll {
-                if lat != 0.0 && lon != 0.0 {
+                if lat != 0.0 && lon != 0.0 && lat.is_finite() && lon.is_finite() {
                     s.push_str(&format!(
                         ",lat={},lon={}",
                         drift::fmt_x(lat, 7),
