@@ -29,6 +29,7 @@ pub mod record;
 pub mod schedule;
 pub mod tools;
 pub mod topics;
+pub mod vehicle_link;
 
 /// Errors of the live shell, each with the cause and, where possible, the remedy.
 #[derive(Debug)]
