@@ -211,7 +211,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let router = OneVehicle {
         status: topics.status(),
         filters: topics
-            .command_filters()
+            .command_filters_except(&link.echoes)
             .into_iter()
             .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
             .collect(),

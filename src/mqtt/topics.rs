@@ -73,8 +73,15 @@ impl Topics {
     /// subscribes to these only, not to `#`, so it never hears its own
     /// publications or another vehicle's mail.
     pub fn command_filters(&self) -> Vec<String> {
+        self.command_filters_except(&[])
+    }
+
+    /// [`Topics::command_filters`] without the variables in `except`
+    /// (those the vehicle publishes itself).
+    pub fn command_filters_except(&self, except: &[&str]) -> Vec<String> {
         SUBSCRIPTIONS
             .iter()
+            .filter(|(name, _, _)| !except.contains(name))
             .map(|(name, _, _)| self.var(name))
             .collect()
     }

@@ -18,7 +18,7 @@ use super::clip_for_log;
 use super::mailbox::{Mail, Mailbox, Pushed};
 use super::node_report::{node_report_local, Platform};
 use super::topics::{Topics, NODE_REPORT, NODE_REPORT_LOCAL, PID_OUTPUT, USM_TIME};
-use crate::command::parse_text;
+use crate::command::{parse_text, SUBSCRIPTIONS};
 use crate::config::{PublishMode, VehicleConfig};
 use crate::model::{PubValue, Vehicle};
 
@@ -35,6 +35,9 @@ pub struct Inbox {
     bad_messages: AtomicU64,
     /// `[mqtt] max_payload`, bytes.
     max_payload: usize,
+    /// Subscribed variables this vehicle publishes itself ([`echo_vars`]):
+    /// a message on one is its own publication coming back, ignored.
+    echoes: Vec<&'static str>,
 }
 
 impl Inbox {
@@ -45,6 +48,7 @@ impl Inbox {
             mailbox: Mutex::new(Mailbox::new(MAILBOX_ENTRIES, MAILBOX_BYTES)),
             bad_messages: AtomicU64::new(0),
             max_payload,
+            echoes: Vec::new(),
         }
     }
 
@@ -100,6 +104,11 @@ impl Inbox {
             self.reject(drops, topic, &text, "not a topic of this vehicle");
             return;
         };
+        if self.echoes.contains(&var) {
+            // Our own publication (a prefix such as `NAV` makes `NAV_X` both
+            // published and a V22 input): never a command.
+            return;
+        }
         let Ok(text) = std::str::from_utf8(payload) else {
             let text = String::from_utf8_lossy(payload);
             self.reject(drops, topic, &text, "payload is not UTF-8");
@@ -163,6 +172,25 @@ pub struct VehicleLink {
     mail_dropped_logged: Instant,
     /// Scratch buffer of the `NODE_REPORT` JSON.
     json: Vec<u8>,
+    /// See [`echo_vars`].
+    pub echoes: Vec<&'static str>,
+}
+
+/// The subscribed variables (of [`SUBSCRIPTIONS`]) that a vehicle of this
+/// config publishes itself: with `prefix = "NAV"` it posts `NAV_X`,
+/// `NAV_Y`, `NAV_HEADING`, which are also uSimMarineV22's override inputs.
+/// MQTT 3.1.1 delivers a client's own publications on its subscriptions,
+/// so the vehicle does not subscribe to these (it would read its own
+/// state back as commands).
+pub fn echo_vars(cfg: &VehicleConfig) -> Vec<&'static str> {
+    let mut probe = Vehicle::new(cfg, 0.0);
+    probe.step(1.0);
+    let published: Vec<String> = probe.publications().into_iter().map(|p| p.var).collect();
+    SUBSCRIPTIONS
+        .iter()
+        .map(|(name, _, _)| *name)
+        .filter(|name| published.iter().any(|p| p == name))
+        .collect()
 }
 
 impl VehicleLink {
@@ -174,13 +202,17 @@ impl VehicleLink {
         start_time_s: f64,
     ) -> Result<VehicleLink, super::BridgeError> {
         let topics = Topics::new(topic_root, &cfg.name)?;
+        let echoes = echo_vars(cfg);
+        let mut inbox = Inbox::new(cfg.mqtt.max_payload);
+        inbox.echoes = echoes.clone();
         Ok(VehicleLink {
+            echoes,
             vehicle: Vehicle::new(cfg, start_time_s),
             name: cfg.name.clone(),
             node_report_topic: topics.var(NODE_REPORT),
             time_topic: topics.var(USM_TIME),
             topics,
-            inbox: Arc::new(Inbox::new(cfg.mqtt.max_payload)),
+            inbox: Arc::new(inbox),
             topic_cache: HashMap::new(),
             publish_all: cfg.mqtt.publish == PublishMode::All,
             node_report_local: cfg.node_report_local.then(|| Platform {
