@@ -205,7 +205,9 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
+    // The clock and the schedule start together (after the name check).
     let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
     let link = VehicleLink::new(cfg, &opts.topic_root, start_time_s)?;
     let shared = Arc::new(LinkState::default());
     let router = OneVehicle {
@@ -229,7 +231,6 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         url.clone(),
     ));
 
-    let origin = Instant::now();
     let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.time_warp);
     info!(
         "vehicle {} running: {} Hz, time warp {}, broker {url}, topics {}",

@@ -300,15 +300,12 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     }
     check_names(&opts.vehicles, &opts.fleet_name)?;
     let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
-    let mut links = Vec::with_capacity(opts.vehicles.len());
     for cfg in &opts.vehicles {
         for w in &cfg.warnings {
             warn!("{}: config: {w}", cfg.name);
         }
-        links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
     }
-    let names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
 
     let mut spec = ConnectSpec::new(
         opts.broker.clone(),
@@ -323,6 +320,14 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     let mut all_names = names.clone();
     all_names.push(opts.fleet_name.clone());
     check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
+    // The clock and the schedule start together, after the name check
+    // (the first deadline is late by the time the vehicles take to build).
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let mut links = Vec::with_capacity(opts.vehicles.len());
+    for cfg in &opts.vehicles {
+        links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
+    }
     let capacity = (links.len() * REQUESTS_PER_VEHICLE).max(256);
     let (client, eventloop) = spec.client(capacity)?;
 
@@ -348,7 +353,6 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         url.clone(),
     ));
 
-    let origin = Instant::now();
     let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
     info!(
         "fleet {} running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
