@@ -122,6 +122,23 @@ pub(crate) struct LinkState {
     pub shutting_down: AtomicBool,
     /// Connections made (1 + reconnections).
     pub connections: AtomicU64,
+    /// QoS 1 publications the broker acknowledged (`PUBACK`s).
+    pub acked: AtomicU64,
+}
+
+impl LinkState {
+    /// Wait until `n` more `PUBACK`s than `before` arrived, or `within`
+    /// passed; true if they did.
+    pub async fn wait_acks(&self, before: u64, n: u64, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while self.acked.load(Ordering::SeqCst) < before + n {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
 }
 
 /// What the connection task does on behalf of its vehicle(s): `usim run`
@@ -444,6 +461,9 @@ pub(crate) async fn drive_connection(
                         ack.return_codes.len()
                     );
                 }
+            }
+            Ok(Event::Incoming(Packet::PubAck(_))) => {
+                shared.acked.fetch_add(1, Ordering::SeqCst);
             }
             Ok(Event::Outgoing(Outgoing::Disconnect)) => {
                 shared.connected.store(false, Ordering::SeqCst);

@@ -452,6 +452,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     shared.shutting_down.store(true, Ordering::SeqCst);
     if shared.connected.load(Ordering::SeqCst) {
         let mut failed = 0;
+        let before = shared.acked.load(Ordering::SeqCst);
         for link in &links {
             if client
                 .try_publish(link.topics.status(), QoS::AtLeastOnce, true, OFFLINE)
@@ -460,11 +461,26 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
                 failed += 1;
             }
         }
-        let _ = client.try_publish(fleet_topics.status(), QoS::AtLeastOnce, true, OFFLINE);
-        let _ = client.try_disconnect();
+        if client
+            .try_publish(fleet_topics.status(), QoS::AtLeastOnce, true, OFFLINE)
+            .is_err()
+        {
+            failed += 1;
+        }
         if failed > 0 {
             warn!("{failed} offline statuses could not be queued (outgoing queue full)");
         }
+        // A DISCONNECT right behind many QoS 1 publications made mosquitto
+        // drop the connection before it had taken them all: wait for the
+        // broker's acknowledgements first.
+        let queued = links.len() as u64 + 1 - failed;
+        if !shared
+            .wait_acks(before, queued, Duration::from_secs(5))
+            .await
+        {
+            warn!("the broker did not acknowledge every offline status within 5 s");
+        }
+        let _ = client.try_disconnect();
         match tokio::time::timeout(Duration::from_secs(5), connection).await {
             Ok(_) => info!("published every status offline and disconnected"),
             Err(_) => warn!("broker did not take the disconnect within 5 s"),
