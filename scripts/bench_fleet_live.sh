@@ -8,12 +8,14 @@
 #     with nothing subtracted (runtime, broker connection and buffers are
 #     charged to the vehicles),
 #   * command-to-effect latency: from posting DESIRED_THRUST (a new value
-#     each time) to the first NODE_REPORT of that vehicle showing it, p50 /
-#     p99 / max. The probe posts round robin to PROBED vehicles spread
-#     evenly over the fleet (default 100: the first, the last and every
-#     N/100-th between, so vehicles early and late in the iteration order
-#     are measured) and subscribes to their NODE_REPORTs only (a Python
-#     client reading all N reports would measure itself),
+#     each time, every PROBE_EVERY_MS, round robin over PROBED vehicles
+#     spread evenly over the fleet; default all of them) to the first
+#     NODE_REPORT of that vehicle showing it, p50 / p99 / max. The reports
+#     are received the way `usim view` receives them, on one wildcard
+#     subscription `bench/+/NODE_REPORT` (all N vehicles, 10 N messages/s),
+#     by mosquitto_sub, which stamps each message on arrival (`-F %U`); the
+#     Python probe matches the stamps to its posts, so its own speed does
+#     not enter the figure,
 # and the targets: lateness p99 <= 20 ms, RSS <= 200 KiB per vehicle,
 # command-to-effect p99 <= one tick + 20 ms.
 #
@@ -21,11 +23,12 @@
 #
 # BROKER=embedded runs `usim broker` (rumqttd) as its own process, so its
 # memory is not the fleet's. Needs python3 with paho-mqtt (apt-get install
-# -y python3-paho-mqtt) and, for BROKER=mosquitto, mosquitto; builds
+# -y python3-paho-mqtt), mosquitto_sub (mosquitto-clients) and, for
+# BROKER=mosquitto, mosquitto; builds
 # target/release/usim if it is missing. 127.0.0.1 and a free port only;
 # everything it starts is stopped on exit.
 # Environment: USIM (binary), APP_TICK (default 10), PROBE_EVERY_MS (default
-# 25), PROBED (default 100), KEEP=1 keeps the work directory, STRICT=1 exits
+# 25), PROBED (default N), KEEP=1 keeps the work directory, STRICT=1 exits
 # 1 if a target is missed.
 set -euo pipefail
 n=${1:-1000}
@@ -45,6 +48,7 @@ for cand in python3 /usr/bin/python3; do
     if "$cand" -c 'import paho.mqtt.client' 2>/dev/null; then py=$cand; break; fi
 done
 [[ -n $py ]] || { echo "python3 with paho-mqtt not found: apt-get install -y python3-paho-mqtt" >&2; exit 2; }
+command -v mosquitto_sub >/dev/null || { echo "mosquitto_sub not found: apt-get install -y mosquitto-clients" >&2; exit 2; }
 
 work=$(mktemp -d -t usim-bench-live.XXXXXX)
 fpid=""
@@ -94,8 +98,8 @@ echo "starting: ${cmd[*]}  (broker: $broker on 127.0.0.1:$port, ${duration}s)" >
 "${cmd[@]}" 2>"$work/fleet.log" &
 fpid=$!
 
-"$py" - "$work" "$port" "$n" "$duration" "$app_tick" "$fpid" "$bpid" "${PROBE_EVERY_MS:-25}" "${PROBED:-100}" "$broker" <<'PYEOF'
-import json, os, sys, threading, time
+"$py" - "$work" "$port" "$n" "$duration" "$app_tick" "$fpid" "$bpid" "${PROBE_EVERY_MS:-25}" "${PROBED:-$n}" "$broker" <<'PYEOF'
+import json, os, subprocess, sys, threading, time
 import paho.mqtt.client as mqtt
 
 work, port, n, duration, app_tick, fpid, bpid, probe_ms, probed, broker = sys.argv[1:11]
@@ -120,7 +124,7 @@ def status_kib(pid, key):
                 return int(line.split()[1])
     return 0
 
-pending = {}          # vehicle -> (value, t_post)
+pending = {}          # vehicle -> (value, t_post), wall clock
 lat = []              # seconds
 lock = threading.Lock()
 fleet_online = threading.Event()
@@ -133,30 +137,39 @@ def client():
     return mqtt.Client(client_id="bench-live-probe")
 
 def on_connect(c, u, f, rc, properties=None):
-    c.subscribe([(f"bench/{v}/NODE_REPORT", 0) for v in names])
     c.subscribe("bench/fleet/status", qos=1)
     connected.set()
 
 def on_message(c, u, msg):
-    now = time.monotonic()
-    _, name, var = msg.topic.split("/", 2)
-    if var == "status":
-        if msg.payload == b"online":
-            fleet_online.set()
-        return
-    reporting.add(name)
-    with lock:
-        p = pending.get(name)
-        if p is None:
-            return
-        try:
-            thrust = json.loads(msg.payload)["thrust"]
-        except (ValueError, KeyError):
-            return
-        if thrust is not None and abs(thrust - p[0]) < 1e-9:
-            lat.append(now - p[1])
-            del pending[name]
+    if msg.payload == b"online":
+        fleet_online.set()
 
+# The reports: one wildcard subscription, stamped on arrival by mosquitto_sub.
+sub = subprocess.Popen(
+    ["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(port),
+     "-t", "bench/+/NODE_REPORT", "-F", "%U %t %p"],
+    stdout=subprocess.PIPE, text=True, bufsize=1)
+wanted = set(names)
+
+def read_reports():
+    for line in sub.stdout:
+        stamp, topic, payload = line.split(" ", 2)
+        name = topic[6:-12]          # bench/NAME/NODE_REPORT
+        if name in wanted and name not in reporting:
+            reporting.add(name)
+        with lock:
+            p = pending.get(name)
+            if p is None:
+                continue
+            try:
+                thrust = json.loads(payload)["thrust"]
+            except (ValueError, KeyError):
+                continue
+            if thrust is not None and abs(thrust - p[0]) < 1e-9:
+                lat.append(float(stamp) - p[1])
+                del pending[name]
+
+threading.Thread(target=read_reports, daemon=True).start()
 c = client()
 c.on_connect = on_connect
 c.on_message = on_message
@@ -180,7 +193,7 @@ while time.monotonic() - t0 < duration:
     now = time.monotonic()
     with lock:
         for name, (v, tp) in list(pending.items()):
-            if now - tp > 2.0:
+            if time.time() - tp > 2.0:
                 timeouts += 1
                 del pending[name]
     if now >= next_probe:
@@ -190,7 +203,7 @@ while time.monotonic() - t0 < duration:
         if not busy:
             value = 20.0 + (k % 61)   # consecutive probes to one vehicle differ
             with lock:
-                pending[name] = (value, time.monotonic())
+                pending[name] = (value, time.time())
             c.publish(f"bench/{name}/DESIRED_THRUST", str(value), qos=0)
         k += 1
         next_probe += probe_every
@@ -204,6 +217,7 @@ rss_now = status_kib(fpid, "VmRSS")
 brss = status_kib(bpid, "VmRSS")
 c.loop_stop()
 c.disconnect()
+sub.terminate()
 
 os.kill(fpid, 15)
 path = os.path.join(work, "stats.json")

@@ -354,7 +354,10 @@ impl Ticker {
             .connected
             .load(Ordering::Relaxed)
             .then_some(&self.client);
-        let failed = self.link.iterate(t_s, out);
+        let mut failed = self.link.iterate(t_s, out);
+        if let Some(client) = out {
+            failed += self.link.publish_time(client, t_s);
+        }
         if failed > 0 {
             self.publish_dropped += failed;
             if self.publish_dropped_logged.elapsed() >= Duration::from_secs(5) {

@@ -62,6 +62,11 @@ impl Inbox {
         self.bad_messages.load(Ordering::Relaxed)
     }
 
+    /// Messages waiting for the next iteration.
+    pub fn pending(&self) -> usize {
+        self.mailbox().len()
+    }
+
     /// Plain setpoints superseded before an iteration used them, so far.
     pub fn coalesced(&self) -> u64 {
         self.mailbox().coalesced_total()
@@ -233,8 +238,8 @@ impl VehicleLink {
 
     /// One iteration at clock `t_s` (s): the mail received since the last
     /// one, the step, and — when `out` is given (connected) — the
-    /// publications. Returns the number of publications the outgoing
-    /// queue refused.
+    /// publications but `USM_TIME` ([`VehicleLink::publish_time`] follows).
+    /// Returns the number of publications the outgoing queue refused.
     pub fn iterate(&mut self, t_s: f64, out: Option<&AsyncClient>) -> u64 {
         let dropped = self.inbox.mailbox().drain_into(&mut self.mail);
         if dropped > 0 {
@@ -313,9 +318,21 @@ impl VehicleLink {
             let text = node_report_local(platform, &snapshot, t_s);
             send(self.topics.var(NODE_REPORT_LOCAL), text.into_bytes());
         }
-        // USM_TIME last: a watcher that saw it has seen the whole iteration.
-        send(self.time_topic.clone(), format!("{t_s}").into_bytes());
         failed
+    }
+
+    /// Publish `USM_TIME` (the clock `t_s`, s) after [`VehicleLink::iterate`]
+    /// published the rest of the iteration: a watcher that saw it has seen
+    /// the whole iteration. A fleet queues every vehicle's reports first
+    /// and the times after them, so the last vehicle's report waits for
+    /// half as many writes. Returns 1 if the outgoing queue refused it.
+    pub fn publish_time(&self, client: &AsyncClient, t_s: f64) -> u64 {
+        let payload = format!("{t_s}");
+        u64::from(
+            client
+                .try_publish(self.time_topic.clone(), QoS::AtMostOnce, false, payload)
+                .is_err(),
+        )
     }
 }
 
