@@ -152,6 +152,8 @@ pub(crate) trait Router {
     fn echo_topic(&self) -> &str;
     /// The topics we use, for the ACL error message (`usim/NAME/#`).
     fn scope(&self) -> String;
+    /// Whose status the echo is ("this vehicle's", "the fleet's"), for logs.
+    fn owner(&self) -> &'static str;
     /// One incoming message (not the echo): parse into a mailbox or drop.
     fn on_publish(&self, p: &Publish, drops: &mut DropLog);
 }
@@ -180,6 +182,9 @@ impl Router for OneVehicle {
     }
     fn scope(&self) -> String {
         self.topics.all()
+    }
+    fn owner(&self) -> &'static str {
+        "this vehicle's"
     }
     fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
         let var = self.topics.var_of(&p.topic);
@@ -407,9 +412,11 @@ pub(crate) async fn drive_connection(
                 _ = tokio::time::sleep_until(d) => {
                     echo_deadline = None;
                     error!(
-                        "the broker at {url} did not deliver our own retained status {status_topic} \
-                         back within {} s: it drops our publications or subscriptions on {} \
-                         (an ACL that does not match the vehicle name? see configs/mosquitto.acl)",
+                        "the broker at {url} did not deliver {} own retained status \
+                         ({status_topic}) back within {} s: it drops our publications or \
+                         subscriptions on {} (an ACL that does not match the vehicle name? see \
+                         configs/mosquitto.acl)",
+                        router.owner(),
                         STATUS_ECHO_WITHIN.as_secs(),
                         router.scope()
                     );
@@ -666,7 +673,17 @@ pub(crate) async fn check_names_are_free(
         }
     })
     .await;
-    if outcome.is_ok() {
+    if outcome.is_ok() && online.len() > 3 {
+        let some: Vec<&str> = online.iter().take(3).map(String::as_str).collect();
+        warn!(
+            "the retained statuses of {} of these vehicles ({}, …) say online, but they \
+             published nothing for {} s: taking over the names (a fleet or vehicles that \
+             lost the broker connection uncleanly?)",
+            online.len(),
+            some.join(", "),
+            DUPLICATE_LISTEN.as_secs()
+        );
+    } else if outcome.is_ok() {
         for name in &online {
             warn!(
                 "the retained status of vehicle {name} says online, but it published nothing \

@@ -41,7 +41,7 @@ use super::bridge::{
 };
 use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::schedule::{LatenessStats, Schedule};
-use super::topics::{Topics, OFFLINE, ONLINE, STATUS};
+use super::topics::{Topics, OFFLINE, ONLINE};
 use super::vehicle_link::{DropLog, Inbox, VehicleLink};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
@@ -173,6 +173,10 @@ impl Router for FleetRouter {
         self.scope.clone()
     }
 
+    fn owner(&self) -> &'static str {
+        "the fleet's"
+    }
+
     fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
         let Some((name, var)) = p
             .topic
@@ -182,13 +186,11 @@ impl Router for FleetRouter {
             debug!("ignored message on {:?}: not under our topic root", p.topic);
             return;
         };
-        match self.inboxes.get(name) {
-            Some(inbox) => {
-                let var = (!var.is_empty() && !var.contains('/')).then_some(var);
-                inbox.accept(&p.topic, var, &p.payload, p.retain, drops);
-            }
-            // Another process's vehicle: the wildcard brought it here.
-            None => {}
+        // A name not in the fleet is another process's vehicle: the
+        // wildcard brought its mail here; ignored.
+        if let Some(inbox) = self.inboxes.get(name) {
+            let var = (!var.is_empty() && !var.contains('/')).then_some(var);
+            inbox.accept(&p.topic, var, &p.payload, p.retain, drops);
         }
     }
 }
@@ -602,11 +604,6 @@ pub fn spawn(base: &VehicleConfig, n: usize, spacing: f64) -> Vec<VehicleConfig>
             v
         })
         .collect()
-}
-
-/// The fleet's status topic (`{topic_root}/{fleet}/status`).
-pub fn fleet_status_topic(topic_root: &str, fleet_name: &str) -> String {
-    format!("{topic_root}/{fleet_name}/{STATUS}")
 }
 
 #[cfg(test)]
