@@ -613,8 +613,10 @@ mod tests {
 
     #[test]
     fn spawn_names_and_spreads() {
-        let mut base = VehicleConfig::default();
-        base.name = "k".into();
+        let mut base = VehicleConfig {
+            name: "k".into(),
+            ..VehicleConfig::default()
+        };
         base.params.start.x = 100.0;
         let v = spawn(&base, 5, 50.0);
         let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
@@ -640,8 +642,10 @@ mod tests {
 
     #[test]
     fn duplicate_and_fleet_names_are_refused() {
-        let mut a = VehicleConfig::default();
-        a.name = "a".into();
+        let a = VehicleConfig {
+            name: "a".into(),
+            ..VehicleConfig::default()
+        };
         let e = check_names(&[a.clone(), a.clone()], "fleet").unwrap_err();
         assert!(
             e.to_string()
@@ -654,8 +658,10 @@ mod tests {
 
     #[test]
     fn messages_are_routed_by_the_name_in_their_topic() {
-        let mut a = VehicleConfig::default();
-        a.name = "a".into();
+        let a = VehicleConfig {
+            name: "a".into(),
+            ..VehicleConfig::default()
+        };
         let mut b = a.clone();
         b.name = "b".into();
         let links: Vec<VehicleLink> = [&a, &b]
@@ -698,8 +704,10 @@ mod tests {
 
     #[test]
     fn a_variable_the_vehicle_publishes_is_not_subscribed() {
-        let mut nav = VehicleConfig::default();
-        nav.name = "n".into();
+        let mut nav = VehicleConfig {
+            name: "n".into(),
+            ..VehicleConfig::default()
+        };
         nav.params.prefix = "NAV".into();
         let mut usm = nav.clone();
         usm.name = "u".into();
