@@ -114,7 +114,10 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
         let first = &loaded[0];
         let opts = FleetRunOptions {
             app_tick: first.app_tick,
-            credentials: None,
+            credentials: super::endpoint::credentials(
+                first.mqtt.username.clone(),
+                first.mqtt.password.clone(),
+            ),
             fleet_name: DEFAULT_FLEET_NAME.to_string(),
             topic_root: first.mqtt.topic_root.clone(),
             vehicles: loaded,
