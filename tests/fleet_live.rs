@@ -2,8 +2,9 @@
 //! --in-process` on real brokers, mosquitto and the embedded one
 //! (docs/fleets.md): a command moves only its vehicle, statuses go online
 //! and offline, a malformed message is dropped while the others run, two
-//! vehicles with one name are refused, and a head-on pair publishes the
-//! ENCOUNTER events of the CPA computed by hand.
+//! vehicles with one name are refused, a head-on pair publishes the
+//! ENCOUNTER events of the CPA computed by hand, and no vehicle reads its
+//! own publications back as commands.
 mod mqtt_util;
 
 use std::path::{Path, PathBuf};
@@ -93,6 +94,9 @@ fn command_status_and_malformed(kind: BrokerKind) {
     })
     .expect("fb did not speed up after the malformed message");
     assert_eq!(speed(&w, "fc"), Some(0.0), "fc moved");
+    // prefix = "NAV": the vehicles publish NAV_X, NAV_Y, NAV_HEADING, which
+    // are also V22 inputs; the fleet must not read them back as commands.
+    assert!(!f.log().contains("NAV_X"), "{}", f.log());
     // SIGTERM: every status offline, the fleet's too, clean exit.
     let m4 = w.mark();
     let status = f.terminate(WAIT).expect("fleet did not stop");
@@ -285,4 +289,26 @@ fn up_in_process_runs_two_vehicles_on_its_embedded_broker() {
         })
         .unwrap_or_else(|| panic!("{n} did not go offline"));
     }
+}
+
+/// Caught: with `prefix = "NAV"` a vehicle subscribed to NAV_X, NAV_Y and
+/// NAV_HEADING (uSimMarineV22 inputs) and got its own publications back,
+/// each logged as a refused command, every iteration.
+#[test]
+fn run_does_not_read_its_own_publications_back() {
+    let Some(broker) = Broker::start(BrokerKind::Embedded) else {
+        return;
+    };
+    let cfg = write_config(broker.dir.path(), "echo", &broker.url(), "");
+    let w = Watcher::vehicle(broker.port, "echo");
+    let mut v = spawn_vehicle(&cfg, &[]);
+    w.wait_after(0, &topic("echo", "status"), WAIT, |p| p == "online")
+        .expect("online");
+    // A second of iterations (20 Hz), each publishing NAV_X.
+    let m = w.mark();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(w.since(m, &topic("echo", "NAV_X")).len() >= 10);
+    v.terminate(WAIT).expect("stop");
+    let log = v.log();
+    assert!(!log.contains("dropped message"), "{log}");
 }
