@@ -22,6 +22,8 @@ cargo build --release --example step_profile && RUDDER=20 valgrind --tool=callgr
 RUDDER=0 valgrind --tool=callgrind --callgrind-out-file="$root/callgrind0.out" target/release/examples/step_profile
 target/release/examples/step_profile 5000000
 STRICT=0 scripts/bench_fleet.sh 5 5
+STRICT=0 scripts/bench_fleet_live.sh 5 3 embedded
+STRICT=0 scripts/bench_fleet_live.sh 5 3 mosquitto
 scripts/soak.sh 0.5
 scripts/bench_sweep.sh 200 1
 STRICT=1 scripts/bench_record.sh 5 5

@@ -123,6 +123,12 @@ fn coverage(command: &str) -> Option<Check> {
         "cargo clippy --all-targets -- -D warnings" => ci("cargo clippy --all-targets -- -D warnings"),
         _ if c.starts_with("cargo bench") => ci("cargo bench -- --test"),
         "scripts/bench_fleet.sh 100" => ci("STRICT=0 scripts/bench_fleet.sh 5 5"),
+        "scripts/bench_fleet_live.sh 1000 30 embedded" => {
+            ci("STRICT=0 scripts/bench_fleet_live.sh 5 3 embedded")
+        }
+        "scripts/bench_fleet_live.sh 1000 30 mosquitto" => {
+            ci("STRICT=0 scripts/bench_fleet_live.sh 5 3 mosquitto")
+        }
         // release builds of examples: a short run in CI after `cargo test`
         _ if c.starts_with("scripts/soak.sh ") => ci("scripts/soak.sh 0.5"),
         _ if c.starts_with("scripts/bench_sweep.sh") => ci("scripts/bench_sweep.sh 200 1"),

@@ -13,6 +13,7 @@ use crate::mqtt::bridge::{run_vehicle, RunOptions};
 use crate::mqtt::broker::{EmbeddedBroker, DEFAULT_BIND};
 use crate::mqtt::endpoint::{credentials, BrokerUrl, DEFAULT_BROKER};
 use crate::mqtt::fleet::{self, FleetEnd, FleetOptions};
+use crate::mqtt::fleet_runtime::{run_fleet, FleetRunOptions};
 use crate::mqtt::tools::{self, PostOptions, ToolConnection, WatchEnd, WatchMode, WatchOptions};
 use crate::mqtt::topics::ON_CHANGE;
 
@@ -86,6 +87,90 @@ pub struct UpArgs {
     /// Token the view requires (with --view).
     #[arg(long, value_name = "T")]
     pub view_token: Option<String>,
+    /// Run every vehicle in this process on one connection (the runtime of
+    /// `usim fleet`) instead of one `usim run` process per vehicle: for
+    /// large fleets. The configs must share one topic root.
+    #[arg(long)]
+    pub in_process: bool,
+}
+
+/// `[mqtt] publish` for every vehicle of `usim fleet`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PublishArg {
+    /// Every variable on its topic, NODE_REPORT and USM_TIME.
+    All,
+    /// NODE_REPORT and USM_TIME only (large fleets).
+    Report,
+}
+
+/// Arguments of `usim fleet`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Each vehicle has the topics of `usim run` ({root}/{name}/...), so `usim post NAME` and\n\
+`usim watch NAME` work unchanged; all of them share one connection, one tick schedule and\n\
+one thread. The fleet's own topics are {root}/{fleet}/status (retained online/offline, the\n\
+connection's last will) and {root}/{fleet}/ENCOUNTER (with --near-miss/--collision: one JSON\n\
+object per event: t, event, a, b, range, cpa_time, cpa_range, cpa_bearing). On SIGINT/SIGTERM\n\
+every vehicle's status becomes offline, then the fleet's.\n\n\
+--spawn N --config C names the copies {name}-0001, {name}-0002, ... and puts their start\n\
+positions on a square grid (ceil(sqrt(N)) columns, --spacing m apart, east then north)\n\
+from the config's start position.\n\n\
+Examples:\n  usim fleet configs/kayak.toml configs/uuv.toml\n  \
+usim fleet --spawn 1000 --config configs/kayak.toml --publish report --stats fleet.json\n  \
+usim fleet a.toml b.toml --near-miss 50 --collision 5   # then: usim watch fleet ENCOUNTER"
+)]
+pub struct FleetArgs {
+    /// Vehicle configs (names must be unique).
+    #[arg(value_name = "CONFIG")]
+    pub configs: Vec<PathBuf>,
+    /// Add N vehicles made from --config (see below for names and positions).
+    #[arg(long, value_name = "N", requires = "config")]
+    pub spawn: Option<usize>,
+    /// The config --spawn copies.
+    #[arg(long, value_name = "C", requires = "spawn")]
+    pub config: Option<PathBuf>,
+    /// Distance between spawned vehicles' start positions, m.
+    #[arg(long, value_name = "M", default_value_t = 50.0)]
+    pub spacing: f64,
+    /// Broker URL; default: mqtt.broker of the first config.
+    #[arg(long, value_name = "URL")]
+    pub broker: Option<String>,
+    /// Topic root; default: mqtt.topic_root of the configs (which must agree).
+    #[arg(long, value_name = "ROOT")]
+    pub topic_root: Option<String>,
+    /// Fleet name: its status and ENCOUNTER topics and its MQTT client id.
+    #[arg(long, value_name = "NAME", default_value = crate::mqtt::fleet_runtime::DEFAULT_FLEET_NAME)]
+    pub fleet_name: String,
+    /// Iterations per second of the whole fleet; default: app_tick of the first config.
+    #[arg(long, value_name = "HZ")]
+    pub app_tick: Option<f64>,
+    /// MOOS-style time warp: the clock and the iteration rate run W times faster.
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    pub time_warp: f64,
+    /// Override [mqtt] publish of every vehicle (report: NODE_REPORT and USM_TIME only).
+    #[arg(long, value_enum)]
+    pub publish: Option<PublishArg>,
+    /// Publish ENCOUNTER events for pairs closer than M metres (default: off).
+    #[arg(long, value_name = "M")]
+    pub near_miss: Option<f64>,
+    /// Collision range, m (at most --near-miss; default: off).
+    #[arg(long, value_name = "M")]
+    pub collision: Option<f64>,
+    /// Broker user name (password: mqtt.password of the first config or $USIM_MQTT_PASSWORD).
+    #[arg(long)]
+    pub username: Option<String>,
+    /// CA bundle (PEM) for mqtts://.
+    #[arg(long, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
+    /// Clock value at start-up, s; default: Unix time now, like MOOSTime.
+    #[arg(long, value_name = "S")]
+    pub start_time: Option<f64>,
+    /// On exit, write fleet tick statistics (lateness, iteration time, drops) to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// Also publish NODE_REPORT_LOCAL for every vehicle (as `usim run --node-report-local`).
+    #[arg(long)]
+    pub node_report_local: bool,
 }
 
 /// Broker and topic options shared by `post` and `watch`.
@@ -264,6 +349,8 @@ pub fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         bind: a.bind,
         external: a.broker.as_deref().map(BrokerUrl::parse).transpose()?,
         run_args,
+        in_process: a.in_process,
+        time_warp: a.time_warp.unwrap_or(1.0),
     };
     let view = if a.view {
         // The view follows the topic root of the first config.
@@ -303,6 +390,134 @@ pub fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         FleetEnd::Stopped | FleetEnd::ChildrenExited(true) => Ok(ExitCode::SUCCESS),
         FleetEnd::ChildrenExited(false) => anyhow::bail!("some vehicles failed (see their logs)"),
     }
+}
+
+/// Run `usim fleet`.
+pub fn fleet(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    let mut vehicles = Vec::new();
+    for path in &a.configs {
+        vehicles.push(crate::config::load_vehicle(path)?);
+    }
+    if let (Some(n), Some(path)) = (a.spawn, &a.config) {
+        if !(a.spacing.is_finite() && a.spacing >= 0.0) {
+            anyhow::bail!(
+                "--spacing must be a number of metres >= 0, got {}",
+                a.spacing
+            );
+        }
+        let base = crate::config::load_vehicle(path)?;
+        vehicles.extend(crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing));
+    }
+    if vehicles.is_empty() {
+        anyhow::bail!(
+            "no vehicles: give configs (usim fleet A.toml B.toml) or --spawn N --config C"
+        );
+    }
+    for v in &mut vehicles {
+        v.node_report_local |= a.node_report_local;
+        match a.publish {
+            Some(PublishArg::All) => v.mqtt.publish = crate::config::PublishMode::All,
+            Some(PublishArg::Report) => v.mqtt.publish = crate::config::PublishMode::Report,
+            None => {}
+        }
+    }
+    let first = vehicles[0].clone();
+    let topic_root = match a.topic_root {
+        Some(r) => r,
+        None => one_topic_root(&vehicles, &a.configs)?,
+    };
+    let broker = BrokerUrl::parse(a.broker.as_deref().unwrap_or(&first.mqtt.broker))?;
+    let user = a.username.or_else(|| first.mqtt.username.clone());
+    let opts = FleetRunOptions {
+        app_tick: a.app_tick.unwrap_or(first.app_tick),
+        credentials: credentials(user, first.mqtt.password.clone()),
+        vehicles,
+        fleet_name: a.fleet_name,
+        broker,
+        topic_root,
+        ca_file: a.ca_file,
+        time_warp: a.time_warp,
+        start_time_s: a.start_time,
+        stats_path: a.stats,
+        encounters: encounter_ranges(a.near_miss, a.collision)?,
+    };
+    warn_other_tick_rates(&opts);
+    runtime()?.block_on(run_fleet(opts))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The topic root all `vehicles` share (one connection, one wildcard set).
+pub(crate) fn one_topic_root(
+    vehicles: &[crate::config::VehicleConfig],
+    paths: &[PathBuf],
+) -> anyhow::Result<String> {
+    let root = vehicles[0].mqtt.topic_root.clone();
+    if let Some((i, v)) = vehicles
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.mqtt.topic_root != root)
+    {
+        let path = paths.get(i).map(|p| p.display().to_string());
+        anyhow::bail!(
+            "{}: [mqtt] topic_root {:?} differs from the first vehicle's {:?}: one fleet \
+             has one topic root (give --topic-root, or run separate fleets)",
+            path.unwrap_or_else(|| format!("vehicle {}", v.name)),
+            v.mqtt.topic_root,
+            root
+        );
+    }
+    Ok(root)
+}
+
+fn warn_other_tick_rates(o: &FleetRunOptions) {
+    if let Some(v) = o.vehicles.iter().find(|v| v.app_tick != o.app_tick) {
+        tracing::warn!(
+            "vehicle {} has app_tick {} Hz; the fleet runs every vehicle at {} Hz",
+            v.name,
+            v.app_tick,
+            o.app_tick
+        );
+    }
+}
+
+/// `--near-miss` / `--collision` as the mission's `near_miss` /
+/// `collision`: one alone sets both ranges' meaning as in a mission file.
+fn encounter_ranges(
+    near_miss: Option<f64>,
+    collision: Option<f64>,
+) -> anyhow::Result<Option<crate::mission::EncounterRanges>> {
+    let positive = |v: f64, flag: &str| -> anyhow::Result<f64> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            anyhow::bail!("{flag} must be a positive number of metres, got {v}")
+        }
+    };
+    use crate::mission::EncounterRanges;
+    Ok(match (near_miss, collision) {
+        (None, None) => None,
+        (Some(n), None) => Some(EncounterRanges {
+            near_miss: positive(n, "--near-miss")?,
+            collision: 0.0,
+        }),
+        (None, Some(c)) => {
+            let c = positive(c, "--collision")?;
+            Some(EncounterRanges {
+                near_miss: c,
+                collision: c,
+            })
+        }
+        (Some(n), Some(c)) => {
+            let (n, c) = (positive(n, "--near-miss")?, positive(c, "--collision")?);
+            if c > n {
+                anyhow::bail!("--collision {c} is larger than --near-miss {n}");
+            }
+            Some(EncounterRanges {
+                near_miss: n,
+                collision: c,
+            })
+        }
+    })
 }
 
 /// The address to reach a listener bound to `bind` from this machine.

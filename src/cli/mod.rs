@@ -55,8 +55,10 @@ pub enum Command {
     Run(live::RunArgs),
     /// Run the embedded MQTT broker.
     Broker(live::BrokerArgs),
-    /// Start an embedded broker and one vehicle process per config.
+    /// Start an embedded broker and one vehicle process per config (or all in one with --in-process).
     Up(live::UpArgs),
+    /// Run many vehicles in one process on one MQTT connection (large fleets, live encounters).
+    Fleet(live::FleetArgs),
     /// Post one value to a vehicle's variable (like uPokeDB).
     Post(live::PostArgs),
     /// Watch a vehicle's published variables as a live table (like uXMS).
@@ -82,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => live::run(a),
         Command::Broker(a) => live::broker(a),
         Command::Up(a) => live::up(a),
+        Command::Fleet(a) => live::fleet(a),
         Command::Post(a) => live::post(a),
         Command::Watch(a) => live::watch(a),
         Command::View(a) => view::run(a),

@@ -22,12 +22,11 @@
 //! disconnects cleanly, and the optional `--stats` file is written. If the
 //! process dies instead, the broker publishes the last will `offline`.
 use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rumqttc::{
@@ -37,21 +36,13 @@ use rumqttc::{
 use tracing::{debug, error, info, warn};
 
 use super::endpoint::{BrokerUrl, ConnectSpec};
-use super::mailbox::{Mail, Mailbox, Pushed};
-use super::node_report::{node_report_local, Platform};
 use super::schedule::{LatenessStats, Schedule};
-use super::topics::{
-    Topics, NODE_REPORT, NODE_REPORT_LOCAL, OFFLINE, ONLINE, PID_OUTPUT, USM_TIME,
-};
-use super::{clip_for_log, no_broker_hint, BridgeError};
-use crate::command::parse_text;
+use super::topics::{Topics, OFFLINE, ONLINE, USM_TIME};
+use super::vehicle_link::{DropLog, Inbox, VehicleLink};
+use super::{no_broker_hint, BridgeError};
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
-use crate::model::{PubValue, Vehicle};
 
-/// Mail kept between two iterations: entries and payload bytes.
-pub const MAILBOX_ENTRIES: usize = 256;
-/// See [`MAILBOX_ENTRIES`].
-pub const MAILBOX_BYTES: usize = 128 * 1024;
+pub use super::vehicle_link::{MAILBOX_BYTES, MAILBOX_ENTRIES};
 /// Capacity of rumqttc's request channel (outgoing publications waiting
 /// for the connection task); one iteration posts about 20.
 pub const REQUEST_CAPACITY: usize = 128;
@@ -122,21 +113,83 @@ pub struct RunSummary {
     pub connections: u64,
 }
 
-/// State shared by the connection task and the tick task.
-struct Shared {
-    connected: AtomicBool,
-    shutting_down: AtomicBool,
-    connections: AtomicU64,
-    bad_messages: AtomicU64,
-    mailbox: Mutex<Mailbox>,
-    /// `[mqtt] max_payload`, bytes.
-    max_payload: usize,
+/// Connection state shared by the connection task and the tick task.
+#[derive(Debug, Default)]
+pub(crate) struct LinkState {
+    /// Between a `ConnAck` and the next connection error.
+    pub connected: AtomicBool,
+    /// Set at SIGINT/SIGTERM: connection errors end the task.
+    pub shutting_down: AtomicBool,
+    /// Connections made (1 + reconnections).
+    pub connections: AtomicU64,
+    /// QoS 1 publications the broker acknowledged (`PUBACK`s).
+    pub acked: AtomicU64,
 }
 
-impl Shared {
-    fn mailbox(&self) -> MutexGuard<'_, Mailbox> {
-        // Never poisoned in practice (no panics while held); recover anyway.
-        self.mailbox.lock().unwrap_or_else(|e| e.into_inner())
+impl LinkState {
+    /// Wait until `n` more `PUBACK`s than `before` arrived, or `within`
+    /// passed; true if they did.
+    pub async fn wait_acks(&self, before: u64, n: u64, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while self.acked.load(Ordering::SeqCst) < before + n {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+}
+
+/// What the connection task does on behalf of its vehicle(s): `usim run`
+/// routes to one vehicle ([`OneVehicle`]), `usim fleet` to many.
+pub(crate) trait Router {
+    /// Queue the retained `online` statuses and the subscriptions (at every
+    /// `ConnAck`); the subscriptions must include [`Router::echo_topic`].
+    fn on_connect(&self, client: &AsyncClient);
+    /// A retained status topic of ours whose `online` coming back proves
+    /// that the broker takes our publications and subscriptions.
+    fn echo_topic(&self) -> &str;
+    /// The topics we use, for the ACL error message (`usim/NAME/#`).
+    fn scope(&self) -> String;
+    /// Whose status the echo is ("this vehicle's", "the fleet's"), for logs.
+    fn owner(&self) -> &'static str;
+    /// One incoming message (not the echo): parse into a mailbox or drop.
+    fn on_publish(&self, p: &Publish, drops: &mut DropLog);
+}
+
+/// The [`Router`] of `usim run`.
+struct OneVehicle {
+    topics: Topics,
+    status: String,
+    filters: Vec<SubscribeFilter>,
+    inbox: Arc<Inbox>,
+}
+
+impl Router for OneVehicle {
+    fn on_connect(&self, client: &AsyncClient) {
+        if let Err(e) = client.try_publish(self.status.clone(), QoS::AtLeastOnce, true, ONLINE) {
+            warn!("cannot queue the online status: {e}");
+        }
+        let mut with_status = self.filters.clone();
+        with_status.push(SubscribeFilter::new(self.status.clone(), QoS::AtLeastOnce));
+        if let Err(e) = client.try_subscribe_many(with_status) {
+            error!("cannot queue the subscriptions: {e}");
+        }
+    }
+    fn echo_topic(&self) -> &str {
+        &self.status
+    }
+    fn scope(&self) -> String {
+        self.topics.all()
+    }
+    fn owner(&self) -> &'static str {
+        "this vehicle's"
+    }
+    fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
+        let var = self.topics.var_of(&p.topic);
+        self.inbox
+            .accept(&p.topic, var, &p.payload, p.retain, drops);
     }
 }
 
@@ -174,14 +227,21 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
-    let shared = Arc::new(Shared {
-        connected: AtomicBool::new(false),
-        shutting_down: AtomicBool::new(false),
-        connections: AtomicU64::new(0),
-        bad_messages: AtomicU64::new(0),
-        mailbox: Mutex::new(Mailbox::new(MAILBOX_ENTRIES, MAILBOX_BYTES)),
-        max_payload: cfg.mqtt.max_payload,
-    });
+    // The clock and the schedule start together (after the name check).
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let link = VehicleLink::new(cfg, &opts.topic_root, start_time_s)?;
+    let shared = Arc::new(LinkState::default());
+    let router = OneVehicle {
+        status: topics.status(),
+        filters: topics
+            .command_filters_except(&link.echoes)
+            .into_iter()
+            .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
+            .collect(),
+        topics: topics.clone(),
+        inbox: Arc::clone(&link.inbox),
+    };
     let shutdown = shutdown_signal()?;
 
     let url = opts.broker.to_string();
@@ -189,13 +249,10 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         eventloop,
         client.clone(),
         Arc::clone(&shared),
-        topics.clone(),
+        router,
         url.clone(),
     ));
 
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
-    let origin = Instant::now();
-    let mut vehicle = Vehicle::new(cfg, start_time_s);
     let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.time_warp);
     info!(
         "vehicle {} running: {} Hz, time warp {}, broker {url}, topics {}",
@@ -207,25 +264,11 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
 
     let mut ticker = Ticker {
         client: client.clone(),
-        topics: topics.clone(),
-        topic_cache: HashMap::new(),
-        publish_all: cfg.mqtt.publish == crate::config::PublishMode::All,
+        link,
         shared: Arc::clone(&shared),
-        inbox: Vec::with_capacity(16),
-        drops: DropLog::new(),
         stats: LatenessStats::default(),
-        mail_dropped: 0,
-        mail_dropped_unlogged: 0,
-        mail_dropped_logged: Instant::now()
-            .checked_sub(Duration::from_secs(10))
-            .unwrap_or_else(Instant::now),
         publish_dropped: 0,
         publish_dropped_logged: Instant::now(),
-        node_report_local: cfg.node_report_local.then(|| Platform {
-            name: cfg.name.clone(),
-            kind: cfg.platform_type.clone(),
-            length_m: cfg.platform_length,
-        }),
     };
     let mut last_stats_log = Instant::now();
     tokio::pin!(shutdown);
@@ -241,7 +284,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         // mail that arrived before this deadline is in this iteration.
         tokio::task::yield_now().await;
         ticker.stats.record(&wake);
-        ticker.iterate(&mut vehicle, wake.clock_s);
+        ticker.iterate(wake.clock_s);
         if last_stats_log.elapsed() >= STATS_EVERY {
             last_stats_log = Instant::now();
             debug!(
@@ -280,9 +323,9 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         lateness_p99_ms: ms(st.quantile(0.99)),
         lateness_max_ms: st.max().as_secs_f64() * 1e3,
         lateness_histogram_us: st.histogram_us(),
-        bad_messages: shared.bad_messages.load(Ordering::Relaxed),
-        mail_dropped: ticker.mail_dropped,
-        mail_coalesced: shared.mailbox().coalesced_total(),
+        bad_messages: ticker.link.inbox.bad_messages(),
+        mail_dropped: ticker.link.mail_dropped,
+        mail_coalesced: ticker.link.inbox.coalesced(),
         publish_dropped: ticker.publish_dropped,
         connections: shared.connections.load(Ordering::Relaxed),
     };
@@ -301,131 +344,24 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
 /// The per-iteration work of the tick task.
 struct Ticker {
     client: AsyncClient,
-    topics: Topics,
-    topic_cache: HashMap<String, String>,
-    /// `[mqtt] publish = "all"`: every variable on its topic (else only
-    /// NODE_REPORT and USM_TIME).
-    publish_all: bool,
-    shared: Arc<Shared>,
-    inbox: Vec<Mail>,
-    drops: DropLog,
+    link: VehicleLink,
+    shared: Arc<LinkState>,
     stats: LatenessStats,
-    mail_dropped: u64,
-    mail_dropped_unlogged: u64,
-    mail_dropped_logged: Instant,
     publish_dropped: u64,
     publish_dropped_logged: Instant,
-    /// `Some` when `NODE_REPORT_LOCAL` is published.
-    node_report_local: Option<Platform>,
 }
 
 impl Ticker {
     /// One iteration at clock `t_s`: mail, step, publications.
-    fn iterate(&mut self, vehicle: &mut Vehicle, t_s: f64) {
-        let dropped = self.shared.mailbox().drain_into(&mut self.inbox);
-        if dropped > 0 {
-            self.mail_dropped += dropped;
-            self.mail_dropped_unlogged += dropped;
-            // At most one line per 5 s under a sustained flood, with the count.
-            if self.mail_dropped_logged.elapsed() >= Duration::from_secs(5) {
-                self.mail_dropped_logged = Instant::now();
-                warn!(
-                    "{} messages dropped since the last report: mailbox full (flood?)",
-                    std::mem::take(&mut self.mail_dropped_unlogged)
-                );
-            }
-        }
-        for mail in self.inbox.drain(..) {
-            if let Err(e) = vehicle.handle_command(mail.command, t_s) {
-                self.shared.bad_messages.fetch_add(1, Ordering::Relaxed);
-                self.drops
-                    .dropped(&self.topics.var(&mail.var), &mail.payload, &e.reason);
-            }
-        }
-        vehicle.step(t_s);
-        if self.shared.connected.load(Ordering::Relaxed) {
-            self.publish(vehicle, t_s);
-        }
-    }
-
-    fn publish(&mut self, vehicle: &Vehicle, t_s: f64) {
-        let mut failed = 0u64;
-        let all = self.publish_all;
-        for p in vehicle.publications().into_iter().filter(|_| all) {
-            let topic = match self.topic_cache.get(&p.var) {
-                Some(t) => t.clone(),
-                None => {
-                    let t = self.topics.var(&p.var);
-                    self.topic_cache.insert(p.var.clone(), t.clone());
-                    t
-                }
-            };
-            let payload = match &p.value {
-                PubValue::Number(v) => format!("{v}"),
-                PubValue::Text(s) => s.clone(),
-            };
-            if self
-                .client
-                .try_publish(topic, QoS::AtMostOnce, false, payload)
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        // The embedded PID's outputs of this iteration (docs/v22.md §4), for
-        // `usim watch`: one JSON object, only when the PID ran.
-        if let Some(out) = vehicle.pid_output() {
-            let json = format!(
-                "{{\"rudder\":{},\"thrust\":{},\"elevator\":{}}}",
-                out.rudder, out.thrust, out.elevator
-            );
-            if self
-                .client
-                .try_publish(self.topics.var(PID_OUTPUT), QoS::AtMostOnce, false, json)
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        match serde_json::to_vec(&vehicle.snapshot()) {
-            Ok(json) => {
-                if self
-                    .client
-                    .try_publish(self.topics.var(NODE_REPORT), QoS::AtMostOnce, false, json)
-                    .is_err()
-                {
-                    failed += 1;
-                }
-            }
-            Err(e) => debug!("NODE_REPORT not serialised: {e}"),
-        }
-        if let Some(platform) = &self.node_report_local {
-            let text = node_report_local(platform, &vehicle.snapshot(), t_s);
-            if self
-                .client
-                .try_publish(
-                    self.topics.var(NODE_REPORT_LOCAL),
-                    QoS::AtMostOnce,
-                    false,
-                    text,
-                )
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        // USM_TIME last: a watcher that saw it has seen the whole iteration.
-        if self
-            .client
-            .try_publish(
-                self.topics.var(USM_TIME),
-                QoS::AtMostOnce,
-                false,
-                format!("{t_s}"),
-            )
-            .is_err()
-        {
-            failed += 1;
+    fn iterate(&mut self, t_s: f64) {
+        let out = self
+            .shared
+            .connected
+            .load(Ordering::Relaxed)
+            .then_some(&self.client);
+        let mut failed = self.link.iterate(t_s, out);
+        if let Some(client) = out {
+            failed += self.link.publish_time(client, t_s);
         }
         if failed > 0 {
             self.publish_dropped += failed;
@@ -448,25 +384,20 @@ enum Link {
 }
 
 /// The connection task: poll rumqttc forever (see the module doc).
-async fn drive_connection(
+pub(crate) async fn drive_connection(
     mut eventloop: EventLoop,
     client: AsyncClient,
-    shared: Arc<Shared>,
-    topics: Topics,
+    shared: Arc<LinkState>,
+    router: impl Router,
     url: String,
 ) {
-    let filters: Vec<SubscribeFilter> = topics
-        .command_filters()
-        .into_iter()
-        .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
-        .collect();
     let mut backoff = BACKOFF_MIN;
     let mut link = Link::NeverConnected {
         attempts: 0,
         last_warn: Instant::now(),
     };
     let mut drops = DropLog::new();
-    let status_topic = topics.status();
+    let status_topic = router.echo_topic().to_string();
     // Our own retained `online` must come back on the status subscription:
     // if it does not, the broker drops our publications or subscriptions
     // (an ACL that does not match this vehicle's name).
@@ -481,11 +412,13 @@ async fn drive_connection(
                 _ = tokio::time::sleep_until(d) => {
                     echo_deadline = None;
                     error!(
-                        "the broker at {url} did not deliver this vehicle's own retained status \
-                         back within {} s: it drops our publications or subscriptions on {} \
-                         (an ACL that does not match the vehicle name? see configs/mosquitto.acl)",
+                        "the broker at {url} did not deliver {} own retained status \
+                         ({status_topic}) back within {} s: it drops our publications or \
+                         subscriptions on {} (an ACL that does not match the vehicle name? see \
+                         configs/mosquitto.acl)",
+                        router.owner(),
                         STATUS_ECHO_WITHIN.as_secs(),
-                        topics.all()
+                        router.scope()
                     );
                     continue;
                 }
@@ -497,15 +430,7 @@ async fn drive_connection(
                 shared.connected.store(true, Ordering::SeqCst);
                 shared.connections.fetch_add(1, Ordering::Relaxed);
                 connected_at = Instant::now();
-                if let Err(e) = client.try_publish(topics.status(), QoS::AtLeastOnce, true, ONLINE)
-                {
-                    warn!("cannot queue the online status: {e}");
-                }
-                let mut with_status = filters.clone();
-                with_status.push(SubscribeFilter::new(status_topic.clone(), QoS::AtLeastOnce));
-                if let Err(e) = client.try_subscribe_many(with_status) {
-                    error!("cannot queue the subscriptions: {e}");
-                }
+                router.on_connect(&client);
                 echo_deadline = Some(tokio::time::Instant::now() + STATUS_ECHO_WITHIN);
                 match link {
                     Link::NeverConnected { .. } => info!("connected to {url}"),
@@ -524,7 +449,7 @@ async fn drive_connection(
                 }
             }
             Ok(Event::Incoming(Packet::Publish(p))) => {
-                handle_publish(&p, &topics, &shared, &mut drops);
+                router.on_publish(&p, &mut drops);
                 // A burst already in the socket buffer (e.g. a flood resent
                 // by QoS 1 clients after a broker restart) is parsed without
                 // ever waiting: let the tick task run between packets.
@@ -546,6 +471,9 @@ async fn drive_connection(
                         ack.return_codes.len()
                     );
                 }
+            }
+            Ok(Event::Incoming(Packet::PubAck(_))) => {
+                shared.acked.fetch_add(1, Ordering::SeqCst);
             }
             Ok(Event::Outgoing(Outgoing::Disconnect)) => {
                 shared.connected.store(false, Ordering::SeqCst);
@@ -628,64 +556,6 @@ async fn drive_connection(
     }
 }
 
-/// Parse one incoming message into the mailbox, or log and drop it.
-fn handle_publish(p: &Publish, topics: &Topics, shared: &Shared, drops: &mut DropLog) {
-    let mut bad = |payload: &str, reason: &str| {
-        shared.bad_messages.fetch_add(1, Ordering::Relaxed);
-        drops.dropped(&p.topic, payload, reason);
-    };
-    let n = p.payload.len();
-    if n > shared.max_payload {
-        // The head of the payload only (lossy: it may be cut inside a character).
-        let head = String::from_utf8_lossy(&p.payload[..n.min(40)]);
-        bad(
-            &head,
-            &format!(
-                "payload of {n} bytes is over [mqtt] max_payload = {} bytes; dropped, \
-                 the connection stays up",
-                shared.max_payload
-            ),
-        );
-        return;
-    }
-    let Some(var) = topics.var_of(&p.topic) else {
-        bad(
-            &String::from_utf8_lossy(&p.payload),
-            "not a topic of this vehicle",
-        );
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(&p.payload) else {
-        bad(&String::from_utf8_lossy(&p.payload), "payload is not UTF-8");
-        return;
-    };
-    if p.retain {
-        bad(
-            text,
-            "retained command ignored (post commands without the retain flag)",
-        );
-        return;
-    }
-    match parse_text(var, text) {
-        Ok(command) => {
-            let pushed = shared.mailbox().push(Mail {
-                var: var.to_string(),
-                payload: text.to_string(),
-                command,
-            });
-            if pushed == Pushed::Dropped {
-                // Counted and reported once per iteration by the tick task.
-                debug!(
-                    "mailbox full: dropped {} = {:?}",
-                    p.topic,
-                    clip_for_log(text, 80)
-                );
-            }
-        }
-        Err(e) => bad(text, &e.reason),
-    }
-}
-
 /// Refuse to start a second vehicle with a name that is already running.
 ///
 /// Before its own connection (whose client id would take the first one's
@@ -700,15 +570,43 @@ async fn check_name_is_free(
     topics: &Topics,
     name: &str,
 ) -> Result<(), BridgeError> {
+    check_names_are_free(spec, topics.root(), &[name.to_string()]).await
+}
+
+/// [`check_name_is_free`] for many names on one probe connection (`usim
+/// fleet`): one name subscribes to its own two topics, several to
+/// `{topic_root}/+/status` and `{topic_root}/+/USM_TIME`. The first name
+/// found running is reported.
+pub(crate) async fn check_names_are_free(
+    spec: &ConnectSpec,
+    topic_root: &str,
+    names: &[String],
+) -> Result<(), BridgeError> {
     let mut probe = spec.clone();
     probe.client_id = format!("{}-probe-{}", spec.client_id, std::process::id());
     probe.last_will = None;
     probe.max_incoming_packet = 64 * 1024;
     let (client, mut eventloop) = probe.client(8)?;
-    let status = topics.status();
-    let time = topics.var(USM_TIME);
+    let ours: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+    let (status_filter, time_filter) = match names {
+        [one] => (
+            format!("{topic_root}/{one}/status"),
+            format!("{topic_root}/{one}/{USM_TIME}"),
+        ),
+        _ => (
+            format!("{topic_root}/+/status"),
+            format!("{topic_root}/+/{USM_TIME}"),
+        ),
+    };
+    let prefix = format!("{topic_root}/");
+    // (name, variable) of a topic of one of our names.
+    let split = |topic: &str| -> Option<(String, String)> {
+        let (name, var) = topic.strip_prefix(prefix.as_str())?.split_once('/')?;
+        ours.contains(name)
+            .then(|| (name.to_string(), var.to_string()))
+    };
     let url = spec.url.to_string();
-    let mut online = false;
+    let mut online: std::collections::BTreeSet<String> = Default::default();
     let mut subacks = 0;
     let mut listen_until: Option<tokio::time::Instant> = None;
     let outcome = tokio::time::timeout(Duration::from_secs(5), async {
@@ -722,31 +620,36 @@ async fn check_name_is_free(
             };
             match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    // Two subscriptions: the retained status of the first is
-                    // delivered before the second's SubAck.
-                    let _ = client.try_subscribe(status.clone(), QoS::AtMostOnce);
-                    let _ = client.try_subscribe(time.clone(), QoS::AtMostOnce);
+                    // Two subscriptions: the retained statuses of the first
+                    // are delivered before the second's SubAck.
+                    let _ = client.try_subscribe(status_filter.clone(), QoS::AtMostOnce);
+                    let _ = client.try_subscribe(time_filter.clone(), QoS::AtMostOnce);
                 }
-                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == status => {
-                    online = p.payload.as_ref() == ONLINE.as_bytes();
-                }
-                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == time => {
-                    if online {
+                Ok(Event::Incoming(Packet::Publish(p))) => match split(&p.topic) {
+                    Some((name, var)) if var == "status" => {
+                        if p.payload.as_ref() == ONLINE.as_bytes() {
+                            online.insert(name);
+                        } else {
+                            online.remove(&name);
+                        }
+                    }
+                    Some((name, var)) if var == USM_TIME && online.contains(&name) => {
                         break Err(BridgeError::Duplicate {
-                            name: name.to_string(),
+                            name,
                             url: url.clone(),
                         });
                     }
-                }
+                    _ => {}
+                },
                 Ok(Event::Incoming(Packet::SubAck(_))) => {
                     subacks += 1;
                     if subacks == 2 {
                         // A short grace for brokers that send retained
-                        // messages late; longer if the name claims online.
-                        let wait = if online {
-                            DUPLICATE_LISTEN
-                        } else {
+                        // messages late; longer if a name claims online.
+                        let wait = if online.is_empty() {
                             Duration::from_millis(150)
+                        } else {
+                            DUPLICATE_LISTEN
                         };
                         listen_until = Some(tokio::time::Instant::now() + wait);
                     }
@@ -770,12 +673,25 @@ async fn check_name_is_free(
         }
     })
     .await;
-    if outcome.is_ok() && online {
+    if outcome.is_ok() && online.len() > 3 {
+        let some: Vec<&str> = online.iter().take(3).map(String::as_str).collect();
         warn!(
-            "the retained status of vehicle {name} says online, but it published nothing for \
-             {} s: taking over the name (a vehicle that lost its broker connection uncleanly?)",
+            "the retained statuses of {} of these vehicles ({}, …) say online, but they \
+             published nothing for {} s: taking over the names (a fleet or vehicles that \
+             lost the broker connection uncleanly?)",
+            online.len(),
+            some.join(", "),
             DUPLICATE_LISTEN.as_secs()
         );
+    } else if outcome.is_ok() {
+        for name in &online {
+            warn!(
+                "the retained status of vehicle {name} says online, but it published nothing \
+                 for {} s: taking over the name (a vehicle that lost its broker connection \
+                 uncleanly?)",
+                DUPLICATE_LISTEN.as_secs()
+            );
+        }
     }
     outcome
 }
@@ -794,49 +710,6 @@ fn refusal_hint(e: &ConnectionError) -> &'static str {
             " (TLS: if the broker's certificate is signed by a private CA, give it with --ca-file)"
         }
         _ => "",
-    }
-}
-
-/// Logs dropped messages: every one, up to 20 a second; beyond that a count.
-struct DropLog {
-    window: Instant,
-    in_window: u32,
-    suppressed: u64,
-}
-
-impl DropLog {
-    const PER_SECOND: u32 = 20;
-
-    fn new() -> DropLog {
-        DropLog {
-            window: Instant::now(),
-            in_window: 0,
-            suppressed: 0,
-        }
-    }
-
-    fn dropped(&mut self, topic: &str, payload: &str, reason: &str) {
-        if self.window.elapsed() >= Duration::from_secs(1) {
-            if self.suppressed > 0 {
-                warn!(
-                    "{} more bad messages dropped without a log line (flood)",
-                    self.suppressed
-                );
-            }
-            self.window = Instant::now();
-            self.in_window = 0;
-            self.suppressed = 0;
-        }
-        if self.in_window < Self::PER_SECOND {
-            self.in_window += 1;
-            warn!(
-                "dropped message on {}: payload {:?}: {reason}",
-                super::escape_control(&clip_for_log(topic, 200)),
-                clip_for_log(payload, 200)
-            );
-        } else {
-            self.suppressed += 1;
-        }
     }
 }
 
@@ -859,7 +732,7 @@ pub fn client_id(topic_root: &str, vehicle: &str) -> String {
 }
 
 /// Seconds since the Unix epoch (MOOSTime's origin).
-fn unix_time_s() -> f64 {
+pub(crate) fn unix_time_s() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -872,7 +745,7 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(0.5 + (r % 1000) as f64 / 2000.0)
 }
 
-fn ms(d: Option<Duration>) -> f64 {
+pub(crate) fn ms(d: Option<Duration>) -> f64 {
     d.map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
 }
 

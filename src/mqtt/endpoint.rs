@@ -110,6 +110,9 @@ pub struct ConnectSpec {
     pub max_incoming_packet: usize,
     /// Last will: `(topic, payload)`, retained, QoS 1.
     pub last_will: Option<(String, String)>,
+    /// Outgoing QoS 1 messages in flight before the client waits for
+    /// acknowledgements (default 32; a fleet sets one status per vehicle).
+    pub inflight: u16,
 }
 
 impl ConnectSpec {
@@ -123,6 +126,7 @@ impl ConnectSpec {
             keep_alive: Duration::from_secs(5),
             max_incoming_packet: 32 * 1024,
             last_will: None,
+            inflight: 32,
         }
     }
 
@@ -146,7 +150,7 @@ impl ConnectSpec {
         o.set_keep_alive(self.keep_alive.max(Duration::from_secs(1)));
         o.set_clean_session(true);
         o.set_max_packet_size(self.max_incoming_packet, 64 * 1024);
-        o.set_inflight(32);
+        o.set_inflight(self.inflight.max(1));
         if let Some((user, pass)) = &self.credentials {
             o.set_credentials(user, pass);
         }

@@ -18,6 +18,7 @@ use tracing::{error, info, warn};
 use super::bridge::shutdown_signal;
 use super::broker::EmbeddedBroker;
 use super::endpoint::BrokerUrl;
+use super::fleet_runtime::{run_fleet, FleetRunOptions, DEFAULT_FLEET_NAME};
 use super::BridgeError;
 
 /// How long children get to exit after SIGTERM before SIGKILL.
@@ -38,6 +39,11 @@ pub struct FleetOptions {
     /// Extra arguments for every `usim run` (e.g. `--time-warp 2`).
     /// Children inherit the environment, so `RUST_LOG` applies to them too.
     pub run_args: Vec<String>,
+    /// Run the vehicles in this process on one connection
+    /// ([`super::fleet_runtime`]) instead of one child each.
+    pub in_process: bool,
+    /// Time warp of the in-process fleet (children get it in `run_args`).
+    pub time_warp: f64,
 }
 
 /// How the fleet ended.
@@ -58,6 +64,7 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
     }
     // Validate every config before starting anything.
     let mut names: Vec<String> = Vec::new();
+    let mut loaded = Vec::new();
     let mut problems = Vec::new();
     for path in &o.configs {
         match crate::config::load_vehicle(path) {
@@ -66,8 +73,27 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
                 path.display(),
                 cfg.name
             )),
-            Ok(cfg) => names.push(cfg.name),
+            Ok(cfg) => {
+                names.push(cfg.name.clone());
+                loaded.push(cfg);
+            }
             Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if problems.is_empty() && o.in_process {
+        let root = loaded[0].mqtt.topic_root.clone();
+        if let Some((path, v)) = o
+            .configs
+            .iter()
+            .zip(&loaded)
+            .find(|(_, v)| v.mqtt.topic_root != root)
+        {
+            problems.push(format!(
+                "{}: [mqtt] topic_root {:?} differs from the first config's {root:?}: \
+                 --in-process runs one fleet with one topic root",
+                path.display(),
+                v.mqtt.topic_root
+            ));
         }
     }
     if !problems.is_empty() {
@@ -83,6 +109,32 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
             (Some(b), url)
         }
     };
+
+    if o.in_process {
+        let first = &loaded[0];
+        let opts = FleetRunOptions {
+            app_tick: first.app_tick,
+            credentials: super::endpoint::credentials(
+                first.mqtt.username.clone(),
+                first.mqtt.password.clone(),
+            ),
+            fleet_name: DEFAULT_FLEET_NAME.to_string(),
+            topic_root: first.mqtt.topic_root.clone(),
+            vehicles: loaded,
+            broker: url,
+            ca_file: None,
+            time_warp: o.time_warp,
+            start_time_s: None,
+            stats_path: None,
+            encounters: None,
+        };
+        run_fleet(opts).await?;
+        if broker.is_some() {
+            // Let the embedded broker deliver the retained `offline`s.
+            tokio::time::sleep(BROKER_DRAIN).await;
+        }
+        return Ok(FleetEnd::Stopped);
+    }
 
     // Signals first: a Ctrl-C while children start must stop them too.
     let shutdown = shutdown_signal()?;

@@ -13,7 +13,11 @@
 //! * [`bridge`]: `usim run`: rumqttc event loop task + tick loop around
 //!   [`crate::model::Vehicle`].
 //! * [`broker`]: the embedded rumqttd broker (`usim broker`).
-//! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle.
+//! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle
+//!   (or, with `--in-process`, the vehicles of [`fleet_runtime`]).
+//! * [`fleet_runtime`]: `usim fleet`: many vehicles in one process on one
+//!   connection, with live `ENCOUNTER` events.
+//! * [`vehicle_link`]: the per-vehicle part shared by `usim run` and `usim fleet`.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
 //! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
 //! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
@@ -23,12 +27,14 @@ pub mod bridge;
 pub mod broker;
 pub mod endpoint;
 pub mod fleet;
+pub mod fleet_runtime;
 pub mod mailbox;
 pub mod node_report;
 pub mod record;
 pub mod schedule;
 pub mod tools;
 pub mod topics;
+pub mod vehicle_link;
 
 /// Errors of the live shell, each with the cause and, where possible, the remedy.
 #[derive(Debug)]

@@ -30,6 +30,8 @@ pub const OFFLINE: &str = "offline";
 pub struct Topics {
     /// `{topic_root}/{vehicle}/`, with the trailing slash.
     base: String,
+    /// Length of `{topic_root}` in `base`.
+    root_len: usize,
 }
 
 impl Topics {
@@ -43,7 +45,13 @@ impl Topics {
             .map_err(|why| BridgeError::BadTopic(format!("vehicle name {vehicle:?}: {why}")))?;
         Ok(Topics {
             base: format!("{topic_root}/{vehicle}/"),
+            root_len: topic_root.len(),
         })
+    }
+
+    /// The topic root these topics are under.
+    pub fn root(&self) -> &str {
+        &self.base[..self.root_len]
     }
 
     /// The topic of `var` (a MOOS variable name such as `NAV_X`).
@@ -65,8 +73,15 @@ impl Topics {
     /// subscribes to these only, not to `#`, so it never hears its own
     /// publications or another vehicle's mail.
     pub fn command_filters(&self) -> Vec<String> {
+        self.command_filters_except(&[])
+    }
+
+    /// [`Topics::command_filters`] without the variables in `except`
+    /// (those the vehicle publishes itself).
+    pub fn command_filters_except(&self, except: &[&str]) -> Vec<String> {
         SUBSCRIPTIONS
             .iter()
+            .filter(|(name, _, _)| !except.contains(name))
             .map(|(name, _, _)| self.var(name))
             .collect()
     }

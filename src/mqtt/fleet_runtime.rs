@@ -1,0 +1,752 @@
+//! `usim fleet`: many vehicles in one process on one MQTT connection
+//! (docs/fleets.md).
+//!
+//! Each vehicle keeps what it has under `usim run` — its topics
+//! `{topic_root}/{name}/…` (so `usim post NAME` and `usim watch NAME` work
+//! unchanged), its own bounded mailbox, its retained `status`, its model —
+//! through the same [`VehicleLink`]. What is shared:
+//!
+//! * **one connection** (one client id: that of the fleet name), driven by
+//!   the same connection task as `usim run`
+//!   ([`super::bridge::drive_connection`]); it subscribes with one wildcard
+//!   filter per command variable (`{topic_root}/+/DESIRED_THRUST`, …) and
+//!   routes each message by the name in its topic to that vehicle's
+//!   mailbox (a flood to one vehicle fills only its mailbox; messages for
+//!   names not in this fleet are ignored: they belong to other processes);
+//! * **one tick schedule**: at each deadline every vehicle takes its mail,
+//!   steps and publishes, in the order given;
+//! * **the last will**: one connection has one will, so it is the fleet's
+//!   own retained status `{topic_root}/{fleet}/status` (`online` while the
+//!   fleet runs, `offline` by the will if the process dies). On a clean
+//!   exit (SIGINT/SIGTERM) every vehicle's retained status is set
+//!   `offline`, then the fleet's. After a crash the vehicles' statuses
+//!   still say `online`: the fleet status is the one to trust.
+//! * **encounters**: with ranges given, a [`Tracker`] (spatial grid, O(n)
+//!   for sparse fleets) follows every pair each iteration and publishes
+//!   each event as one JSON `ENCOUNTER` message on
+//!   `{topic_root}/{fleet}/ENCOUNTER` (QoS 1).
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nalgebra::Vector2;
+use rumqttc::{AsyncClient, Publish, QoS, SubscribeFilter};
+use tracing::{debug, error, info, warn};
+
+use super::bridge::{
+    check_names_are_free, client_id, drive_connection, ms, shutdown_signal, unix_time_s, LinkState,
+    Router,
+};
+use super::endpoint::{BrokerUrl, ConnectSpec};
+use super::schedule::{LatenessStats, Schedule};
+use super::topics::{Topics, OFFLINE, ONLINE};
+use super::vehicle_link::{DropLog, Inbox, VehicleLink};
+use super::BridgeError;
+use crate::command::SUBSCRIPTIONS;
+use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
+use crate::encounter::{Event as EncounterEvent, Track, Tracker};
+use crate::mission::EncounterRanges;
+
+/// Last topic level of the fleet's encounter events.
+pub const ENCOUNTER: &str = "ENCOUNTER";
+/// Default fleet name (its status and `ENCOUNTER` topics, its client id).
+pub const DEFAULT_FLEET_NAME: &str = "fleet";
+/// Outgoing requests per vehicle the request channel holds (one
+/// iteration with `publish = "all"` posts about 25).
+const REQUESTS_PER_VEHICLE: usize = 32;
+/// How often tick statistics are logged at debug level (`-v`).
+const STATS_EVERY: Duration = Duration::from_secs(10);
+
+/// Everything `usim fleet` needs.
+#[derive(Debug, Clone)]
+pub struct FleetRunOptions {
+    /// The vehicles, names final and unique.
+    pub vehicles: Vec<VehicleConfig>,
+    /// Fleet name: `{topic_root}/{fleet}/status` and `/ENCOUNTER`, client id.
+    pub fleet_name: String,
+    /// The broker.
+    pub broker: BrokerUrl,
+    /// Topic root of every vehicle.
+    pub topic_root: String,
+    /// User name and password, if any.
+    pub credentials: Option<(String, String)>,
+    /// CA bundle for `mqtts://`.
+    pub ca_file: Option<PathBuf>,
+    /// Iterations per second of the whole fleet, Hz.
+    pub app_tick: f64,
+    /// MOOS-style time warp (> 0).
+    pub time_warp: f64,
+    /// Clock value at start-up, s; default: Unix time now.
+    pub start_time_s: Option<f64>,
+    /// Where to write tick statistics (JSON) on exit.
+    pub stats_path: Option<PathBuf>,
+    /// Encounter ranges (m); `None`: no `ENCOUNTER` messages.
+    pub encounters: Option<EncounterRanges>,
+}
+
+/// What a fleet run did, for the caller and the `--stats` file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FleetSummary {
+    /// Fleet name.
+    pub fleet: String,
+    /// Number of vehicles.
+    pub vehicles: usize,
+    /// Iterations run (each steps every vehicle).
+    pub ticks: u64,
+    /// Deadlines skipped because an iteration was more than a period late.
+    pub skipped: u64,
+    /// Real tick period, ms.
+    pub period_ms: f64,
+    /// Tick lateness p50, ms (upper edge of a 0.1 ms bucket).
+    pub lateness_p50_ms: f64,
+    /// Tick lateness p99, ms.
+    pub lateness_p99_ms: f64,
+    /// Largest tick lateness, ms.
+    pub lateness_max_ms: f64,
+    /// Lateness histogram: `[upper edge µs, count]`.
+    pub lateness_histogram_us: Vec<(u64, u64)>,
+    /// Time one iteration of the whole fleet took, p50, ms.
+    pub work_p50_ms: f64,
+    /// Same, p99, ms.
+    pub work_p99_ms: f64,
+    /// Same, largest, ms.
+    pub work_max_ms: f64,
+    /// Messages that did not parse or were refused by a model, all vehicles.
+    pub bad_messages: u64,
+    /// Messages dropped because a mailbox was full, all vehicles.
+    pub mail_dropped: u64,
+    /// Plain setpoints superseded before an iteration used them.
+    pub mail_coalesced: u64,
+    /// Publications dropped because the outgoing queue was full.
+    pub publish_dropped: u64,
+    /// Connections made (1 + reconnections).
+    pub connections: u64,
+    /// Encounter events published (near misses, collisions, clears).
+    pub encounter_events: u64,
+}
+
+/// The [`Router`] of a fleet: wildcard subscriptions, mail routed by name.
+struct FleetRouter {
+    root_prefix: String,
+    fleet_status: String,
+    statuses: Vec<String>,
+    filters: Vec<SubscribeFilter>,
+    inboxes: HashMap<String, Arc<Inbox>>,
+    scope: String,
+}
+
+impl Router for FleetRouter {
+    fn on_connect(&self, client: &AsyncClient) {
+        let mut failed = 0;
+        for topic in std::iter::once(&self.fleet_status).chain(&self.statuses) {
+            if client
+                .try_publish(topic.clone(), QoS::AtLeastOnce, true, ONLINE)
+                .is_err()
+            {
+                failed += 1;
+            }
+        }
+        if failed > 0 {
+            warn!("cannot queue {failed} online statuses (outgoing queue full)");
+        }
+        let mut with_status = self.filters.clone();
+        with_status.push(SubscribeFilter::new(
+            self.fleet_status.clone(),
+            QoS::AtLeastOnce,
+        ));
+        // Several SUBSCRIBE packets when per-vehicle filters make many
+        // (a packet stays well under the 64 KiB outgoing limit).
+        for chunk in with_status.chunks(200) {
+            if let Err(e) = client.try_subscribe_many(chunk.to_vec()) {
+                error!("cannot queue the subscriptions: {e}");
+            }
+        }
+    }
+
+    fn echo_topic(&self) -> &str {
+        &self.fleet_status
+    }
+
+    fn scope(&self) -> String {
+        self.scope.clone()
+    }
+
+    fn owner(&self) -> &'static str {
+        "the fleet's"
+    }
+
+    fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
+        let Some((name, var)) = p
+            .topic
+            .strip_prefix(self.root_prefix.as_str())
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            debug!("ignored message on {:?}: not under our topic root", p.topic);
+            return;
+        };
+        // A name not in the fleet is another process's vehicle: the
+        // wildcard brought its mail here; ignored.
+        if let Some(inbox) = self.inboxes.get(name) {
+            let var = (!var.is_empty() && !var.contains('/')).then_some(var);
+            inbox.accept(&p.topic, var, &p.payload, p.retain, drops);
+        }
+    }
+}
+
+/// One wildcard filter `{root}/+/{VAR}` per subscribed variable, except
+/// for variables some vehicles publish themselves ([`super::vehicle_link::echo_vars`]):
+/// those are subscribed per vehicle, by the vehicles that do not, so the
+/// fleet does not hear its own publications.
+fn fleet_filters(topic_root: &str, links: &[VehicleLink]) -> Vec<SubscribeFilter> {
+    let mut filters = Vec::new();
+    for (var, _, _) in SUBSCRIPTIONS {
+        if links.iter().all(|l| !l.echoes.contains(var)) {
+            filters.push(format!("{topic_root}/+/{var}"));
+        } else {
+            filters.extend(
+                links
+                    .iter()
+                    .filter(|l| !l.echoes.contains(var))
+                    .map(|l| l.topics.var(var)),
+            );
+        }
+    }
+    filters
+        .into_iter()
+        .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
+        .collect()
+}
+
+/// Check the names of a fleet before anything connects: each is a valid
+/// topic level, none is used twice, none is the fleet's own name.
+pub fn check_names(vehicles: &[VehicleConfig], fleet_name: &str) -> Result<(), BridgeError> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut problems = Vec::new();
+    Topics::new("x", fleet_name).map_err(|e| BridgeError::BadOption(format!("fleet name: {e}")))?;
+    for (i, v) in vehicles.iter().enumerate() {
+        if let Err(e) = Topics::new("x", &v.name) {
+            problems.push(format!("vehicle {}: {e}", i + 1));
+        }
+        if v.name == fleet_name {
+            problems.push(format!(
+                "vehicle {}: name {:?} is the fleet's name (its status and ENCOUNTER topics); \
+                 give the fleet another with --fleet-name",
+                i + 1,
+                v.name
+            ));
+        }
+        if let Some(first) = seen.insert(&v.name, i) {
+            problems.push(format!(
+                "vehicles {} and {} are both named {:?}: names must be unique on a broker \
+                 (their topics and statuses would mix)",
+                first + 1,
+                i + 1,
+                v.name
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(BridgeError::BadOption(problems.join("\n")))
+    }
+}
+
+/// The JSON payload of one `ENCOUNTER` message: the columns of
+/// `encounters.csv` (docs/fleets.md) with vehicle names; `t` is the
+/// mission time (s since the fleet started, as `NODE_REPORT`'s `t`).
+pub fn encounter_json(e: &EncounterEvent, names: &[&str]) -> String {
+    let name = |i: usize| names.get(i).copied().unwrap_or("");
+    // Non-finite values cannot occur for finite positions; write null if they do.
+    let num = |v: f64| {
+        if v.is_finite() {
+            format!("{v}")
+        } else {
+            "null".to_string()
+        }
+    };
+    format!(
+        "{{\"t\":{},\"event\":\"{}\",\"a\":{},\"b\":{},\"range\":{},\"cpa_time\":{},\"cpa_range\":{},\"cpa_bearing\":{}}}",
+        num(e.t),
+        e.kind.name(),
+        serde_json::Value::from(name(e.a)),
+        serde_json::Value::from(name(e.b)),
+        num(e.range),
+        num(e.cpa.time),
+        num(e.cpa.range),
+        num(e.cpa.bearing)
+    )
+}
+
+/// Run the fleet until SIGINT/SIGTERM (see the module doc). Must be called
+/// inside a tokio runtime with time and I/O enabled.
+pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
+    if opts.vehicles.is_empty() {
+        return Err(BridgeError::BadOption(
+            "a fleet needs at least one vehicle".into(),
+        ));
+    }
+    if !(opts.time_warp.is_finite() && opts.time_warp > 0.0) {
+        return Err(BridgeError::BadOption(format!(
+            "time warp must be a positive number, got {}",
+            opts.time_warp
+        )));
+    }
+    if !(opts.app_tick.is_finite() && opts.app_tick > 0.0) {
+        return Err(BridgeError::BadOption(format!(
+            "the tick rate must be a positive number of iterations per second, got {}",
+            opts.app_tick
+        )));
+    }
+    check_names(&opts.vehicles, &opts.fleet_name)?;
+    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
+    for cfg in &opts.vehicles {
+        for w in &cfg.warnings {
+            warn!("{}: config: {w}", cfg.name);
+        }
+    }
+    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
+
+    let mut spec = ConnectSpec::new(
+        opts.broker.clone(),
+        client_id(&opts.topic_root, &opts.fleet_name),
+    );
+    // As `usim run`: take any packet MQTT allows, drop over max_payload here.
+    spec.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
+    spec.credentials = opts.credentials.clone();
+    spec.ca_file = opts.ca_file.clone();
+    spec.last_will = Some((fleet_topics.status(), OFFLINE.to_string()));
+    spec.inflight = 1000;
+    let mut all_names = names.clone();
+    all_names.push(opts.fleet_name.clone());
+    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
+    // The clock and the schedule start together, after the name check
+    // (the first deadline is late by the time the vehicles take to build).
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let mut links = Vec::with_capacity(opts.vehicles.len());
+    for cfg in &opts.vehicles {
+        links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
+    }
+    let capacity = (links.len() * REQUESTS_PER_VEHICLE).max(256);
+    let (client, eventloop) = spec.client(capacity)?;
+
+    let router = FleetRouter {
+        root_prefix: format!("{}/", opts.topic_root),
+        fleet_status: fleet_topics.status(),
+        statuses: links.iter().map(|l| l.topics.status()).collect(),
+        filters: fleet_filters(&opts.topic_root, &links),
+        inboxes: links
+            .iter()
+            .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
+            .collect(),
+        scope: format!("{}/#", opts.topic_root),
+    };
+    let shared = Arc::new(LinkState::default());
+    let shutdown = shutdown_signal()?;
+    let url = opts.broker.to_string();
+    let connection = tokio::spawn(drive_connection(
+        eventloop,
+        client.clone(),
+        Arc::clone(&shared),
+        router,
+        url.clone(),
+    ));
+
+    let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
+    info!(
+        "fleet {} running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
+        opts.fleet_name,
+        links.len(),
+        opts.app_tick,
+        opts.time_warp,
+        opts.topic_root
+    );
+    let mut tracker = opts.encounters.map(Tracker::new);
+    let encounter_topic = fleet_topics.var(ENCOUNTER);
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut stats = LatenessStats::default();
+    let mut work = WorkStats::default();
+    let mut publish_dropped = 0u64;
+    let mut publish_dropped_logged = Instant::now();
+    let mut encounter_events = 0u64;
+    let mut last_stats_log = Instant::now();
+    let mut mailed: Vec<bool> = Vec::with_capacity(links.len());
+    tokio::pin!(shutdown);
+    let why = loop {
+        let deadline = tokio::time::Instant::from_std(schedule.next_deadline());
+        tokio::select! {
+            biased;
+            why = &mut shutdown => break why,
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        let wake = schedule.on_wake(Instant::now());
+        // Let the connection task take what the socket already holds.
+        tokio::task::yield_now().await;
+        stats.record(&wake);
+        let t0 = Instant::now();
+        let out = shared.connected.load(Ordering::Relaxed).then_some(&client);
+        let mut failed = 0;
+        // Vehicles with mail first: a command's effect goes out at the
+        // front of the iteration's burst of publications (one write each),
+        // not behind up to 2 N others. The vehicles do not interact, so
+        // the order of their steps changes nothing else.
+        mailed.clear();
+        mailed.extend(links.iter().map(|l| l.inbox.pending() > 0));
+        for with_mail in [true, false] {
+            for (link, &m) in links.iter_mut().zip(&mailed) {
+                if m == with_mail {
+                    failed += link.iterate(wake.clock_s, out);
+                }
+            }
+        }
+        if let Some(client) = out {
+            for link in &links {
+                failed += link.publish_time(client, wake.clock_s);
+            }
+        }
+        if let Some(tracker) = &mut tracker {
+            let t_mission = wake.clock_s - start_time_s;
+            let vehicles = &links;
+            tracker.observe(
+                t_mission,
+                vehicles.iter().map(|l| {
+                    let g = l.vehicle.nav();
+                    Vector2::new(g.x, g.y)
+                }),
+                |i| {
+                    let g = vehicles[i].vehicle.nav();
+                    Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
+                },
+                |e| {
+                    encounter_events += 1;
+                    let json = encounter_json(&e, &name_refs);
+                    info!("ENCOUNTER {json}");
+                    if let Some(c) = out {
+                        if c.try_publish(encounter_topic.clone(), QoS::AtLeastOnce, false, json)
+                            .is_err()
+                        {
+                            failed += 1;
+                        }
+                    }
+                },
+            );
+        }
+        work.record(t0.elapsed());
+        if failed > 0 {
+            publish_dropped += failed;
+            if publish_dropped_logged.elapsed() >= Duration::from_secs(5) {
+                publish_dropped_logged = Instant::now();
+                warn!(
+                    "outgoing queue full: {publish_dropped} publications dropped so far \
+                     (broker slow or unreachable)"
+                );
+            }
+        }
+        if last_stats_log.elapsed() >= STATS_EVERY {
+            last_stats_log = Instant::now();
+            debug!(
+                "ticks {} (skipped {}), lateness p50 {:.1} ms p99 {:.1} ms max {:.1} ms, \
+                 iteration p99 {:.1} ms",
+                stats.ticks(),
+                stats.skipped(),
+                ms(stats.quantile(0.5)),
+                ms(stats.quantile(0.99)),
+                stats.max().as_secs_f64() * 1e3,
+                work.quantile_ms(0.99)
+            );
+        }
+    };
+
+    // Clean exit: every vehicle's retained `offline`, the fleet's, then a
+    // clean disconnect (queued after them, so sent after them).
+    info!(
+        "{why}: stopping fleet {} ({} vehicles)",
+        opts.fleet_name,
+        links.len()
+    );
+    shared.shutting_down.store(true, Ordering::SeqCst);
+    if shared.connected.load(Ordering::SeqCst) {
+        let mut failed = 0;
+        let before = shared.acked.load(Ordering::SeqCst);
+        for link in &links {
+            if client
+                .try_publish(link.topics.status(), QoS::AtLeastOnce, true, OFFLINE)
+                .is_err()
+            {
+                failed += 1;
+            }
+        }
+        if client
+            .try_publish(fleet_topics.status(), QoS::AtLeastOnce, true, OFFLINE)
+            .is_err()
+        {
+            failed += 1;
+        }
+        if failed > 0 {
+            warn!("{failed} offline statuses could not be queued (outgoing queue full)");
+        }
+        // A DISCONNECT right behind many QoS 1 publications made mosquitto
+        // drop the connection before it had taken them all: wait for the
+        // broker's acknowledgements first.
+        let queued = links.len() as u64 + 1 - failed;
+        if !shared
+            .wait_acks(before, queued, Duration::from_secs(5))
+            .await
+        {
+            warn!("the broker did not acknowledge every offline status within 5 s");
+        }
+        let _ = client.try_disconnect();
+        match tokio::time::timeout(Duration::from_secs(5), connection).await {
+            Ok(_) => info!("published every status offline and disconnected"),
+            Err(_) => warn!("broker did not take the disconnect within 5 s"),
+        }
+    } else {
+        connection.abort();
+        warn!("not connected to the broker: could not publish the statuses offline");
+    }
+
+    let summary = FleetSummary {
+        fleet: opts.fleet_name.clone(),
+        vehicles: links.len(),
+        ticks: stats.ticks(),
+        skipped: stats.skipped(),
+        period_ms: schedule.period().as_secs_f64() * 1e3,
+        lateness_p50_ms: ms(stats.quantile(0.5)),
+        lateness_p99_ms: ms(stats.quantile(0.99)),
+        lateness_max_ms: stats.max().as_secs_f64() * 1e3,
+        lateness_histogram_us: stats.histogram_us(),
+        work_p50_ms: work.quantile_ms(0.5),
+        work_p99_ms: work.quantile_ms(0.99),
+        work_max_ms: work.max_ms(),
+        bad_messages: links.iter().map(|l| l.inbox.bad_messages()).sum(),
+        mail_dropped: links.iter().map(|l| l.mail_dropped).sum(),
+        mail_coalesced: links.iter().map(|l| l.inbox.coalesced()).sum(),
+        publish_dropped,
+        connections: shared.connections.load(Ordering::Relaxed),
+        encounter_events,
+    };
+    if let Some(path) = &opts.stats_path {
+        let json = serde_json::to_string(&summary).unwrap_or_default();
+        std::fs::write(path, json + "\n").map_err(|e| {
+            BridgeError::Io(std::io::Error::new(
+                e.kind(),
+                format!("cannot write stats file {}: {e}", path.display()),
+            ))
+        })?;
+    }
+    Ok(summary)
+}
+
+/// How long the iterations took (all vehicles), 0.1 ms buckets up to 1 s.
+#[derive(Debug)]
+struct WorkStats {
+    buckets: Vec<u64>,
+    n: u64,
+    max: Duration,
+}
+
+impl Default for WorkStats {
+    fn default() -> Self {
+        WorkStats {
+            buckets: vec![0; 10_001],
+            n: 0,
+            max: Duration::ZERO,
+        }
+    }
+}
+
+impl WorkStats {
+    fn record(&mut self, d: Duration) {
+        let i = ((d.as_micros() / 100) as usize).min(self.buckets.len() - 1);
+        self.buckets[i] += 1;
+        self.n += 1;
+        self.max = self.max.max(d);
+    }
+
+    /// Upper edge of the `q`-quantile's bucket, ms (0 before any).
+    fn quantile_ms(&self, q: f64) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return (i + 1) as f64 * 0.1;
+            }
+        }
+        self.max_ms()
+    }
+
+    fn max_ms(&self) -> f64 {
+        self.max.as_secs_f64() * 1e3
+    }
+}
+
+/// `--spawn N --config C`: N copies of `base` named `{name}-0001`,
+/// `{name}-0002`, … (at least 4 digits), their start positions on a square
+/// grid of `spacing` m (⌈√N⌉ columns, east then north) from the config's
+/// start position, so that no two start on one point. Heading, speed and
+/// depth are the config's.
+pub fn spawn(base: &VehicleConfig, n: usize, spacing: f64) -> Vec<VehicleConfig> {
+    let cols = (n as f64).sqrt().ceil().max(1.0) as usize;
+    let width = n.to_string().len().max(4);
+    (0..n)
+        .map(|i| {
+            let mut v = base.clone();
+            v.name = format!("{}-{:0width$}", base.name, i + 1);
+            v.params.start.x += (i % cols) as f64 * spacing;
+            v.params.start.y += (i / cols) as f64 * spacing;
+            v
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encounter::{Cpa, EventKind};
+
+    #[test]
+    fn spawn_names_and_spreads() {
+        let mut base = VehicleConfig {
+            name: "k".into(),
+            ..VehicleConfig::default()
+        };
+        base.params.start.x = 100.0;
+        let v = spawn(&base, 5, 50.0);
+        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["k-0001", "k-0002", "k-0003", "k-0004", "k-0005"]);
+        // 3 columns: (100,0) (150,0) (200,0) (100,50) (150,50)
+        let xy: Vec<_> = v
+            .iter()
+            .map(|c| (c.params.start.x, c.params.start.y))
+            .collect();
+        assert_eq!(
+            xy,
+            [
+                (100.0, 0.0),
+                (150.0, 0.0),
+                (200.0, 0.0),
+                (100.0, 50.0),
+                (150.0, 50.0)
+            ]
+        );
+        assert_eq!(spawn(&base, 12345, 1.0)[0].name, "k-00001");
+        assert!(check_names(&v, DEFAULT_FLEET_NAME).is_ok());
+    }
+
+    #[test]
+    fn duplicate_and_fleet_names_are_refused() {
+        let a = VehicleConfig {
+            name: "a".into(),
+            ..VehicleConfig::default()
+        };
+        let e = check_names(&[a.clone(), a.clone()], "fleet").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("vehicles 1 and 2 are both named \"a\""),
+            "{e}"
+        );
+        let e = check_names(&[a], "a").unwrap_err();
+        assert!(e.to_string().contains("fleet's name"), "{e}");
+    }
+
+    #[test]
+    fn messages_are_routed_by_the_name_in_their_topic() {
+        let a = VehicleConfig {
+            name: "a".into(),
+            ..VehicleConfig::default()
+        };
+        let mut b = a.clone();
+        b.name = "b".into();
+        let links: Vec<VehicleLink> = [&a, &b]
+            .iter()
+            .map(|c| VehicleLink::new(c, "usim", 0.0).unwrap())
+            .collect();
+        let router = FleetRouter {
+            root_prefix: "usim/".into(),
+            fleet_status: "usim/fleet/status".into(),
+            statuses: vec![],
+            filters: fleet_filters("usim", &links),
+            inboxes: links
+                .iter()
+                .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
+                .collect(),
+            scope: "usim/#".into(),
+        };
+        let mut drops = DropLog::new();
+        let publish = |topic: &str, payload: &str| {
+            Publish::new(topic, QoS::AtLeastOnce, payload.as_bytes().to_vec())
+        };
+        router.on_publish(&publish("usim/a/DESIRED_THRUST", "50"), &mut drops);
+        router.on_publish(&publish("usim/b/DESIRED_THRUST", "x"), &mut drops);
+        router.on_publish(&publish("usim/b/x/DESIRED_THRUST", "1"), &mut drops);
+        router.on_publish(&publish("usim/c/DESIRED_THRUST", "1"), &mut drops);
+        router.on_publish(&publish("other/a/DESIRED_THRUST", "1"), &mut drops);
+        router.on_publish(&publish("usim/a", "1"), &mut drops);
+        assert_eq!(links[0].inbox.pending(), 1);
+        assert_eq!(links[0].inbox.bad_messages(), 0);
+        assert_eq!(links[1].inbox.pending(), 0);
+        // "x" does not parse, and a/b/x/... is not a topic of b's.
+        assert_eq!(links[1].inbox.bad_messages(), 2);
+        // Default prefix USM: no echoes, one wildcard per variable.
+        assert_eq!(router.filters.len(), SUBSCRIPTIONS.len());
+        assert!(router
+            .filters
+            .iter()
+            .any(|f| f.path == "usim/+/DESIRED_THRUST"));
+    }
+
+    #[test]
+    fn a_variable_the_vehicle_publishes_is_not_subscribed() {
+        let mut nav = VehicleConfig {
+            name: "n".into(),
+            ..VehicleConfig::default()
+        };
+        nav.params.prefix = "NAV".into();
+        let mut usm = nav.clone();
+        usm.name = "u".into();
+        usm.params.prefix = "USM".into();
+        let links: Vec<VehicleLink> = [&nav, &usm]
+            .iter()
+            .map(|c| VehicleLink::new(c, "r", 0.0).unwrap())
+            .collect();
+        assert_eq!(links[0].echoes, ["NAV_X", "NAV_Y", "NAV_HEADING"]);
+        assert!(links[1].echoes.is_empty());
+        let f: Vec<String> = fleet_filters("r", &links)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert!(f.contains(&"r/u/NAV_X".to_string()), "{f:?}");
+        assert!(!f.iter().any(|p| p == "r/n/NAV_X" || p == "r/+/NAV_X"));
+        assert!(f.contains(&"r/+/DESIRED_THRUST".to_string()));
+    }
+
+    #[test]
+    fn encounter_payload_is_json_with_csv_columns() {
+        let e = EncounterEvent {
+            t: 12.5,
+            a: 0,
+            b: 1,
+            kind: EventKind::NearMiss,
+            range: 40.0,
+            cpa: Cpa {
+                time: 3.0,
+                range: 2.0,
+                bearing: 90.0,
+            },
+        };
+        let j = encounter_json(&e, &["al\"pha", "beta"]);
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(v["a"], "al\"pha");
+        assert_eq!(v["event"], "near_miss");
+        assert_eq!(v["cpa_time"], 3.0);
+        assert_eq!(v["cpa_bearing"], 90.0);
+        assert_eq!(v["t"], 12.5);
+    }
+}
