@@ -75,20 +75,26 @@ pub fn bearing_deg(d: &Vector2<f64>) -> f64 {
     }
 }
 
-/// A uniform grid of square cells for finding pairs within a range.
+/// A uniform grid of square cells for finding pairs within a range, kept
+/// as one flat array of `(cell, vehicle)` sorted by cell (row by row).
 /// With the cell size at least the range, the pairs of a point are in its
 /// own cell and the 8 around it; each pair is looked at from one side only
-/// (the cell itself and 4 of its neighbours), so a sparse fleet costs
-/// O(n) per query. The allocation is kept between queries.
+/// (the cell itself, the next cell of its row and the 3 cells of the next
+/// row, found by a second pointer that only moves forward), so a sparse
+/// fleet costs O(n) per query. The array is kept between queries in the
+/// last order: vehicles rarely change cells from one step to the next, so
+/// re-sorting it is an insertion sort of a nearly sorted array, O(n), and
+/// nothing is allocated once the fleet's size is known.
 #[derive(Debug, Default)]
 pub struct Grid {
-    cells: HashMap<(i64, i64), Vec<u32>, CellHash>,
-    used: Vec<(i64, i64)>,
+    /// `(cell key, vehicle index)`, a permutation of the vehicles, sorted
+    /// by key after a query.
+    entries: Vec<(u64, u32)>,
 }
 
-/// A fast hasher for cell keys (a multiply–xor mix; the keys are not
+/// A fast hasher for pair keys (a multiply–xor mix; the keys are not
 /// chosen by an adversary in a way that matters: a collision only costs
-/// time, and the cells are bounded by the number of vehicles).
+/// time, and the pairs are bounded by the near-miss range).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CellHash;
 
@@ -122,9 +128,31 @@ impl std::hash::Hasher for CellHasher {
     }
 }
 
-/// Half of the 3×3 neighbourhood (with the cell itself), so each pair of
-/// neighbouring cells is visited once.
-const HALF: [(i64, i64); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
+/// The key of a non-finite position: sorted after every cell, never scanned.
+const NOWHERE: u64 = u64::MAX;
+
+/// One step up a row in a cell key (the row is the high 32 bits).
+const ROW: u64 = 1 << 32;
+
+/// The cell key of `p` (m) with `inv` = 1 / cell size (1/m): row (north)
+/// in the high 32 bits, column (east) in the low 32, each biased so that
+/// the key order is the order of the signed cell numbers. A cell number is
+/// the product truncated toward zero (no `floor` call: cell 0 is twice as
+/// wide, which only makes it larger), clamped to `i32::MIN + 1 ..=
+/// i32::MAX - 2` so that the neighbours' keys (±1 in both) neither
+/// overflow nor reach [`NOWHERE`]. Cells that are only larger keep every
+/// pair within the cell size in the same or neighbouring cells.
+#[inline]
+fn cell_key(p: &Vector2<f64>, inv: f64) -> u64 {
+    if !(p.x.is_finite() && p.y.is_finite()) {
+        return NOWHERE;
+    }
+    let cell = |v: f64| {
+        let c = ((v * inv) as i32).clamp(i32::MIN + 1, i32::MAX - 2);
+        (c as u32 ^ (1 << 31)) as u64
+    };
+    (cell(p.y) << 32) | cell(p.x)
+}
 
 impl Grid {
     /// An empty grid.
@@ -142,62 +170,104 @@ impl Grid {
         out: &mut Vec<(usize, usize)>,
     ) {
         out.clear();
-        for key in self.used.drain(..) {
-            if let Some(v) = self.cells.get_mut(&key) {
-                v.clear();
-            }
-        }
         if !(range.is_finite() && range > 0.0) {
             return;
         }
-        // Far-away cell keys saturate; such positions are still compared
-        // by distance, so nothing wrong is reported.
-        let key = |p: &Vector2<f64>| ((p.x / range).floor() as i64, (p.y / range).floor() as i64);
-        for (i, p) in positions.iter().enumerate() {
-            if !(p.x.is_finite() && p.y.is_finite()) {
-                continue;
-            }
-            let k = key(p);
-            let cell = self.cells.entry(k).or_default();
-            if cell.is_empty() {
-                self.used.push(k);
-            }
-            cell.push(i as u32);
+        if self.entries.len() != positions.len() {
+            self.entries.clear();
+            self.entries
+                .extend((0..positions.len() as u32).map(|i| (0, i)));
         }
+        // Cells a little wider than the range, so that rounding in the
+        // product cannot put two points within the range two cells apart
+        // (capped: a subnormal range would give an infinite inverse).
+        let inv = (1.0 / (range * (1.0 + 1e-9))).min(f64::MAX);
+        for e in self.entries.iter_mut() {
+            e.0 = cell_key(&positions[e.1 as usize], inv);
+        }
+        sort_nearly_sorted(&mut self.entries);
+        let e = &self.entries;
+        // Non-finite positions are last.
+        let end = e.partition_point(|&(k, _)| k != NOWHERE);
         let r2 = range * range;
-        for &(cx, cy) in &self.used {
-            let Some(here) = self.cells.get(&(cx, cy)) else {
-                continue;
-            };
-            for (n, &i) in here.iter().enumerate() {
-                for &j in &here[n + 1..] {
-                    push_if_near(positions, i, j, r2, out);
+        let run_end = |from: usize, key: u64| {
+            let mut j = from;
+            while j < end && e[j].0 == key {
+                j += 1;
+            }
+            j
+        };
+        let mut up = 0;
+        let mut i = 0;
+        while i < end {
+            let key = e[i].0;
+            let j = run_end(i + 1, key);
+            let here = &e[i..j];
+            for (n, &(_, a)) in here.iter().enumerate() {
+                for &(_, b) in &here[n + 1..] {
+                    push_if_near(positions, a, b, r2, out);
                 }
             }
-            for (dx, dy) in HALF {
-                let Some(there) = self
-                    .cells
-                    .get(&(cx.saturating_add(dx), cy.saturating_add(dy)))
-                else {
-                    continue;
-                };
-                for &i in here {
-                    for &j in there {
-                        push_if_near(positions, i, j, r2, out);
-                    }
-                }
+            // The next cell of the row.
+            if j < end && e[j].0 == key + 1 {
+                let k = run_end(j + 1, key + 1);
+                cross(positions, here, &e[j..k], r2, out);
             }
+            // The three cells of the next row: keys key + ROW - 1 ..= key + ROW + 1.
+            let lo = key + ROW - 1;
+            while up < end && e[up].0 < lo {
+                up += 1;
+            }
+            let mut k = up;
+            while k < end && e[k].0 <= lo + 2 {
+                k += 1;
+            }
+            if k > up {
+                cross(positions, here, &e[up..k], r2, out);
+            }
+            i = j;
         }
         out.sort_unstable();
-        // Free the memory of a fleet that spread out (cells keep their
-        // vectors otherwise; bounded by the number of vehicles).
-        if self.cells.len() > 4 * positions.len() + 64 {
-            self.cells.clear();
-            self.used.clear();
+    }
+}
+
+/// Sort by key: an insertion sort, O(n) for the nearly sorted arrays of
+/// one step after another; if it has to move too far (a new or shuffled
+/// fleet) it hands over to the standard sort.
+fn sort_nearly_sorted(v: &mut [(u64, u32)]) {
+    let mut budget = 8 * v.len() + 64;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].0 > x.0 {
+            if budget == 0 {
+                v[j] = x;
+                v.sort_unstable_by_key(|e| e.0);
+                return;
+            }
+            budget -= 1;
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+fn cross(
+    p: &[Vector2<f64>],
+    a: &[(u64, u32)],
+    b: &[(u64, u32)],
+    r2: f64,
+    out: &mut Vec<(usize, usize)>,
+) {
+    for &(_, i) in a {
+        for &(_, j) in b {
+            push_if_near(p, i, j, r2, out);
         }
     }
 }
 
+#[inline]
 fn push_if_near(p: &[Vector2<f64>], i: u32, j: u32, r2: f64, out: &mut Vec<(usize, usize)>) {
     let (i, j) = (i as usize, j as usize);
     if (p[j] - p[i]).norm_squared() <= r2 {

@@ -34,6 +34,48 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+    /// A fleet moving step by step (the grid keeps its sorted cells from
+    /// one query to the next and re-sorts them): every step, exactly the
+    /// brute-force pairs; with vehicles crossing cell borders, some
+    /// vanishing (NaN, infinite) and some far out (cell numbers clamped).
+    #[test]
+    fn grid_follows_a_moving_fleet(
+        start in prop::collection::vec(
+            ((-300.0f64..300.0, -300.0f64..300.0), (-8.0f64..8.0, -8.0f64..8.0)),
+            1..120,
+        ),
+        range in 1.0f64..60.0,
+        odd in prop::collection::vec((0usize..120, 0usize..6), 0..6),
+    ) {
+        let mut grid = Grid::new();
+        let mut out = Vec::new();
+        let mut pos: Vec<Vector2<f64>> =
+            start.iter().map(|&((x, y), _)| Vector2::new(x, y)).collect();
+        for step in 0..12 {
+            for (i, &(_, (vx, vy))) in start.iter().enumerate() {
+                pos[i] += Vector2::new(vx, vy);
+            }
+            let mut q = pos.clone();
+            for &(i, what) in &odd {
+                if i < q.len() && step % 3 == what % 3 {
+                    q[i] = match what {
+                        0 => Vector2::new(f64::NAN, 1.0),
+                        1 => Vector2::new(2.0, f64::INFINITY),
+                        2 => Vector2::new(1e300, -1e300),
+                        3 => Vector2::new(1e300, -1e300 + 1.0),
+                        4 => Vector2::new(-9.3e18 * range, 0.0),
+                        _ => Vector2::new(f64::NEG_INFINITY, f64::NAN),
+                    };
+                }
+            }
+            grid.pairs_within(&q, range, &mut out);
+            prop_assert_eq!(&out, &pairs_within_brute(&q, range), "step {}", step);
+        }
+    }
+}
+
 #[test]
 fn crossing_mission_near_miss_is_the_hand_computed_cpa() {
     // Both boats run the same speed profile s(t) from the same time:
