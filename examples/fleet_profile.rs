@@ -4,7 +4,7 @@
 //! machine) next to `cargo bench --bench fleet`. `scripts/fleet_instructions.sh`
 //! runs it.
 //!
-//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|csv] [VEHICLES=1000]`
+//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|positions|csv] [VEHICLES=1000]`
 use std::hint::black_box;
 
 #[path = "../benches/common/fleet_mission.rs"]
@@ -36,14 +36,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )?;
             black_box(events);
         }
+        "positions" => {
+            // Only read every vehicle's position after every step (the
+            // memory traffic encounters cannot avoid).
+            let mut sum = 0.0;
+            usim::replay::run_fleet(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                |_, _, vs| {
+                    for v in vs {
+                        sum += v.nav().x + v.nav().y;
+                    }
+                },
+            )?;
+            black_box(sum);
+        }
         "csv" => {
             let names = (0..n).map(|i| m.vehicle_at(i).name.clone()).collect();
             let out = usim::replay::csv::FleetCsvWriter::new(std::io::sink(), names)?;
             usim::replay::run_fleet(&m, out, None, |_, _| {}, |_, _, _| {})?;
         }
-        other => return Err(format!("mode {other}: none, encounters or csv").into()),
+        other => return Err(format!("mode {other}: none, encounters, positions or csv").into()),
     }
     let s = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{} bytes per vehicle",
+        std::mem::size_of::<usim::model::Vehicle>()
+    );
     println!(
         "{n} vehicles x {steps} steps ({mode}): {:.2} ms per 100 steps",
         s * 1e3 * 100.0 / steps as f64

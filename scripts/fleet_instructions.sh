@@ -17,6 +17,9 @@ cargo build --release --quiet --example fleet_profile
 ex=${CARGO_TARGET_DIR:-$repo/target}/release/examples/fleet_profile
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# One worker thread: the work itself, without rayon's idle spinning (which
+# callgrind would count, and which varies from run to run).
+export RAYON_NUM_THREADS=1
 refs() {
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" 2>&1 |
         sed -n 's/.*I *refs: *//p' | tr -d ,

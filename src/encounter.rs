@@ -89,7 +89,7 @@ pub fn bearing_deg(d: &Vector2<f64>) -> f64 {
 pub struct Grid {
     /// `(cell key, vehicle index)`, a permutation of the vehicles, sorted
     /// by key after a query.
-    entries: Vec<(u64, u32)>,
+    entries: Vec<Entry>,
 }
 
 /// A fast hasher for pair keys (a multiply–xor mix; the keys are not
@@ -154,6 +154,23 @@ fn cell_key(p: &Vector2<f64>, inv: f64) -> u64 {
     (cell(p.y) << 32) | cell(p.x)
 }
 
+/// One vehicle in the grid: its cell key, index and position (m), kept
+/// together so that the scan reads one array in order.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: u64,
+    idx: u32,
+    pos: Vector2<f64>,
+}
+
+/// Fleets of at least this many vehicles get their cell keys computed in
+/// parallel (rayon) and their cells scanned in parallel; smaller ones on
+/// the calling thread (a thread hand-off costs more).
+const PARALLEL_GRID: usize = 512;
+
+/// Vehicles per parallel task.
+const GRID_CHUNK: usize = 256;
+
 impl Grid {
     /// An empty grid.
     pub fn new() -> Grid {
@@ -169,80 +186,146 @@ impl Grid {
         range: f64,
         out: &mut Vec<(usize, usize)>,
     ) {
+        self.pairs_within_by(positions.len(), |i| positions[i], range, out)
+    }
+
+    /// [`Grid::pairs_within`] for `n` vehicles whose positions (m) `pos(i)`
+    /// gives (asked once per vehicle per query, from several threads for
+    /// large fleets).
+    pub fn pairs_within_by(
+        &mut self,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        range: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
         out.clear();
         if !(range.is_finite() && range > 0.0) {
             return;
         }
-        if self.entries.len() != positions.len() {
+        if self.entries.len() != n {
             self.entries.clear();
-            self.entries
-                .extend((0..positions.len() as u32).map(|i| (0, i)));
+            self.entries.extend((0..n as u32).map(|idx| Entry {
+                key: 0,
+                idx,
+                pos: Vector2::zeros(),
+            }));
         }
         // Cells a little wider than the range, so that rounding in the
         // product cannot put two points within the range two cells apart
         // (capped: a subnormal range would give an infinite inverse).
         let inv = (1.0 / (range * (1.0 + 1e-9))).min(f64::MAX);
-        for e in self.entries.iter_mut() {
-            e.0 = cell_key(&positions[e.1 as usize], inv);
+        let fill = |part: &mut [Entry]| {
+            for e in part {
+                e.pos = pos(e.idx as usize);
+                e.key = cell_key(&e.pos, inv);
+            }
+        };
+        let parallel = n >= PARALLEL_GRID;
+        if parallel {
+            use rayon::prelude::*;
+            self.entries.par_chunks_mut(GRID_CHUNK).for_each(fill);
+        } else {
+            fill(&mut self.entries);
         }
         sort_nearly_sorted(&mut self.entries);
-        let e = &self.entries;
+        let e = &self.entries[..];
         // Non-finite positions are last.
-        let end = e.partition_point(|&(k, _)| k != NOWHERE);
+        let end = e.partition_point(|x| x.key != NOWHERE);
         let r2 = range * range;
-        let run_end = |from: usize, key: u64| {
-            let mut j = from;
-            while j < end && e[j].0 == key {
-                j += 1;
-            }
-            j
-        };
-        let mut up = 0;
-        let mut i = 0;
-        while i < end {
-            let key = e[i].0;
-            let j = run_end(i + 1, key);
-            let here = &e[i..j];
-            for (n, &(_, a)) in here.iter().enumerate() {
-                for &(_, b) in &here[n + 1..] {
-                    push_if_near(positions, a, b, r2, out);
+        if parallel && end >= PARALLEL_GRID {
+            use rayon::prelude::*;
+            // Slices of whole cells, scanned each on its own; the pairs
+            // are sorted at the end, so their order here does not matter.
+            let mut cuts = vec![0];
+            let mut at = GRID_CHUNK;
+            while at < end {
+                let key = e[at].key;
+                at += e[at..end].partition_point(|x| x.key == key);
+                if at < end {
+                    cuts.push(at);
                 }
+                at += GRID_CHUNK;
             }
-            // The next cell of the row.
-            if j < end && e[j].0 == key + 1 {
-                let k = run_end(j + 1, key + 1);
-                cross(positions, here, &e[j..k], r2, out);
+            cuts.push(end);
+            let parts: Vec<Vec<(usize, usize)>> = cuts
+                .par_windows(2)
+                .map(|w| {
+                    let mut o = Vec::new();
+                    scan(&e[..end], w[0], w[1], r2, &mut o);
+                    o
+                })
+                .collect();
+            for p in parts {
+                out.extend_from_slice(&p);
             }
-            // The three cells of the next row: keys key + ROW - 1 ..= key + ROW + 1.
-            let lo = key + ROW - 1;
-            while up < end && e[up].0 < lo {
-                up += 1;
-            }
-            let mut k = up;
-            while k < end && e[k].0 <= lo + 2 {
-                k += 1;
-            }
-            if k > up {
-                cross(positions, here, &e[up..k], r2, out);
-            }
-            i = j;
+        } else {
+            scan(&e[..end], 0, end, r2, out);
         }
         out.sort_unstable();
+    }
+}
+
+/// The pairs of the cells that start in `e[from..to]` (`from` and `to` at
+/// cell starts; `e` sorted by key, finite positions only): within each
+/// cell, with the next cell of its row, and with the three cells of the
+/// next row, found by a pointer that only moves forward.
+fn scan(e: &[Entry], from: usize, to: usize, r2: f64, out: &mut Vec<(usize, usize)>) {
+    let end = e.len();
+    let run_end = |mut j: usize, key: u64| {
+        while j < end && e[j].key == key {
+            j += 1;
+        }
+        j
+    };
+    let mut up = None;
+    let mut i = from;
+    while i < to {
+        let key = e[i].key;
+        let j = run_end(i + 1, key);
+        let here = &e[i..j];
+        for (n, a) in here.iter().enumerate() {
+            for b in &here[n + 1..] {
+                push_if_near(a, b, r2, out);
+            }
+        }
+        // The next cell of the row.
+        if j < end && e[j].key == key + 1 {
+            cross(here, &e[j..run_end(j + 1, key + 1)], r2, out);
+        }
+        // The three cells of the next row: keys key + ROW - 1 ..= key + ROW + 1.
+        let lo = key + ROW - 1;
+        let mut u = match up {
+            Some(u) => u,
+            None => e.partition_point(|x| x.key < lo),
+        };
+        while u < end && e[u].key < lo {
+            u += 1;
+        }
+        up = Some(u);
+        let mut k = u;
+        while k < end && e[k].key <= lo + 2 {
+            k += 1;
+        }
+        if k > u {
+            cross(here, &e[u..k], r2, out);
+        }
+        i = j;
     }
 }
 
 /// Sort by key: an insertion sort, O(n) for the nearly sorted arrays of
 /// one step after another; if it has to move too far (a new or shuffled
 /// fleet) it hands over to the standard sort.
-fn sort_nearly_sorted(v: &mut [(u64, u32)]) {
+fn sort_nearly_sorted(v: &mut [Entry]) {
     let mut budget = 8 * v.len() + 64;
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
-        while j > 0 && v[j - 1].0 > x.0 {
+        while j > 0 && v[j - 1].key > x.key {
             if budget == 0 {
                 v[j] = x;
-                v.sort_unstable_by_key(|e| e.0);
+                v.sort_unstable_by_key(|e| e.key);
                 return;
             }
             budget -= 1;
@@ -253,25 +336,113 @@ fn sort_nearly_sorted(v: &mut [(u64, u32)]) {
     }
 }
 
-fn cross(
-    p: &[Vector2<f64>],
-    a: &[(u64, u32)],
-    b: &[(u64, u32)],
-    r2: f64,
-    out: &mut Vec<(usize, usize)>,
-) {
-    for &(_, i) in a {
-        for &(_, j) in b {
-            push_if_near(p, i, j, r2, out);
+fn cross(a: &[Entry], b: &[Entry], r2: f64, out: &mut Vec<(usize, usize)>) {
+    for x in a {
+        for y in b {
+            push_if_near(x, y, r2, out);
         }
     }
 }
 
 #[inline]
-fn push_if_near(p: &[Vector2<f64>], i: u32, j: u32, r2: f64, out: &mut Vec<(usize, usize)>) {
-    let (i, j) = (i as usize, j as usize);
-    if (p[j] - p[i]).norm_squared() <= r2 {
+fn push_if_near(a: &Entry, b: &Entry, r2: f64, out: &mut Vec<(usize, usize)>) {
+    if (b.pos - a.pos).norm_squared() <= r2 {
+        let (i, j) = (a.idx as usize, b.idx as usize);
         out.push((i.min(j), i.max(j)));
+    }
+}
+
+/// The pairs within a range of a fleet that moves a little from one query
+/// to the next (a Verlet list): the [`Grid`] finds the candidate pairs
+/// within `range + skin` (the skin is the range) and remembers where every
+/// vehicle was; while no vehicle has moved more than half the skin since,
+/// every pair within `range` now is among the candidates (triangle
+/// inequality), so a query only checks each vehicle's displacement and the
+/// candidates' distances: O(n) with a small constant, no grid. When a
+/// vehicle has moved further, is not finite or is very far out (more than
+/// [`NearPairs::FAR`] ranges from the origin in x or y, where rounding
+/// could matter) the candidates are
+/// rebuilt (or, for the last two, the grid answers directly). The answer
+/// is always exactly [`Grid::pairs_within`]'s.
+#[derive(Debug, Default)]
+pub struct NearPairs {
+    grid: Grid,
+    /// Positions at the last build, m.
+    built: Vec<Vector2<f64>>,
+    /// Pairs within `built_range` of each other at the last build, sorted.
+    candidates: Vec<(usize, usize)>,
+    /// `range + skin` of the last build, m (0: no valid build).
+    built_range: f64,
+    /// The range the candidates are for, m.
+    range: f64,
+}
+
+impl NearPairs {
+    /// Positions further out than this many ranges (in x or y) make a
+    /// query go to the grid directly.
+    pub const FAR: f64 = 1e6;
+
+    /// Empty.
+    pub fn new() -> NearPairs {
+        NearPairs::default()
+    }
+
+    /// Every pair `(i, j)`, `i < j`, of the `n` vehicles whose positions
+    /// (m) `pos(i)` gives that are at most `range` (m) apart, sorted, into
+    /// `out` (cleared first). Non-finite positions are in no pair.
+    pub fn pairs_within_by(
+        &mut self,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        range: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        out.clear();
+        let skin = range;
+        let outer = range + skin;
+        if !(range.is_finite() && range > 0.0 && outer.is_finite()) {
+            self.built_range = 0.0;
+            return self.grid.pairs_within_by(n, pos, range, out);
+        }
+        // Moved at most half the skin (less a sliver for rounding).
+        let half = 0.5 * skin * (1.0 - 1e-6);
+        let half2 = half * half;
+        let far_out = Self::FAR * range;
+        let mut fresh = self.built_range == outer && self.range == range && self.built.len() == n;
+        if fresh {
+            // (Within half the skin of a build that was within `far_out`:
+            // no need to look at how far out.)
+            fresh = self
+                .built
+                .iter()
+                .enumerate()
+                // NaN fails the test.
+                .all(|(i, b)| (pos(i) - b).norm_squared() <= half2);
+        }
+        if !fresh {
+            self.built.clear();
+            self.built.extend((0..n).map(&pos));
+            let far = !self
+                .built
+                .iter()
+                .all(|p| p.x.abs() <= far_out && p.y.abs() <= far_out);
+            if far {
+                // Non-finite or far out: the grid, every time, until
+                // the fleet is back.
+                self.built_range = 0.0;
+                return self.grid.pairs_within_by(n, pos, range, out);
+            }
+            self.grid
+                .pairs_within_by(n, &pos, outer, &mut self.candidates);
+            self.built_range = outer;
+            self.range = range;
+        }
+        let r2 = range * range;
+        out.extend(
+            self.candidates
+                .iter()
+                .filter(|&&(a, b)| (pos(b) - pos(a)).norm_squared() <= r2),
+        );
     }
 }
 
@@ -342,7 +513,7 @@ struct Active {
 #[derive(Debug)]
 pub struct Tracker {
     ranges: EncounterRanges,
-    grid: Grid,
+    grid: NearPairs,
     pairs: Vec<(usize, usize)>,
     positions: Vec<Vector2<f64>>,
     active: HashMap<(usize, usize), Active, CellHash>,
@@ -361,7 +532,7 @@ impl Tracker {
     pub fn new(ranges: EncounterRanges) -> Tracker {
         Tracker {
             ranges,
-            grid: Grid::new(),
+            grid: NearPairs::new(),
             pairs: Vec::new(),
             positions: Vec::new(),
             active: HashMap::default(),
@@ -381,15 +552,31 @@ impl Tracker {
         t: f64,
         pos: impl ExactSizeIterator<Item = Vector2<f64>>,
         track: impl Fn(usize) -> Track,
+        emit: impl FnMut(Event),
+    ) {
+        let mut positions = std::mem::take(&mut self.positions);
+        positions.clear();
+        positions.extend(pos);
+        self.observe_with(t, positions.len(), |i| positions[i], track, emit);
+        self.positions = positions;
+    }
+
+    /// [`Tracker::observe`] with `n` vehicles whose positions (m) `pos(i)`
+    /// gives (asked from several threads for large fleets, see
+    /// [`Grid::pairs_within_by`]).
+    pub fn observe_with(
+        &mut self,
+        t: f64,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        track: impl Fn(usize) -> Track,
         mut emit: impl FnMut(Event),
     ) {
-        self.positions.clear();
-        self.positions.extend(pos);
         self.grid
-            .pairs_within(&self.positions, self.ranges.near_miss, &mut self.pairs);
+            .pairs_within_by(n, &pos, self.ranges.near_miss, &mut self.pairs);
         self.still.clear();
         for &(a, b) in &self.pairs {
-            let range = (self.positions[b] - self.positions[a]).norm();
+            let range = (pos(b) - pos(a)).norm();
             if self.min_range.is_none_or(|(m, _)| range < m) {
                 self.min_range = Some((range, t));
             }
@@ -466,12 +653,13 @@ pub fn observe_fleet(
     vehicles: &[crate::model::Vehicle],
     emit: impl FnMut(Event),
 ) {
-    tracker.observe(
+    tracker.observe_with(
         t,
-        vehicles.iter().map(|v| {
-            let g = v.nav();
+        vehicles.len(),
+        |i| {
+            let g = vehicles[i].nav();
             Vector2::new(g.x, g.y)
-        }),
+        },
         |i| {
             let g = vehicles[i].nav();
             Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
