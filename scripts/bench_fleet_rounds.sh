@@ -15,6 +15,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cd "$repo"
 rounds=${1:-3}
+if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
 shift || true
 opts=("$@")
 [[ ${#opts[@]} -gt 0 ]] || opts=(--measurement-time 4 --warm-up-time 1)
