@@ -4,7 +4,7 @@
 //! machine) next to `cargo bench --bench fleet`. `scripts/fleet_instructions.sh`
 //! runs it.
 //!
-//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|positions|csv] [VEHICLES=1000]`
+//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|positions|csv] [VEHICLES=1000]`
 use std::hint::black_box;
 
 #[path = "../benches/common/fleet_mission.rs"]
@@ -21,10 +21,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "none" => {
             usim::replay::run_fleet(&m, usim::replay::NoRows, None, |_, _| {}, |_, _, _| {})?;
         }
-        "encounters" => {
-            let ranges = m
+        "encounters" | "encounters-dense" => {
+            let mut ranges = m
                 .encounters
                 .ok_or("the fleet mission has encounter ranges")?;
+            if mode == "encounters-dense" {
+                // Every lattice neighbour (50 m) within the near-miss
+                // range: about 2 pairs per vehicle every step.
+                ranges.near_miss = 60.0;
+            }
             let mut tr = usim::encounter::Tracker::new(ranges);
             let mut events = 0u64;
             usim::replay::run_fleet(
@@ -58,7 +63,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let out = usim::replay::csv::FleetCsvWriter::new(std::io::sink(), names)?;
             usim::replay::run_fleet(&m, out, None, |_, _| {}, |_, _, _| {})?;
         }
-        other => return Err(format!("mode {other}: none, encounters, positions or csv").into()),
+        other => {
+            return Err(format!(
+                "mode {other}: none, encounters, encounters-dense, positions or csv"
+            )
+            .into())
+        }
     }
     let s = started.elapsed().as_secs_f64();
     eprintln!(

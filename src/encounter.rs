@@ -580,43 +580,69 @@ impl Tracker {
             if self.min_range.is_none_or(|(m, _)| range < m) {
                 self.min_range = Some((range, t));
             }
-            let entry = self.active.get_mut(&(a, b));
-            let fresh = entry.is_none();
-            let (ta, tb) = (track(a), track(b));
-            let c = cpa(&ta, &tb);
-            if fresh {
-                self.near_misses += 1;
-                emit(Event {
-                    t,
-                    a,
-                    b,
-                    kind: EventKind::NearMiss,
-                    range,
-                    cpa: c,
-                });
-            }
-            let st = self.active.entry((a, b)).or_insert(Active {
-                min_range: range,
-                t_min: t,
-                cpa_at_min: c,
-                collided: false,
-            });
-            if range < st.min_range {
-                st.min_range = range;
-                st.t_min = t;
-                st.cpa_at_min = c;
-            }
-            if range <= self.ranges.collision && !st.collided {
-                st.collided = true;
-                self.collisions += 1;
-                emit(Event {
-                    t,
-                    a,
-                    b,
-                    kind: EventKind::Collision,
-                    range,
-                    cpa: c,
-                });
+            // The CPA (two sines and cosines, an arctangent) only when an
+            // event or a new least range needs it: the same values, less
+            // work for pairs that stay close.
+            let collision = self.ranges.collision;
+            let cpa_of = |a: usize, b: usize| cpa(&track(a), &track(b));
+            match self.active.get_mut(&(a, b)) {
+                None => {
+                    let c = cpa_of(a, b);
+                    self.near_misses += 1;
+                    emit(Event {
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::NearMiss,
+                        range,
+                        cpa: c,
+                    });
+                    let collided = range <= collision;
+                    self.active.insert(
+                        (a, b),
+                        Active {
+                            min_range: range,
+                            t_min: t,
+                            cpa_at_min: c,
+                            collided,
+                        },
+                    );
+                    if collided {
+                        self.collisions += 1;
+                        emit(Event {
+                            t,
+                            a,
+                            b,
+                            kind: EventKind::Collision,
+                            range,
+                            cpa: c,
+                        });
+                    }
+                }
+                Some(st) => {
+                    let least = range < st.min_range;
+                    let collides = range <= collision && !st.collided;
+                    if least || collides {
+                        let c = cpa_of(a, b);
+                        if least {
+                            st.min_range = range;
+                            st.t_min = t;
+                            st.cpa_at_min = c;
+                        }
+                        if collides {
+                            st.collided = true;
+                            self.collisions += 1;
+                            emit(Event {
+                                t,
+                                a,
+                                b,
+                                kind: EventKind::Collision,
+                                range,
+                                cpa: c,
+                            });
+                        }
+                    }
+                }
             }
             self.still.push((a, b));
         }
@@ -729,6 +755,146 @@ mod tests {
     fn from_sog_hog_is_compass() {
         let t = Track::from_sog_hog(0.0, 0.0, 2.0, 90.0);
         assert!((t.vel.x - 2.0).abs() < 1e-12 && t.vel.y.abs() < 1e-12);
+    }
+
+    /// The all-pairs, CPA-every-step reference of [`Tracker`]: the events
+    /// of the tracker (Verlet list, grid, CPA only when needed) must be
+    /// exactly these, in the same order.
+    fn reference_events(ranges: EncounterRanges, frames: &[(f64, Vec<Track>)]) -> Vec<Event> {
+        let mut active: std::collections::BTreeMap<(usize, usize), Active> = Default::default();
+        let mut events = Vec::new();
+        for (t, tracks) in frames {
+            let t = *t;
+            let pos: Vec<Vector2<f64>> = tracks.iter().map(|k| k.pos).collect();
+            let pairs = pairs_within_brute(&pos, ranges.near_miss);
+            for &(a, b) in &pairs {
+                let range = (pos[b] - pos[a]).norm();
+                let c = cpa(&tracks[a], &tracks[b]);
+                let fresh = !active.contains_key(&(a, b));
+                if fresh {
+                    events.push(Event {
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::NearMiss,
+                        range,
+                        cpa: c,
+                    });
+                }
+                let st = active.entry((a, b)).or_insert(Active {
+                    min_range: range,
+                    t_min: t,
+                    cpa_at_min: c,
+                    collided: false,
+                });
+                if range < st.min_range {
+                    st.min_range = range;
+                    st.t_min = t;
+                    st.cpa_at_min = c;
+                }
+                if range <= ranges.collision && !st.collided {
+                    st.collided = true;
+                    events.push(Event {
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::Collision,
+                        range,
+                        cpa: c,
+                    });
+                }
+            }
+            let gone: Vec<(usize, usize)> = active
+                .keys()
+                .filter(|k| pairs.binary_search(k).is_err())
+                .copied()
+                .collect();
+            for key in gone {
+                let st = active.remove(&key).unwrap();
+                events.push(Event {
+                    t: st.t_min,
+                    a: key.0,
+                    b: key.1,
+                    kind: EventKind::Clear,
+                    range: st.min_range,
+                    cpa: st.cpa_at_min,
+                });
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn tracker_events_equal_the_all_pairs_reference() {
+        let mut state = 42u64;
+        let mut unit = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let ranges = EncounterRanges {
+            near_miss: 15.0,
+            collision: 3.0,
+        };
+        // 60 vehicles in a 150 m square, turning at their own rates, some
+        // fast (jumps past half the near-miss range: the Verlet list is
+        // rebuilt), one lost for a while.
+        let n = 60;
+        let mut x: Vec<(f64, f64, f64, f64, f64)> = (0..n)
+            .map(|i| {
+                let speed = if i % 7 == 0 { 9.0 } else { 0.5 + 2.0 * unit() };
+                (
+                    150.0 * unit(),
+                    150.0 * unit(),
+                    speed,
+                    360.0 * unit(),
+                    20.0 * unit() - 10.0,
+                )
+            })
+            .collect();
+        let mut frames = Vec::new();
+        for k in 0..300 {
+            let t = k as f64 * 0.5;
+            let tracks: Vec<Track> = x
+                .iter()
+                .enumerate()
+                .map(|(i, &(px, py, sog, hog, _))| {
+                    if i == 5 && (100..120).contains(&k) {
+                        Track::from_sog_hog(f64::NAN, py, sog, hog)
+                    } else {
+                        Track::from_sog_hog(px, py, sog, hog)
+                    }
+                })
+                .collect();
+            frames.push((t, tracks));
+            for v in x.iter_mut() {
+                let (s, c) = v.3.to_radians().sin_cos();
+                v.0 = (v.0 + 0.5 * v.2 * s).rem_euclid(150.0);
+                v.1 = (v.1 + 0.5 * v.2 * c).rem_euclid(150.0);
+                v.3 = (v.3 + 0.5 * v.4).rem_euclid(360.0);
+            }
+        }
+        let want = reference_events(ranges, &frames);
+        let mut tracker = Tracker::new(ranges);
+        let mut got = Vec::new();
+        for (t, tracks) in &frames {
+            tracker.observe(
+                *t,
+                tracks.iter().map(|k| k.pos),
+                |i| tracks[i],
+                |e| got.push(e),
+            );
+        }
+        let count = |k: EventKind| want.iter().filter(|e| e.kind == k).count() as u64;
+        assert!(count(EventKind::Collision) > 10 && count(EventKind::NearMiss) > 100);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w);
+        }
+        assert_eq!(tracker.near_misses, count(EventKind::NearMiss));
+        assert_eq!(tracker.collisions, count(EventKind::Collision));
     }
 
     #[test]
