@@ -369,6 +369,8 @@ pub struct NearPairs {
     grid: Grid,
     /// Positions at the last build, m.
     built: Vec<Vector2<f64>>,
+    /// Positions now, m (read once per query, then from here).
+    now: Vec<Vector2<f64>>,
     /// Pairs within `built_range` of each other at the last build, sorted.
     candidates: Vec<(usize, usize)>,
     /// `range + skin` of the last build, m (0: no valid build).
@@ -408,32 +410,32 @@ impl NearPairs {
         let half = 0.5 * skin * (1.0 - 1e-6);
         let half2 = half * half;
         let far_out = Self::FAR * range;
-        let mut fresh = self.built_range == outer && self.range == range && self.built.len() == n;
-        if fresh {
-            // (Within half the skin of a build that was within `far_out`:
-            // no need to look at how far out.)
-            fresh = self
-                .built
+        let fresh = self.built_range == outer && self.range == range && self.built.len() == n;
+        self.now.clear();
+        self.now.extend((0..n).map(&pos));
+        // (Within half the skin of a build that was within `far_out`: no
+        // need to look at how far out.) NaN fails the test.
+        let fresh = fresh
+            && self
+                .now
                 .iter()
-                .enumerate()
-                // NaN fails the test.
-                .all(|(i, b)| (pos(i) - b).norm_squared() <= half2);
-        }
+                .zip(&self.built)
+                .all(|(p, b)| (p - b).norm_squared() <= half2);
+        let now = &self.now[..];
         if !fresh {
             self.built.clear();
-            self.built.extend((0..n).map(&pos));
-            let far = !self
-                .built
+            self.built.extend_from_slice(now);
+            let far = !now
                 .iter()
                 .all(|p| p.x.abs() <= far_out && p.y.abs() <= far_out);
             if far {
                 // Non-finite or far out: the grid, every time, until
                 // the fleet is back.
                 self.built_range = 0.0;
-                return self.grid.pairs_within_by(n, pos, range, out);
+                return self.grid.pairs_within_by(n, |i| now[i], range, out);
             }
             self.grid
-                .pairs_within_by(n, &pos, outer, &mut self.candidates);
+                .pairs_within_by(n, |i| now[i], outer, &mut self.candidates);
             self.built_range = outer;
             self.range = range;
         }
@@ -441,7 +443,7 @@ impl NearPairs {
         out.extend(
             self.candidates
                 .iter()
-                .filter(|&&(a, b)| (pos(b) - pos(a)).norm_squared() <= r2),
+                .filter(|&&(a, b)| (now[b] - now[a]).norm_squared() <= r2),
         );
     }
 }
@@ -507,6 +509,8 @@ struct Active {
     t_min: f64,
     cpa_at_min: Cpa,
     collided: bool,
+    /// The last observation (count) the pair was within the range.
+    seen: u64,
 }
 
 /// Follows every pair over time and reports encounters (see [`EventKind`]).
@@ -517,7 +521,10 @@ pub struct Tracker {
     pairs: Vec<(usize, usize)>,
     positions: Vec<Vector2<f64>>,
     active: HashMap<(usize, usize), Active, CellHash>,
-    still: Vec<(usize, usize)>,
+    /// Observations so far.
+    step: u64,
+    /// Pairs that left the range this observation (kept allocated).
+    gone: Vec<((usize, usize), Active)>,
     /// Number of near-miss events so far.
     pub near_misses: u64,
     /// Number of collision events so far.
@@ -536,7 +543,8 @@ impl Tracker {
             pairs: Vec::new(),
             positions: Vec::new(),
             active: HashMap::default(),
-            still: Vec::new(),
+            step: 0,
+            gone: Vec::new(),
             near_misses: 0,
             collisions: 0,
             min_range: None,
@@ -574,7 +582,8 @@ impl Tracker {
     ) {
         self.grid
             .pairs_within_by(n, &pos, self.ranges.near_miss, &mut self.pairs);
-        self.still.clear();
+        self.step += 1;
+        let step = self.step;
         for &(a, b) in &self.pairs {
             let range = (pos(b) - pos(a)).norm();
             if self.min_range.is_none_or(|(m, _)| range < m) {
@@ -605,6 +614,7 @@ impl Tracker {
                             t_min: t,
                             cpa_at_min: c,
                             collided,
+                            seen: step,
                         },
                     );
                     if collided {
@@ -620,6 +630,7 @@ impl Tracker {
                     }
                 }
                 Some(st) => {
+                    st.seen = step;
                     let least = range < st.min_range;
                     let collides = range <= collision && !st.collided;
                     if least || collides {
@@ -644,28 +655,28 @@ impl Tracker {
                     }
                 }
             }
-            self.still.push((a, b));
         }
-        if self.active.len() > self.still.len() {
+        if self.active.len() > self.pairs.len() {
             // Pairs that left the near-miss range, in pair order.
-            let mut gone: Vec<(usize, usize)> = self
-                .active
-                .keys()
-                .filter(|k| self.still.binary_search(k).is_err())
-                .copied()
-                .collect();
-            gone.sort_unstable();
-            for key in gone {
-                if let Some(st) = self.active.remove(&key) {
-                    emit(Event {
-                        t: st.t_min,
-                        a: key.0,
-                        b: key.1,
-                        kind: EventKind::Clear,
-                        range: st.min_range,
-                        cpa: st.cpa_at_min,
-                    });
+            let gone = &mut self.gone;
+            gone.clear();
+            self.active.retain(|&key, st| {
+                let still = st.seen == step;
+                if !still {
+                    gone.push((key, *st));
                 }
+                still
+            });
+            gone.sort_unstable_by_key(|g| g.0);
+            for &(key, st) in gone.iter() {
+                emit(Event {
+                    t: st.t_min,
+                    a: key.0,
+                    b: key.1,
+                    kind: EventKind::Clear,
+                    range: st.min_range,
+                    cpa: st.cpa_at_min,
+                });
             }
         }
     }
@@ -786,6 +797,7 @@ mod tests {
                     t_min: t,
                     cpa_at_min: c,
                     collided: false,
+                    seen: 0,
                 });
                 if range < st.min_range {
                     st.min_range = range;
