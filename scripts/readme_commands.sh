@@ -28,5 +28,7 @@ scripts/soak.sh 0.5
 scripts/bench_sweep.sh 200 1
 STRICT=1 scripts/bench_record.sh 5 5
 scripts/step_instructions.sh
+scripts/fleet_instructions.sh none encounters
+scripts/bench_fleet_rounds.sh 1 --measurement-time 1 --warm-up-time 1
 scripts/bench_view.sh 5 3
 scripts/cold_build.sh 1

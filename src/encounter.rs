@@ -75,20 +75,26 @@ pub fn bearing_deg(d: &Vector2<f64>) -> f64 {
     }
 }
 
-/// A uniform grid of square cells for finding pairs within a range.
+/// A uniform grid of square cells for finding pairs within a range, kept
+/// as one flat array of `(cell, vehicle)` sorted by cell (row by row).
 /// With the cell size at least the range, the pairs of a point are in its
 /// own cell and the 8 around it; each pair is looked at from one side only
-/// (the cell itself and 4 of its neighbours), so a sparse fleet costs
-/// O(n) per query. The allocation is kept between queries.
+/// (the cell itself, the next cell of its row and the 3 cells of the next
+/// row, found by a second pointer that only moves forward), so a sparse
+/// fleet costs O(n) per query. The array is kept between queries in the
+/// last order: vehicles rarely change cells from one step to the next, so
+/// re-sorting it is an insertion sort of a nearly sorted array, O(n), and
+/// nothing is allocated once the fleet's size is known.
 #[derive(Debug, Default)]
 pub struct Grid {
-    cells: HashMap<(i64, i64), Vec<u32>, CellHash>,
-    used: Vec<(i64, i64)>,
+    /// `(cell key, vehicle index)`, a permutation of the vehicles, sorted
+    /// by key after a query.
+    entries: Vec<Entry>,
 }
 
-/// A fast hasher for cell keys (a multiply–xor mix; the keys are not
+/// A fast hasher for pair keys (a multiply–xor mix; the keys are not
 /// chosen by an adversary in a way that matters: a collision only costs
-/// time, and the cells are bounded by the number of vehicles).
+/// time, and the pairs are bounded by the near-miss range).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CellHash;
 
@@ -122,9 +128,48 @@ impl std::hash::Hasher for CellHasher {
     }
 }
 
-/// Half of the 3×3 neighbourhood (with the cell itself), so each pair of
-/// neighbouring cells is visited once.
-const HALF: [(i64, i64); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
+/// The key of a non-finite position: sorted after every cell, never scanned.
+const NOWHERE: u64 = u64::MAX;
+
+/// One step up a row in a cell key (the row is the high 32 bits).
+const ROW: u64 = 1 << 32;
+
+/// The cell key of `p` (m) with `inv` = 1 / cell size (1/m): row (north)
+/// in the high 32 bits, column (east) in the low 32, each biased so that
+/// the key order is the order of the signed cell numbers. A cell number is
+/// the product truncated toward zero (no `floor` call: cell 0 is twice as
+/// wide, which only makes it larger), clamped to `i32::MIN + 1 ..=
+/// i32::MAX - 2` so that the neighbours' keys (±1 in both) neither
+/// overflow nor reach [`NOWHERE`]. Cells that are only larger keep every
+/// pair within the cell size in the same or neighbouring cells.
+#[inline]
+fn cell_key(p: &Vector2<f64>, inv: f64) -> u64 {
+    if !(p.x.is_finite() && p.y.is_finite()) {
+        return NOWHERE;
+    }
+    let cell = |v: f64| {
+        let c = ((v * inv) as i32).clamp(i32::MIN + 1, i32::MAX - 2);
+        (c as u32 ^ (1 << 31)) as u64
+    };
+    (cell(p.y) << 32) | cell(p.x)
+}
+
+/// One vehicle in the grid: its cell key, index and position (m), kept
+/// together so that the scan reads one array in order.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: u64,
+    idx: u32,
+    pos: Vector2<f64>,
+}
+
+/// Fleets of at least this many vehicles get their cell keys computed in
+/// parallel (rayon) and their cells scanned in parallel; smaller ones on
+/// the calling thread (a thread hand-off costs more).
+const PARALLEL_GRID: usize = 512;
+
+/// Vehicles per parallel task.
+const GRID_CHUNK: usize = 256;
 
 impl Grid {
     /// An empty grid.
@@ -141,67 +186,265 @@ impl Grid {
         range: f64,
         out: &mut Vec<(usize, usize)>,
     ) {
+        self.pairs_within_by(positions.len(), |i| positions[i], range, out)
+    }
+
+    /// [`Grid::pairs_within`] for `n` vehicles whose positions (m) `pos(i)`
+    /// gives (asked once per vehicle per query, from several threads for
+    /// large fleets).
+    pub fn pairs_within_by(
+        &mut self,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        range: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
         out.clear();
-        for key in self.used.drain(..) {
-            if let Some(v) = self.cells.get_mut(&key) {
-                v.clear();
-            }
-        }
         if !(range.is_finite() && range > 0.0) {
             return;
         }
-        // Far-away cell keys saturate; such positions are still compared
-        // by distance, so nothing wrong is reported.
-        let key = |p: &Vector2<f64>| ((p.x / range).floor() as i64, (p.y / range).floor() as i64);
-        for (i, p) in positions.iter().enumerate() {
-            if !(p.x.is_finite() && p.y.is_finite()) {
-                continue;
-            }
-            let k = key(p);
-            let cell = self.cells.entry(k).or_default();
-            if cell.is_empty() {
-                self.used.push(k);
-            }
-            cell.push(i as u32);
+        if self.entries.len() != n {
+            self.entries.clear();
+            self.entries.extend((0..n as u32).map(|idx| Entry {
+                key: 0,
+                idx,
+                pos: Vector2::zeros(),
+            }));
         }
+        // Cells a little wider than the range, so that rounding in the
+        // product cannot put two points within the range two cells apart
+        // (capped: a subnormal range would give an infinite inverse).
+        let inv = (1.0 / (range * (1.0 + 1e-9))).min(f64::MAX);
+        let fill = |part: &mut [Entry]| {
+            for e in part {
+                e.pos = pos(e.idx as usize);
+                e.key = cell_key(&e.pos, inv);
+            }
+        };
+        let parallel = n >= PARALLEL_GRID;
+        if parallel {
+            use rayon::prelude::*;
+            self.entries.par_chunks_mut(GRID_CHUNK).for_each(fill);
+        } else {
+            fill(&mut self.entries);
+        }
+        sort_nearly_sorted(&mut self.entries);
+        let e = &self.entries[..];
+        // Non-finite positions are last.
+        let end = e.partition_point(|x| x.key != NOWHERE);
         let r2 = range * range;
-        for &(cx, cy) in &self.used {
-            let Some(here) = self.cells.get(&(cx, cy)) else {
-                continue;
-            };
-            for (n, &i) in here.iter().enumerate() {
-                for &j in &here[n + 1..] {
-                    push_if_near(positions, i, j, r2, out);
+        if parallel && end >= PARALLEL_GRID {
+            use rayon::prelude::*;
+            // Slices of whole cells, scanned each on its own; the pairs
+            // are sorted at the end, so their order here does not matter.
+            let mut cuts = vec![0];
+            let mut at = GRID_CHUNK;
+            while at < end {
+                let key = e[at].key;
+                at += e[at..end].partition_point(|x| x.key == key);
+                if at < end {
+                    cuts.push(at);
                 }
+                at += GRID_CHUNK;
             }
-            for (dx, dy) in HALF {
-                let Some(there) = self
-                    .cells
-                    .get(&(cx.saturating_add(dx), cy.saturating_add(dy)))
-                else {
-                    continue;
-                };
-                for &i in here {
-                    for &j in there {
-                        push_if_near(positions, i, j, r2, out);
-                    }
-                }
+            cuts.push(end);
+            let parts: Vec<Vec<(usize, usize)>> = cuts
+                .par_windows(2)
+                .map(|w| {
+                    let mut o = Vec::new();
+                    scan(&e[..end], w[0], w[1], r2, &mut o);
+                    o
+                })
+                .collect();
+            for p in parts {
+                out.extend_from_slice(&p);
             }
+        } else {
+            scan(&e[..end], 0, end, r2, out);
         }
         out.sort_unstable();
-        // Free the memory of a fleet that spread out (cells keep their
-        // vectors otherwise; bounded by the number of vehicles).
-        if self.cells.len() > 4 * positions.len() + 64 {
-            self.cells.clear();
-            self.used.clear();
+    }
+}
+
+/// The pairs of the cells that start in `e[from..to]` (`from` and `to` at
+/// cell starts; `e` sorted by key, finite positions only): within each
+/// cell, with the next cell of its row, and with the three cells of the
+/// next row, found by a pointer that only moves forward.
+fn scan(e: &[Entry], from: usize, to: usize, r2: f64, out: &mut Vec<(usize, usize)>) {
+    let end = e.len();
+    let run_end = |mut j: usize, key: u64| {
+        while j < end && e[j].key == key {
+            j += 1;
+        }
+        j
+    };
+    let mut up = None;
+    let mut i = from;
+    while i < to {
+        let key = e[i].key;
+        let j = run_end(i + 1, key);
+        let here = &e[i..j];
+        for (n, a) in here.iter().enumerate() {
+            for b in &here[n + 1..] {
+                push_if_near(a, b, r2, out);
+            }
+        }
+        // The next cell of the row.
+        if j < end && e[j].key == key + 1 {
+            cross(here, &e[j..run_end(j + 1, key + 1)], r2, out);
+        }
+        // The three cells of the next row: keys key + ROW - 1 ..= key + ROW + 1.
+        let lo = key + ROW - 1;
+        let mut u = match up {
+            Some(u) => u,
+            None => e.partition_point(|x| x.key < lo),
+        };
+        while u < end && e[u].key < lo {
+            u += 1;
+        }
+        up = Some(u);
+        let mut k = u;
+        while k < end && e[k].key <= lo + 2 {
+            k += 1;
+        }
+        if k > u {
+            cross(here, &e[u..k], r2, out);
+        }
+        i = j;
+    }
+}
+
+/// Sort by key: an insertion sort, O(n) for the nearly sorted arrays of
+/// one step after another; if it has to move too far (a new or shuffled
+/// fleet) it hands over to the standard sort.
+fn sort_nearly_sorted(v: &mut [Entry]) {
+    let mut budget = 8 * v.len() + 64;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].key > x.key {
+            if budget == 0 {
+                v[j] = x;
+                v.sort_unstable_by_key(|e| e.key);
+                return;
+            }
+            budget -= 1;
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+fn cross(a: &[Entry], b: &[Entry], r2: f64, out: &mut Vec<(usize, usize)>) {
+    for x in a {
+        for y in b {
+            push_if_near(x, y, r2, out);
         }
     }
 }
 
-fn push_if_near(p: &[Vector2<f64>], i: u32, j: u32, r2: f64, out: &mut Vec<(usize, usize)>) {
-    let (i, j) = (i as usize, j as usize);
-    if (p[j] - p[i]).norm_squared() <= r2 {
+#[inline]
+fn push_if_near(a: &Entry, b: &Entry, r2: f64, out: &mut Vec<(usize, usize)>) {
+    if (b.pos - a.pos).norm_squared() <= r2 {
+        let (i, j) = (a.idx as usize, b.idx as usize);
         out.push((i.min(j), i.max(j)));
+    }
+}
+
+/// The pairs within a range of a fleet that moves a little from one query
+/// to the next (a Verlet list): the [`Grid`] finds the candidate pairs
+/// within `range + skin` (the skin is the range) and remembers where every
+/// vehicle was; while no vehicle has moved more than half the skin since,
+/// every pair within `range` now is among the candidates (triangle
+/// inequality), so a query only checks each vehicle's displacement and the
+/// candidates' distances: O(n) with a small constant, no grid. When a
+/// vehicle has moved further, is not finite or is very far out (more than
+/// [`NearPairs::FAR`] ranges from the origin in x or y, where rounding
+/// could matter) the candidates are
+/// rebuilt (or, for the last two, the grid answers directly). The answer
+/// is always exactly [`Grid::pairs_within`]'s.
+#[derive(Debug, Default)]
+pub struct NearPairs {
+    grid: Grid,
+    /// Positions at the last build, m.
+    built: Vec<Vector2<f64>>,
+    /// Positions now, m (read once per query, then from here).
+    now: Vec<Vector2<f64>>,
+    /// Pairs within `built_range` of each other at the last build, sorted.
+    candidates: Vec<(usize, usize)>,
+    /// `range + skin` of the last build, m (0: no valid build).
+    built_range: f64,
+    /// The range the candidates are for, m.
+    range: f64,
+}
+
+impl NearPairs {
+    /// Positions further out than this many ranges (in x or y) make a
+    /// query go to the grid directly.
+    pub const FAR: f64 = 1e6;
+
+    /// Empty.
+    pub fn new() -> NearPairs {
+        NearPairs::default()
+    }
+
+    /// Every pair `(i, j)`, `i < j`, of the `n` vehicles whose positions
+    /// (m) `pos(i)` gives that are at most `range` (m) apart, sorted, into
+    /// `out` (cleared first). Non-finite positions are in no pair.
+    pub fn pairs_within_by(
+        &mut self,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        range: f64,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        out.clear();
+        let skin = range;
+        let outer = range + skin;
+        if !(range.is_finite() && range > 0.0 && outer.is_finite()) {
+            self.built_range = 0.0;
+            return self.grid.pairs_within_by(n, pos, range, out);
+        }
+        // Moved at most half the skin (less a sliver for rounding).
+        let half = 0.5 * skin * (1.0 - 1e-6);
+        let half2 = half * half;
+        let far_out = Self::FAR * range;
+        let fresh = self.built_range == outer && self.range == range && self.built.len() == n;
+        self.now.clear();
+        self.now.extend((0..n).map(&pos));
+        // (Within half the skin of a build that was within `far_out`: no
+        // need to look at how far out.) NaN fails the test.
+        let fresh = fresh
+            && self
+                .now
+                .iter()
+                .zip(&self.built)
+                .all(|(p, b)| (p - b).norm_squared() <= half2);
+        let now = &self.now[..];
+        if !fresh {
+            self.built.clear();
+            self.built.extend_from_slice(now);
+            let far = !now
+                .iter()
+                .all(|p| p.x.abs() <= far_out && p.y.abs() <= far_out);
+            if far {
+                // Non-finite or far out: the grid, every time, until
+                // the fleet is back.
+                self.built_range = 0.0;
+                return self.grid.pairs_within_by(n, |i| now[i], range, out);
+            }
+            self.grid
+                .pairs_within_by(n, |i| now[i], outer, &mut self.candidates);
+            self.built_range = outer;
+            self.range = range;
+        }
+        let r2 = range * range;
+        out.extend(
+            self.candidates
+                .iter()
+                .filter(|&&(a, b)| (now[b] - now[a]).norm_squared() <= r2),
+        );
     }
 }
 
@@ -266,17 +509,22 @@ struct Active {
     t_min: f64,
     cpa_at_min: Cpa,
     collided: bool,
+    /// The last observation (count) the pair was within the range.
+    seen: u64,
 }
 
 /// Follows every pair over time and reports encounters (see [`EventKind`]).
 #[derive(Debug)]
 pub struct Tracker {
     ranges: EncounterRanges,
-    grid: Grid,
+    grid: NearPairs,
     pairs: Vec<(usize, usize)>,
     positions: Vec<Vector2<f64>>,
     active: HashMap<(usize, usize), Active, CellHash>,
-    still: Vec<(usize, usize)>,
+    /// Observations so far.
+    step: u64,
+    /// Pairs that left the range this observation (kept allocated).
+    gone: Vec<((usize, usize), Active)>,
     /// Number of near-miss events so far.
     pub near_misses: u64,
     /// Number of collision events so far.
@@ -291,11 +539,12 @@ impl Tracker {
     pub fn new(ranges: EncounterRanges) -> Tracker {
         Tracker {
             ranges,
-            grid: Grid::new(),
+            grid: NearPairs::new(),
             pairs: Vec::new(),
             positions: Vec::new(),
             active: HashMap::default(),
-            still: Vec::new(),
+            step: 0,
+            gone: Vec::new(),
             near_misses: 0,
             collisions: 0,
             min_range: None,
@@ -311,78 +560,123 @@ impl Tracker {
         t: f64,
         pos: impl ExactSizeIterator<Item = Vector2<f64>>,
         track: impl Fn(usize) -> Track,
+        emit: impl FnMut(Event),
+    ) {
+        let mut positions = std::mem::take(&mut self.positions);
+        positions.clear();
+        positions.extend(pos);
+        self.observe_with(t, positions.len(), |i| positions[i], track, emit);
+        self.positions = positions;
+    }
+
+    /// [`Tracker::observe`] with `n` vehicles whose positions (m) `pos(i)`
+    /// gives (asked from several threads for large fleets, see
+    /// [`Grid::pairs_within_by`]).
+    pub fn observe_with(
+        &mut self,
+        t: f64,
+        n: usize,
+        pos: impl Fn(usize) -> Vector2<f64> + Sync,
+        track: impl Fn(usize) -> Track,
         mut emit: impl FnMut(Event),
     ) {
-        self.positions.clear();
-        self.positions.extend(pos);
         self.grid
-            .pairs_within(&self.positions, self.ranges.near_miss, &mut self.pairs);
-        self.still.clear();
+            .pairs_within_by(n, &pos, self.ranges.near_miss, &mut self.pairs);
+        self.step += 1;
+        let step = self.step;
         for &(a, b) in &self.pairs {
-            let range = (self.positions[b] - self.positions[a]).norm();
+            let range = (pos(b) - pos(a)).norm();
             if self.min_range.is_none_or(|(m, _)| range < m) {
                 self.min_range = Some((range, t));
             }
-            let entry = self.active.get_mut(&(a, b));
-            let fresh = entry.is_none();
-            let (ta, tb) = (track(a), track(b));
-            let c = cpa(&ta, &tb);
-            if fresh {
-                self.near_misses += 1;
-                emit(Event {
-                    t,
-                    a,
-                    b,
-                    kind: EventKind::NearMiss,
-                    range,
-                    cpa: c,
-                });
-            }
-            let st = self.active.entry((a, b)).or_insert(Active {
-                min_range: range,
-                t_min: t,
-                cpa_at_min: c,
-                collided: false,
-            });
-            if range < st.min_range {
-                st.min_range = range;
-                st.t_min = t;
-                st.cpa_at_min = c;
-            }
-            if range <= self.ranges.collision && !st.collided {
-                st.collided = true;
-                self.collisions += 1;
-                emit(Event {
-                    t,
-                    a,
-                    b,
-                    kind: EventKind::Collision,
-                    range,
-                    cpa: c,
-                });
-            }
-            self.still.push((a, b));
-        }
-        if self.active.len() > self.still.len() {
-            // Pairs that left the near-miss range, in pair order.
-            let mut gone: Vec<(usize, usize)> = self
-                .active
-                .keys()
-                .filter(|k| self.still.binary_search(k).is_err())
-                .copied()
-                .collect();
-            gone.sort_unstable();
-            for key in gone {
-                if let Some(st) = self.active.remove(&key) {
+            // The CPA (two sines and cosines, an arctangent) only when an
+            // event or a new least range needs it: the same values, less
+            // work for pairs that stay close.
+            let collision = self.ranges.collision;
+            let cpa_of = |a: usize, b: usize| cpa(&track(a), &track(b));
+            match self.active.get_mut(&(a, b)) {
+                None => {
+                    let c = cpa_of(a, b);
+                    self.near_misses += 1;
                     emit(Event {
-                        t: st.t_min,
-                        a: key.0,
-                        b: key.1,
-                        kind: EventKind::Clear,
-                        range: st.min_range,
-                        cpa: st.cpa_at_min,
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::NearMiss,
+                        range,
+                        cpa: c,
                     });
+                    let collided = range <= collision;
+                    self.active.insert(
+                        (a, b),
+                        Active {
+                            min_range: range,
+                            t_min: t,
+                            cpa_at_min: c,
+                            collided,
+                            seen: step,
+                        },
+                    );
+                    if collided {
+                        self.collisions += 1;
+                        emit(Event {
+                            t,
+                            a,
+                            b,
+                            kind: EventKind::Collision,
+                            range,
+                            cpa: c,
+                        });
+                    }
                 }
+                Some(st) => {
+                    st.seen = step;
+                    let least = range < st.min_range;
+                    let collides = range <= collision && !st.collided;
+                    if least || collides {
+                        let c = cpa_of(a, b);
+                        if least {
+                            st.min_range = range;
+                            st.t_min = t;
+                            st.cpa_at_min = c;
+                        }
+                        if collides {
+                            st.collided = true;
+                            self.collisions += 1;
+                            emit(Event {
+                                t,
+                                a,
+                                b,
+                                kind: EventKind::Collision,
+                                range,
+                                cpa: c,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        if self.active.len() > self.pairs.len() {
+            // Pairs that left the near-miss range, in pair order.
+            let gone = &mut self.gone;
+            gone.clear();
+            self.active.retain(|&key, st| {
+                let still = st.seen == step;
+                if !still {
+                    gone.push((key, *st));
+                }
+                still
+            });
+            gone.sort_unstable_by_key(|g| g.0);
+            for &(key, st) in gone.iter() {
+                emit(Event {
+                    t: st.t_min,
+                    a: key.0,
+                    b: key.1,
+                    kind: EventKind::Clear,
+                    range: st.min_range,
+                    cpa: st.cpa_at_min,
+                });
             }
         }
     }
@@ -396,12 +690,13 @@ pub fn observe_fleet(
     vehicles: &[crate::model::Vehicle],
     emit: impl FnMut(Event),
 ) {
-    tracker.observe(
+    tracker.observe_with(
         t,
-        vehicles.iter().map(|v| {
-            let g = v.nav();
+        vehicles.len(),
+        |i| {
+            let g = vehicles[i].nav();
             Vector2::new(g.x, g.y)
-        }),
+        },
         |i| {
             let g = vehicles[i].nav();
             Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
@@ -471,6 +766,147 @@ mod tests {
     fn from_sog_hog_is_compass() {
         let t = Track::from_sog_hog(0.0, 0.0, 2.0, 90.0);
         assert!((t.vel.x - 2.0).abs() < 1e-12 && t.vel.y.abs() < 1e-12);
+    }
+
+    /// The all-pairs, CPA-every-step reference of [`Tracker`]: the events
+    /// of the tracker (Verlet list, grid, CPA only when needed) must be
+    /// exactly these, in the same order.
+    fn reference_events(ranges: EncounterRanges, frames: &[(f64, Vec<Track>)]) -> Vec<Event> {
+        let mut active: std::collections::BTreeMap<(usize, usize), Active> = Default::default();
+        let mut events = Vec::new();
+        for (t, tracks) in frames {
+            let t = *t;
+            let pos: Vec<Vector2<f64>> = tracks.iter().map(|k| k.pos).collect();
+            let pairs = pairs_within_brute(&pos, ranges.near_miss);
+            for &(a, b) in &pairs {
+                let range = (pos[b] - pos[a]).norm();
+                let c = cpa(&tracks[a], &tracks[b]);
+                let fresh = !active.contains_key(&(a, b));
+                if fresh {
+                    events.push(Event {
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::NearMiss,
+                        range,
+                        cpa: c,
+                    });
+                }
+                let st = active.entry((a, b)).or_insert(Active {
+                    min_range: range,
+                    t_min: t,
+                    cpa_at_min: c,
+                    collided: false,
+                    seen: 0,
+                });
+                if range < st.min_range {
+                    st.min_range = range;
+                    st.t_min = t;
+                    st.cpa_at_min = c;
+                }
+                if range <= ranges.collision && !st.collided {
+                    st.collided = true;
+                    events.push(Event {
+                        t,
+                        a,
+                        b,
+                        kind: EventKind::Collision,
+                        range,
+                        cpa: c,
+                    });
+                }
+            }
+            let gone: Vec<(usize, usize)> = active
+                .keys()
+                .filter(|k| pairs.binary_search(k).is_err())
+                .copied()
+                .collect();
+            for key in gone {
+                let st = active.remove(&key).unwrap();
+                events.push(Event {
+                    t: st.t_min,
+                    a: key.0,
+                    b: key.1,
+                    kind: EventKind::Clear,
+                    range: st.min_range,
+                    cpa: st.cpa_at_min,
+                });
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn tracker_events_equal_the_all_pairs_reference() {
+        let mut state = 42u64;
+        let mut unit = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let ranges = EncounterRanges {
+            near_miss: 15.0,
+            collision: 3.0,
+        };
+        // 60 vehicles in a 150 m square, turning at their own rates, some
+        // fast (jumps past half the near-miss range: the Verlet list is
+        // rebuilt), one lost for a while.
+        let n = 60;
+        let mut x: Vec<(f64, f64, f64, f64, f64)> = (0..n)
+            .map(|i| {
+                let speed = if i % 7 == 0 { 9.0 } else { 0.5 + 2.0 * unit() };
+                (
+                    150.0 * unit(),
+                    150.0 * unit(),
+                    speed,
+                    360.0 * unit(),
+                    20.0 * unit() - 10.0,
+                )
+            })
+            .collect();
+        let mut frames = Vec::new();
+        for k in 0..300 {
+            let t = k as f64 * 0.5;
+            let tracks: Vec<Track> = x
+                .iter()
+                .enumerate()
+                .map(|(i, &(px, py, sog, hog, _))| {
+                    if i == 5 && (100..120).contains(&k) {
+                        Track::from_sog_hog(f64::NAN, py, sog, hog)
+                    } else {
+                        Track::from_sog_hog(px, py, sog, hog)
+                    }
+                })
+                .collect();
+            frames.push((t, tracks));
+            for v in x.iter_mut() {
+                let (s, c) = v.3.to_radians().sin_cos();
+                v.0 = (v.0 + 0.5 * v.2 * s).rem_euclid(150.0);
+                v.1 = (v.1 + 0.5 * v.2 * c).rem_euclid(150.0);
+                v.3 = (v.3 + 0.5 * v.4).rem_euclid(360.0);
+            }
+        }
+        let want = reference_events(ranges, &frames);
+        let mut tracker = Tracker::new(ranges);
+        let mut got = Vec::new();
+        for (t, tracks) in &frames {
+            tracker.observe(
+                *t,
+                tracks.iter().map(|k| k.pos),
+                |i| tracks[i],
+                |e| got.push(e),
+            );
+        }
+        let count = |k: EventKind| want.iter().filter(|e| e.kind == k).count() as u64;
+        assert!(count(EventKind::Collision) > 10 && count(EventKind::NearMiss) > 100);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w);
+        }
+        assert_eq!(tracker.near_misses, count(EventKind::NearMiss));
+        assert_eq!(tracker.collisions, count(EventKind::Collision));
     }
 
     #[test]

@@ -717,6 +717,15 @@ impl Sweep {
 
     /// Run `run` and return its summary line (with its newline).
     pub fn run_one(&self, run: u64) -> std::io::Result<String> {
+        self.run_one_to(run, None)
+    }
+
+    /// [`Sweep::run_one`], also writing the run's replay to
+    /// [`RunFiles::path`] if `files` is given: exactly the bytes `usim
+    /// replay` writes for the run's mission ([`Sweep::mission_for`]),
+    /// streamed as the run goes and renamed into place when complete. The
+    /// summary line is the same with or without it.
+    pub fn run_one_to(&self, run: u64, files: Option<&RunFiles>) -> std::io::Result<String> {
         let (m, values) = self.mission_for(run);
         let n = m.vehicle_count();
         let mut dist = vec![0.0f64; n];
@@ -727,44 +736,54 @@ impl Sweep {
         let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
         let reach = self.spec.reach.clone();
         let rv = self.reach_vehicle;
-        let summary = crate::replay::run_fleet(
-            &m,
-            crate::replay::NoRows,
-            None,
-            |_, _| {},
-            |k, t, vs: &[Vehicle]| {
-                for (i, v) in vs.iter().enumerate() {
-                    let r = v.nav();
-                    if k == 0 {
-                        last.push((r.x, r.y));
-                    } else {
-                        let (px, py) = last[i];
-                        dist[i] += (r.x - px).hypot(r.y - py);
-                        last[i] = (r.x, r.y);
-                    }
-                    final_pose[i] = (r.x, r.y, r.heading);
+        let on_step = |k: u64, t: f64, vs: &[Vehicle]| {
+            for (i, v) in vs.iter().enumerate() {
+                let r = v.nav();
+                if k == 0 {
+                    last.push((r.x, r.y));
+                } else {
+                    let (px, py) = last[i];
+                    dist[i] += (r.x - px).hypot(r.y - py);
+                    last[i] = (r.x, r.y);
                 }
-                if n > 1 && n <= 32 {
-                    for a in 0..n {
-                        for b in a + 1..n {
-                            let d = (last[b].0 - last[a].0).hypot(last[b].1 - last[a].1);
-                            min_range = min_range.min(d);
-                        }
+                final_pose[i] = (r.x, r.y, r.heading);
+            }
+            if n > 1 && n <= 32 {
+                for a in 0..n {
+                    for b in a + 1..n {
+                        let d = (last[b].0 - last[a].0).hypot(last[b].1 - last[a].1);
+                        min_range = min_range.min(d);
                     }
                 }
-                if let Some(tr) = tracker.as_mut() {
-                    crate::encounter::observe_fleet(tr, t, vs, |_| {});
-                }
-                if let Some(r) = &reach {
-                    if reach_time.is_nan() {
-                        let (x, y) = last[rv];
-                        if (x - r.x).hypot(y - r.y) <= r.radius {
-                            reach_time = t;
-                        }
+            }
+            if let Some(tr) = tracker.as_mut() {
+                crate::encounter::observe_fleet(tr, t, vs, |_| {});
+            }
+            if let Some(r) = &reach {
+                if reach_time.is_nan() {
+                    let (x, y) = last[rv];
+                    if (x - r.x).hypot(y - r.y) <= r.radius {
+                        reach_time = t;
                     }
                 }
-            },
-        )?;
+            }
+        };
+        let summary = match files {
+            None => crate::replay::run_fleet(&m, crate::replay::NoRows, None, |_, _| {}, on_step)?,
+            Some(f) => {
+                let path = f.path(run);
+                let context = |e: std::io::Error| {
+                    std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
+                };
+                let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
+                let s = crate::replay::run_into(&m, f.format, &mut w, None, |_, _| {}, on_step)
+                    .map_err(context)?;
+                let file = w.into_inner().map_err(|e| context(e.into_error()))?;
+                tmp.commit_file(file).map_err(context)?;
+                s
+            }
+        };
         if n > 32 {
             // Large fleets: the least range the tracker saw within the
             // near-miss range (infinite if none, or no ranges given).
@@ -840,9 +859,37 @@ impl Shard {
     }
 }
 
+/// Where a sweep writes every run's replay (`usim sweep --runs-dir`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFiles {
+    /// The directory (it must exist).
+    pub dir: PathBuf,
+    /// CSV or MCAP.
+    pub format: crate::replay::Format,
+}
+
+impl RunFiles {
+    /// The file of run `run`: `DIR/run-000123.csv` (six digits or more).
+    pub fn path(&self, run: u64) -> PathBuf {
+        self.dir
+            .join(format!("run-{run:06}.{}", self.format.extension()))
+    }
+}
+
 /// Run the runs `range` of `sweep` in parallel (rayon) and write the
 /// header and one line per run, in run order, to `out`.
 pub fn run(sweep: &Sweep, range: std::ops::Range<u64>, out: &mut dyn Write) -> std::io::Result<()> {
+    run_with_files(sweep, range, out, None)
+}
+
+/// [`run`], also writing each run's replay into `files` if given (one file
+/// per run, see [`Sweep::run_one_to`]); the summary is the same.
+pub fn run_with_files(
+    sweep: &Sweep,
+    range: std::ops::Range<u64>,
+    out: &mut dyn Write,
+    files: Option<&RunFiles>,
+) -> std::io::Result<()> {
     use rayon::prelude::*;
     writeln!(out, "{}", sweep.header())?;
     // Chunks bound memory and keep the output streaming.
@@ -852,7 +899,7 @@ pub fn run(sweep: &Sweep, range: std::ops::Range<u64>, out: &mut dyn Write) -> s
         let end = (start + chunk).min(range.end);
         let lines: Vec<std::io::Result<String>> = (start..end)
             .into_par_iter()
-            .map(|r| sweep.run_one(r))
+            .map(|r| sweep.run_one_to(r, files))
             .collect();
         for l in lines {
             out.write_all(l?.as_bytes())?;

@@ -134,6 +134,12 @@ fn coverage(command: &str) -> Option<Check> {
         _ if c.starts_with("scripts/bench_sweep.sh") => ci("scripts/bench_sweep.sh 200 1"),
         _ if c.starts_with("scripts/bench_record.sh") => ci("STRICT=1 scripts/bench_record.sh 5 5"),
         "scripts/step_instructions.sh" => ci("scripts/step_instructions.sh"),
+        _ if c.starts_with("scripts/fleet_instructions.sh") => {
+            ci("scripts/fleet_instructions.sh none encounters")
+        }
+        _ if c.starts_with("scripts/bench_fleet_rounds.sh") => {
+            ci("scripts/bench_fleet_rounds.sh 1 --measurement-time 1 --warm-up-time 1")
+        }
         "scripts/bench_view.sh 200 30" => ci("scripts/bench_view.sh 5 3"),
         "scripts/time_warp_pid.sh 8 \"1000 3000 10000\"" => Some(Check::Test("scripts.rs")),
         _ if MANUAL.iter().any(|(m, _)| *m == c) => Some(Check::Manual),

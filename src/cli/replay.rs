@@ -43,6 +43,15 @@ pub enum OutputFormat {
     Mcap,
 }
 
+impl From<OutputFormat> for crate::replay::Format {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Csv => crate::replay::Format::Csv,
+            OutputFormat::Mcap => crate::replay::Format::Mcap,
+        }
+    }
+}
+
 impl OutputFormat {
     /// `explicit`, else from the extension of `path` (`.mcap`), else CSV.
     pub fn choose(explicit: Option<OutputFormat>, path: Option<&std::path::Path>) -> OutputFormat {
@@ -154,26 +163,14 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
             let file = tmp.take();
             let mut writer = std::io::BufWriter::with_capacity(1 << 16, file);
-            let summary = match format {
-                OutputFormat::Csv if multi => {
-                    let out = crate::replay::csv::FleetCsvWriter::new(&mut writer, names.clone())?;
-                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
-                }
-                OutputFormat::Csv => {
-                    let out = crate::replay::csv::CsvWriter::new(&mut writer)?;
-                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
-                }
-                OutputFormat::Mcap => {
-                    let log = crate::mcap_log::McapLog::new(&mut writer)?;
-                    let out = crate::mcap_log::ReplayMcap {
-                        log,
-                        vehicle: mission.vehicle.name.clone(),
-                        fleet: names.clone(),
-                        start_time: mission.start_time,
-                    };
-                    crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
-                }
-            }
+            let summary = crate::replay::run_into(
+                &mission,
+                format.into(),
+                &mut writer,
+                posts,
+                &mut progress,
+                &mut on_step,
+            )
             .with_context(|| format!("writing {}", path.display()))?;
             let file = writer
                 .into_inner()

@@ -1,4 +1,5 @@
-//! `usim sweep SWEEP.toml [--shard I/N] [-o SUMMARY.csv]` and
+//! `usim sweep SWEEP.toml [--shard I/N] [-o SUMMARY.csv] [--runs-dir DIR
+//! [--runs-format csv|mcap]]` and
 //! `usim sweep merge PART.csv… -o SUMMARY.csv` (docs/sweeps.md).
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use anyhow::Context;
 #[derive(Debug, clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  usim sweep missions/sweeps/crossing.toml -o summary.csv\n  usim sweep missions/sweeps/crossing.toml --shard 0/4 -o part0.csv   # one of 4 jobs\n  usim sweep merge part*.csv -o summary.csv\n\nEvery run is a pure function of (seed, run index): the same seed gives a byte-identical summary, and merged shards equal the unsharded run. Slurm and Kubernetes: docs/sweeps.md."
+    after_help = "Examples:\n  usim sweep missions/sweeps/crossing.toml -o summary.csv\n  usim sweep missions/sweeps/crossing.toml --shard 0/4 -o part0.csv   # one of 4 jobs\n  usim sweep merge part*.csv -o summary.csv\n  usim sweep missions/sweeps/crossing.toml -o summary.csv --runs-dir runs/   # also runs/run-000000.csv ...\n\nEvery run is a pure function of (seed, run index): the same seed gives a byte-identical summary, and merged shards equal the unsharded run. Slurm and Kubernetes: docs/sweeps.md."
 )]
 pub struct SweepArgs {
     #[command(subcommand)]
@@ -23,6 +24,21 @@ pub struct SweepArgs {
     /// Write the summary here instead of stdout; written whole or not at all.
     #[arg(short, long, value_name = "SUMMARY.csv")]
     pub output: Option<PathBuf>,
+    /// Also write every run's replay into this directory (created if
+    /// missing): `DIR/run-000123.csv` (or `.mcap`), exactly what `usim
+    /// replay` writes for that run's mission, each file whole or not at
+    /// all. With --shard, only that shard's runs. The summary is unchanged.
+    #[arg(long, value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+    /// Format of the --runs-dir files.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "csv",
+        requires = "runs_dir"
+    )]
+    pub runs_format: super::replay::OutputFormat,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -82,15 +98,26 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(path) = a.sweep else {
-        anyhow::bail!("usage: usim sweep SWEEP.toml [--shard I/N] [-o SUMMARY.csv] | usim sweep merge PART.csv...");
+        anyhow::bail!("usage: usim sweep SWEEP.toml [--shard I/N] [-o SUMMARY.csv] [--runs-dir DIR [--runs-format csv|mcap]] | usim sweep merge PART.csv...");
     };
     let sweep = crate::sweep::load(&path)?;
     let total = sweep.spec.total_runs();
     let range = a.shard.map_or(0..total, |s| s.range(total));
+    let files = match &a.runs_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the directory {}", dir.display()))?;
+            Some(crate::sweep::RunFiles {
+                dir: dir.clone(),
+                format: a.runs_format.into(),
+            })
+        }
+        None => None,
+    };
     let started = std::time::Instant::now();
     let go = || {
         let mut buf = Vec::new();
-        crate::sweep::run(&sweep, range.clone(), &mut buf).map(|_| buf)
+        crate::sweep::run_with_files(&sweep, range.clone(), &mut buf, files.as_ref()).map(|_| buf)
     };
     let buf = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()

@@ -132,6 +132,63 @@ pub fn run_to_with<O: Output>(
     })
 }
 
+/// The formats a replay is written to a file in (`usim replay -o`,
+/// `usim sweep --runs-dir`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// CSV: the columns of [`csv::HEADER`], with a `vehicle` column first
+    /// for a multi-vehicle mission.
+    Csv,
+    /// MCAP with JSON messages (docs/viewing.md).
+    Mcap,
+}
+
+impl Format {
+    /// The file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Mcap => "mcap",
+        }
+    }
+}
+
+/// Replay `mission` into `out` in `format`: exactly the bytes `usim replay
+/// MISSION -o FILE` writes (CSV of one vehicle, CSV with a `vehicle` column
+/// of a fleet, or MCAP). The rest as [`run_fleet`].
+pub fn run_into<W: Write + std::io::Seek>(
+    mission: &Mission,
+    format: Format,
+    out: W,
+    posts: Option<&mut dyn Write>,
+    progress: impl FnMut(u64, u64),
+    on_step: impl FnMut(u64, f64, &[Vehicle]),
+) -> std::io::Result<Summary> {
+    let names: Vec<String> = (0..mission.vehicle_count())
+        .map(|i| mission.vehicle_at(i).name.clone())
+        .collect();
+    match format {
+        Format::Csv if names.len() > 1 => {
+            let w = csv::FleetCsvWriter::new(out, names)?;
+            run_fleet(mission, w, posts, progress, on_step)
+        }
+        Format::Csv => {
+            let w = csv::CsvWriter::new(out)?;
+            run_fleet(mission, w, posts, progress, on_step)
+        }
+        Format::Mcap => {
+            let log = crate::mcap_log::McapLog::new(out)?;
+            let w = crate::mcap_log::ReplayMcap {
+                log,
+                vehicle: mission.vehicle.name.clone(),
+                fleet: names,
+                start_time: mission.start_time,
+            };
+            run_fleet(mission, w, posts, progress, on_step)
+        }
+    }
+}
+
 /// Fleets of at least this many vehicles step in parallel (rayon); smaller
 /// ones step on the calling thread (a thread hand-off costs more).
 const PARALLEL_FLEET: usize = 64;

@@ -1,0 +1,83 @@
+//! Replays the fleet benchmark's mission (1,000 kayaks 50 m apart, near
+//! miss 20 m; `benches/fleet.rs`) for N steps: a fixed workload for
+//! `valgrind --tool=callgrind` (repeatable instruction counts on a loaded
+//! machine) next to `cargo bench --bench fleet`. `scripts/fleet_instructions.sh`
+//! runs it.
+//!
+//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|positions|csv] [VEHICLES=1000]`
+use std::hint::black_box;
+
+#[path = "../benches/common/fleet_mission.rs"]
+mod fleet_mission;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let steps: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(100);
+    let mode = args.next().unwrap_or_else(|| "none".into());
+    let n: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(1000);
+    let m = fleet_mission::fleet_mission(n, steps);
+    let started = std::time::Instant::now();
+    match mode.as_str() {
+        "none" => {
+            usim::replay::run_fleet(&m, usim::replay::NoRows, None, |_, _| {}, |_, _, _| {})?;
+        }
+        "encounters" | "encounters-dense" => {
+            let mut ranges = m
+                .encounters
+                .ok_or("the fleet mission has encounter ranges")?;
+            if mode == "encounters-dense" {
+                // Every lattice neighbour (50 m) within the near-miss
+                // range: about 2 pairs per vehicle every step.
+                ranges.near_miss = 60.0;
+            }
+            let mut tr = usim::encounter::Tracker::new(ranges);
+            let mut events = 0u64;
+            usim::replay::run_fleet(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                |_, t, vs| usim::encounter::observe_fleet(&mut tr, t, vs, |_| events += 1),
+            )?;
+            black_box(events);
+        }
+        "positions" => {
+            // Only read every vehicle's position after every step (the
+            // memory traffic encounters cannot avoid).
+            let mut sum = 0.0;
+            usim::replay::run_fleet(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                |_, _, vs| {
+                    for v in vs {
+                        sum += v.nav().x + v.nav().y;
+                    }
+                },
+            )?;
+            black_box(sum);
+        }
+        "csv" => {
+            let names = (0..n).map(|i| m.vehicle_at(i).name.clone()).collect();
+            let out = usim::replay::csv::FleetCsvWriter::new(std::io::sink(), names)?;
+            usim::replay::run_fleet(&m, out, None, |_, _| {}, |_, _, _| {})?;
+        }
+        other => {
+            return Err(format!(
+                "mode {other}: none, encounters, encounters-dense, positions or csv"
+            )
+            .into())
+        }
+    }
+    let s = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{} bytes per vehicle",
+        std::mem::size_of::<usim::model::Vehicle>()
+    );
+    println!(
+        "{n} vehicles x {steps} steps ({mode}): {:.2} ms per 100 steps",
+        s * 1e3 * 100.0 / steps as f64
+    );
+    Ok(())
+}
