@@ -357,7 +357,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
 
     let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
     info!(
-        "fleet {} running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
+        "fleet `{}` running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
         opts.fleet_name,
         links.len(),
         opts.app_tick,
@@ -463,7 +463,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     // Clean exit: every vehicle's retained `offline`, the fleet's, then a
     // clean disconnect (queued after them, so sent after them).
     info!(
-        "{why}: stopping fleet {} ({} vehicles)",
+        "{why}: stopping fleet `{}` ({} vehicles)",
         opts.fleet_name,
         links.len()
     );
