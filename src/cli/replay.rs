@@ -99,6 +99,14 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let names: Vec<String> = (0..mission.vehicle_count())
         .map(|i| mission.vehicle_at(i).name.clone())
         .collect();
+    if a.posts.is_some() {
+        if let Some(name) = fast_v22_vehicle(&mission) {
+            eprintln!(
+                "usim: note: vehicle `{}` is V22 under math = \"fast\": its posted NAV_SPEED/GT_SPEED are snapped to 0.01 m/s and can differ from uSimMarineV22 by one step; set math = \"libm\" for bit-identical posts (docs/v22.md §17)",
+                crate::mqtt::escape_control(&name)
+            );
+        }
+    }
     let mut posts_tmp = match &a.posts {
         Some(path) => Some(crate::atomic_file::AtomicFile::create(path)?),
         None => None,
@@ -256,4 +264,14 @@ impl EncounterLog {
         let file = self.w.into_inner().map_err(|e| e.into_error())?;
         self.tmp.commit_file(file)
     }
+}
+
+/// The first V22 vehicle of the mission that runs `math = "fast"`: its
+/// snapped publications can differ from the C++ by one snap step.
+fn fast_v22_vehicle(mission: &crate::mission::Mission) -> Option<String> {
+    use crate::model::{trig::MathMode, ModelVariant};
+    (0..mission.vehicle_count())
+        .map(|i| mission.vehicle_at(i))
+        .find(|v| v.params.variant == ModelVariant::V22 && v.params.math == MathMode::Fast)
+        .map(|v| v.name.clone())
 }

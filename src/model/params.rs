@@ -39,6 +39,11 @@ pub struct Params {
     pub prefix: String,
     /// Start pose (default all 0).
     pub start: StartPose,
+    /// How many `start_pos` config lines were applied: uSimMarineV22 keeps
+    /// its `USM_RESET_COUNT` in the model's pose reset, which each such line
+    /// calls, so a V22 vehicle's counter starts here (classic starts at 0;
+    /// docs/v22.md, publications).
+    pub start_pos_lines: u64,
     /// Turning characteristic, 0..100 (default 70).
     pub turn_rate: f64,
     /// Thrust → speed map, with thrust factor (default 20) and reflect (default false).
@@ -122,6 +127,7 @@ impl Default for Params {
             variant: ModelVariant::Classic,
             prefix: "USM".to_string(),
             start: StartPose::default(),
+            start_pos_lines: 0,
             turn_rate: 70.0,
             thrust_map: ThrustMap::default(),
             max_acceleration: 0.0,
@@ -174,5 +180,11 @@ impl Params {
     pub fn geo_converter(&self) -> Option<GeoConverter> {
         let (lat, lon) = self.origin?;
         GeoConverter::new(lat, lon, self.geodesy).ok()
+    }
+}
+
+impl AsRef<Params> for Params {
+    fn as_ref(&self) -> &Params {
+        self
     }
 }
