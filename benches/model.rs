@@ -131,8 +131,8 @@ fn replay(c: &mut Criterion) {
     });
     g.bench_function("long_survey 36000 steps to MCAP (state messages)", |b| {
         b.iter(|| {
-            let out = usim::mcap_log::ReplayMcap {
-                log: usim::mcap_log::McapLog::new(NullSeek::default()).unwrap(),
+            let out = usim::replay::mcap::ReplayMcap {
+                log: usim::replay::mcap::McapLog::new(NullSeek::default()).unwrap(),
                 vehicle: mission.vehicle.name.clone(),
                 fleet: Vec::new(),
                 start_time: mission.start_time,

@@ -289,11 +289,11 @@ impl MessageError {
     /// The payload and the reason are clipped to a few hundred characters
     /// (a 100 KB payload must not become a 100 KB log line).
     pub fn new(var: &str, payload: impl fmt::Display, reason: impl Into<String>) -> Self {
-        let clip = |s: String| crate::config::clip(&s, 200).into_owned();
+        let clip = |s: String| crate::text::clip(&s, 200).into_owned();
         MessageError {
             var: clip(var.to_string()),
             payload: clip(payload.to_string()),
-            reason: crate::config::clip(&reason.into(), 500).into_owned(),
+            reason: crate::text::clip(&reason.into(), 500).into_owned(),
         }
     }
 }
@@ -544,7 +544,7 @@ fn unknown_var_reason(var: &str) -> String {
         return "unknown variable".to_string();
     }
     let names = SUBSCRIPTIONS.iter().map(|(n, _, _)| *n);
-    match crate::config::nearest(var, names) {
+    match crate::text::nearest(var, names) {
         Some(near) => format!("unknown variable (did you mean {near}?)"),
         None => "unknown variable".to_string(),
     }

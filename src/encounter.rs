@@ -710,8 +710,8 @@ pub const CSV_HEADER: &str = "t,event,a,b,range,cpa_time,cpa_range,cpa_bearing";
 
 /// Append one `encounters.csv` line (names of the vehicles in `names`).
 pub fn push_csv(line: &mut Vec<u8>, e: &Event, names: &[String]) {
+    use crate::replay::csv::push_field;
     use crate::replay::csv::{push_f64, round_to_microsecond};
-    use crate::replay::posts::push_field;
     push_f64(line, round_to_microsecond(e.t));
     line.push(b',');
     line.extend_from_slice(e.kind.name().as_bytes());

@@ -9,23 +9,22 @@
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`moos_import`]: a MOOS `.moos` uSimMarine block → a vehicle config.
-//! * [`replay`]: the deterministic mission runner and its CSV output.
-//! * [`mcap_log`]: MCAP output of runs (Foxglove, Rerun, PlotJuggler).
+//! * [`replay`]: the deterministic mission runner and its CSV and MCAP output
+//!   (Foxglove, Rerun, PlotJuggler).
 //! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
+pub mod actuator;
 pub mod atomic_file;
 pub mod cli;
 pub mod command;
 pub mod config;
-pub mod config_v22;
 pub mod encounter;
 pub mod fuzz_entry;
 pub mod interp;
-pub mod mcap_log;
 pub mod mission;
 pub mod model;
 pub mod moos_import;
@@ -33,4 +32,5 @@ pub mod mqtt;
 pub mod plot;
 pub mod replay;
 pub mod sweep;
+pub mod text;
 pub mod view;

@@ -359,7 +359,7 @@ pub fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             Some(u) => u.clone(),
             None => BrokerUrl::parse(&format!("mqtt://{}", loopback_of(opts.bind)))?,
         };
-        super::view::warn_if_open(&a.view_bind, a.view_token.as_deref());
+        crate::view::server::warn_if_open(&a.view_bind, a.view_token.as_deref());
         Some(crate::view::server::ViewOptions {
             conn: ToolConnection {
                 url,

@@ -2,7 +2,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use crate::view::server::{ViewOptions, ViewServer, DEFAULT_BIND, DEFAULT_FPS};
+use crate::view::server::{warn_if_open, ViewOptions, ViewServer, DEFAULT_BIND, DEFAULT_FPS};
 
 /// Arguments of `usim view`.
 #[derive(Debug, clap::Args)]
@@ -21,20 +21,6 @@ pub struct ViewArgs {
     /// At most N frames per second to each page, whatever the fleet size.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_FPS)]
     pub fps: f64,
-}
-
-/// Warn about a non-loopback address.
-pub fn warn_if_open(bind: &SocketAddr, token: Option<&str>) {
-    if !bind.ip().is_loopback() {
-        tracing::warn!(
-            "the view listens on {bind}: anyone who can reach it can see and drive the vehicles{}",
-            if token.is_some() {
-                " if they have the token"
-            } else {
-                " (no --token given!)"
-            }
-        );
-    }
 }
 
 /// Bind, print the URL, serve until SIGINT/SIGTERM.

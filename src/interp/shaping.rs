@@ -5,9 +5,9 @@
 //! A plain number on `DESIRED_*` is a `ClearAll` with one command at the
 //! receipt time; it reaches the model at once, exactly as in uSimMarine, so
 //! runs without `SET` lists or jerk limits are unchanged.
+use crate::actuator::Actuator;
 use crate::interp::jerk_profile::JerkFollower;
 use crate::interp::timed_commands::{parse_set, ActuatorBank};
-use crate::model::Actuator;
 
 /// How one actuator's setpoint is shaped (`[actuators.NAME]` in a config).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -13,7 +13,6 @@
 //! Heading convention: marine degrees, 0 = north (+y), 90 = east (+x),
 //! clockwise; x = east metres, y = north metres. Pitch and yaw are radians.
 use crate::command::{Command, MessageError, Payload};
-use crate::config::VehicleConfig;
 use crate::interp::shaping::Shaping;
 
 pub mod angles;
@@ -36,6 +35,7 @@ pub mod turn_limit;
 mod v22_app;
 pub mod wormhole;
 
+pub use crate::actuator::Actuator;
 pub use params::{ModelVariant, Params, StartPose};
 
 use angles::{angle360, snap_to_step};
@@ -216,53 +216,6 @@ impl Snapshot {
     }
 }
 
-/// The actuators a setpoint can address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Actuator {
-    /// `DESIRED_THRUST`, percent.
-    Thrust,
-    /// `DESIRED_RUDDER`, percent.
-    Rudder,
-    /// `DESIRED_ELEVATOR`, percent.
-    Elevator,
-    /// `DESIRED_THRUST_L`, percent.
-    ThrustL,
-    /// `DESIRED_THRUST_R`, percent.
-    ThrustR,
-}
-
-impl Actuator {
-    /// All actuators, in a fixed order.
-    pub const ALL: [Actuator; 5] = [
-        Actuator::Thrust,
-        Actuator::Rudder,
-        Actuator::Elevator,
-        Actuator::ThrustL,
-        Actuator::ThrustR,
-    ];
-
-    /// The MOOS variable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Actuator::Thrust => "DESIRED_THRUST",
-            Actuator::Rudder => "DESIRED_RUDDER",
-            Actuator::Elevator => "DESIRED_ELEVATOR",
-            Actuator::ThrustL => "DESIRED_THRUST_L",
-            Actuator::ThrustR => "DESIRED_THRUST_R",
-        }
-    }
-
-    /// Parse a MOOS variable name.
-    pub fn from_name(name: &str) -> Option<Actuator> {
-        Actuator::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    /// Index in [`Actuator::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
 /// One simulated vehicle: parameters, the two records, actuators and
 /// everything mail can change.
 #[derive(Debug, Clone)]
@@ -324,9 +277,11 @@ pub struct Vehicle {
 }
 
 impl Vehicle {
-    /// A vehicle at its start pose; `start_time_s` is the clock at start-up.
-    pub fn new(cfg: &VehicleConfig, start_time_s: f64) -> Vehicle {
-        Vehicle::from_params(cfg.params.clone(), start_time_s)
+    /// A vehicle at its start pose from anything that holds its parameters
+    /// (a `config::VehicleConfig`, or `Params` themselves); `start_time_s` is
+    /// the clock at start-up, s. The model never sees the config file.
+    pub fn new(cfg: &impl AsRef<Params>, start_time_s: f64) -> Vehicle {
+        Vehicle::from_params(cfg.as_ref().clone(), start_time_s)
     }
 
     /// A vehicle from validated parameters; `start_time_s` is the clock at start-up.
@@ -380,7 +335,11 @@ impl Vehicle {
             enabled: true,
             obstacle: false,
             iteration: 0,
-            reset_count: 0,
+            // V22 counts the config's `start_pos` lines too (docs/v22.md).
+            reset_count: match params.variant {
+                ModelVariant::V22 => params.start_pos_lines,
+                ModelVariant::Classic => 0,
+            },
             reset_fresh: false,
             drift_fresh: true,
             nav_posted: None,

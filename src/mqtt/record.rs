@@ -23,8 +23,8 @@ use super::topics::{Topics, NODE_REPORT};
 use super::BridgeError;
 use crate::atomic_file::AtomicFile;
 use crate::command::SUBSCRIPTIONS;
-use crate::mcap_log::{CommandValue, McapLog, Pose};
 use crate::replay::csv::{push_f64, HEADER};
+use crate::replay::mcap::{CommandValue, McapLog, Pose};
 
 /// Most vehicles one recording takes (with `--all`, messages under further
 /// names are counted and ignored, so a flood of invented names cannot grow

@@ -82,7 +82,7 @@ impl<W: Write> super::Output for FleetCsvWriter<W> {
                 let mut buf = Vec::with_capacity(part.len() * 400);
                 for (j, s) in part.iter().enumerate() {
                     let name = names.get(c * 64 + j).map_or("", String::as_str);
-                    super::posts::push_field(&mut buf, name);
+                    push_field(&mut buf, name);
                     buf.push(b',');
                     push_row(&mut buf, s);
                 }
@@ -98,7 +98,7 @@ impl<W: Write> super::Output for FleetCsvWriter<W> {
     fn vehicle_row(&mut self, vehicle: usize, s: &Snapshot, _clock: f64) -> io::Result<()> {
         self.line.clear();
         let name = self.names.get(vehicle).map_or("", String::as_str);
-        super::posts::push_field(&mut self.line, name);
+        push_field(&mut self.line, name);
         self.line.push(b',');
         push_row(&mut self.line, s);
         self.out.write_all(&self.line)
@@ -192,6 +192,27 @@ pub fn push_f64(buf: &mut Vec<u8>, v: f64) {
         // `42.0` -> `42`: shorter, and reads back the same.
         let text = text.strip_suffix(".0").unwrap_or(text);
         buf.extend_from_slice(text.as_bytes());
+    }
+}
+
+/// A CSV field: quoted (with `"` doubled) when it holds a comma, a quote, a
+/// line break or leading/trailing blanks, or is empty.
+pub fn push_field(buf: &mut Vec<u8>, s: &str) {
+    let needs = s.is_empty()
+        || s.contains([',', '"', '\n', '\r'])
+        || s.starts_with(char::is_whitespace)
+        || s.ends_with(char::is_whitespace);
+    if needs {
+        buf.push(b'"');
+        for b in s.bytes() {
+            if b == b'"' {
+                buf.push(b'"');
+            }
+            buf.push(b);
+        }
+        buf.push(b'"');
+    } else {
+        buf.extend_from_slice(s.as_bytes());
     }
 }
 

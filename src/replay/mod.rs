@@ -11,6 +11,7 @@ use crate::mission::{Mission, Post};
 use crate::model::{Snapshot, Vehicle};
 
 pub mod csv;
+pub mod mcap;
 pub mod posts;
 
 /// Tolerance for a post being due, s (docs/formats.md §2).
@@ -177,8 +178,8 @@ pub fn run_into<W: Write + std::io::Seek>(
             run_fleet(mission, w, posts, progress, on_step)
         }
         Format::Mcap => {
-            let log = crate::mcap_log::McapLog::new(out)?;
-            let w = crate::mcap_log::ReplayMcap {
+            let log = crate::replay::mcap::McapLog::new(out)?;
+            let w = crate::replay::mcap::ReplayMcap {
                 log,
                 vehicle: mission.vehicle.name.clone(),
                 fleet: names,

@@ -3,7 +3,7 @@
 //! CSV-quoted when needed), in publication order (docs/v22.md §13).
 use std::io::{self, Write};
 
-use super::csv::push_f64;
+use super::csv::{push_f64, push_field};
 use crate::model::{PubValue, Publication};
 
 /// The posts log header.
@@ -84,27 +84,6 @@ impl<W: Write> PostsWriter<W> {
     /// Flush everything.
     pub fn finish(mut self) -> io::Result<()> {
         self.out.flush()
-    }
-}
-
-/// A CSV field: quoted (with `"` doubled) when it holds a comma, a quote, a
-/// line break or leading/trailing blanks, or is empty.
-pub fn push_field(buf: &mut Vec<u8>, s: &str) {
-    let needs = s.is_empty()
-        || s.contains([',', '"', '\n', '\r'])
-        || s.starts_with(char::is_whitespace)
-        || s.ends_with(char::is_whitespace);
-    if needs {
-        buf.push(b'"');
-        for b in s.bytes() {
-            if b == b'"' {
-                buf.push(b'"');
-            }
-            buf.push(b);
-        }
-        buf.push(b'"');
-    } else {
-        buf.extend_from_slice(s.as_bytes());
     }
 }
 

@@ -487,3 +487,18 @@ async fn command(s: &AppState, text: &str) -> String {
     rx.await
         .unwrap_or_else(|_| reply_json(0, Err("the server is stopping")))
 }
+
+/// Warn about a non-loopback address (the view's own rule, used by
+/// `usim view` and `usim up --view`).
+pub fn warn_if_open(bind: &SocketAddr, token: Option<&str>) {
+    if !bind.ip().is_loopback() {
+        tracing::warn!(
+            "the view listens on {bind}: anyone who can reach it can see and drive the vehicles{}",
+            if token.is_some() {
+                " if they have the token"
+            } else {
+                " (no --token given!)"
+            }
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The five `DESIRED_*` actuators of the simulator, each with its own
 //! [`TimedCommands`], and the aliases that name groups of them.
-pub use crate::model::Actuator;
+pub use crate::actuator::Actuator;
 
 use super::{seconds_to_us, SetCall, SetError, TimedCommands};
 

@@ -4,7 +4,8 @@
 //! Values uSimMarineV22 itself would reject are warnings naming the file,
 //! line and key (the setting keeps its default); values usim cannot run
 //! with are errors.
-use crate::config::{BoolOrText, ConfigError, Lines, NumOrText, RawVehicle, Source};
+use super::error::{ConfigError, Source};
+use super::raw::{BoolOrText, Lines, NumOrText, RawVehicle};
 use crate::model::angles::{atof, deg_to_radians, is_number};
 use crate::model::pid::{Gains, PidSettings};
 use crate::model::{ModelVariant, Params};

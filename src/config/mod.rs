@@ -7,12 +7,7 @@
 //! order (the later line wins). Values uSimMarine would reject become
 //! warnings naming the key; malformed TOML, unknown keys, wrong types and
 //! non-finite numbers are errors naming the file, line and key.
-use std::collections::BTreeMap;
-use std::fmt;
-use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
-use toml::Spanned;
+use std::path::Path;
 
 use crate::interp::shaping::{ActuatorSettings, Interpolation};
 use crate::model::current_field::CurrentField;
@@ -20,6 +15,12 @@ use crate::model::geodesy::Geodesy;
 use crate::model::pose::parse_pose;
 use crate::model::trig::MathMode;
 use crate::model::{drift, Actuator, ModelVariant, Params};
+
+mod error;
+mod raw;
+pub mod v22;
+
+pub use crate::text::{clip, nearest, MAX_ECHO_CHARS};
 
 /// MQTT settings of a live vehicle (`[mqtt]` table).
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +94,12 @@ pub struct VehicleConfig {
     pub warnings: Vec<String>,
 }
 
+impl AsRef<Params> for VehicleConfig {
+    fn as_ref(&self) -> &Params {
+        &self.params
+    }
+}
+
 impl Default for VehicleConfig {
     fn default() -> Self {
         VehicleConfig {
@@ -108,202 +115,8 @@ impl Default for VehicleConfig {
     }
 }
 
-/// A config (or mission) that could not be loaded: where and why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError {
-    /// The file.
-    pub path: PathBuf,
-    /// 1-based line, if known.
-    pub line: Option<usize>,
-    /// The key involved, if known.
-    pub key: Option<String>,
-    /// What is wrong and, where possible, what to do.
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, ": key `{key}`")?;
-        }
-        write!(f, ": {}", clip(&self.message, MAX_ECHO_CHARS))
-    }
-}
-
-/// Longest error message shown, characters: values echoed in errors (a
-/// 100 KB line, a huge payload) are clipped with `…`.
-pub const MAX_ECHO_CHARS: usize = 1000;
-
-/// `text` clipped to `max` characters (with `…` and the number of
-/// characters left out).
-pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => std::borrow::Cow::Borrowed(text),
-        Some((cut, _)) => {
-            let left = text[cut..].chars().count();
-            std::borrow::Cow::Owned(format!("{}… ({left} more characters)", &text[..cut]))
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// Source text of a TOML file, for turning spans into line numbers.
-#[derive(Debug, Clone)]
-pub struct Source<'a> {
-    /// The file the text came from.
-    pub path: &'a Path,
-    /// The text.
-    pub text: &'a str,
-}
-
-impl Source<'_> {
-    /// 1-based line of a byte offset.
-    pub fn line_of(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    }
-
-    /// The byte offsets of every `\n`, for [`Source::line_in`] (many
-    /// lookups in one file: O(log n) each instead of O(n)).
-    pub fn newlines(&self) -> Vec<usize> {
-        self.text
-            .bytes()
-            .enumerate()
-            .filter_map(|(i, b)| (b == b'\n').then_some(i))
-            .collect()
-    }
-
-    /// [`Source::line_of`] with the index of [`Source::newlines`].
-    pub fn line_in(newlines: &[usize], offset: usize) -> usize {
-        newlines.partition_point(|&n| n < offset) + 1
-    }
-
-    /// An error at byte `offset` about `key`.
-    pub fn error(&self, offset: usize, key: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError {
-            path: self.path.to_path_buf(),
-            line: Some(self.line_of(offset)),
-            key: Some(key.to_string()),
-            message: message.into(),
-        }
-    }
-
-    /// A warning line `file:line: key `k`: message`.
-    pub fn warning(&self, offset: usize, key: &str, message: &str) -> String {
-        format!(
-            "{}:{}: key `{key}`: {message}",
-            self.path.display(),
-            self.line_of(offset)
-        )
-    }
-
-    /// Turn a TOML/serde error into a [`ConfigError`] with line, key and a
-    /// suggestion for unknown keys. The suggestion comes from the keys of
-    /// the table the key stands in (serde's "expected one of" list), falling
-    /// back to `known`, and is never the key itself.
-    pub fn toml_error(&self, err: &toml::de::Error, known: &[&str]) -> ConfigError {
-        let offset = err.span().map(|s| s.start);
-        let line = offset.map(|o| self.line_of(o));
-        let msg = err.message().to_string();
-        if let Some(rest) = msg.strip_prefix("unknown field `") {
-            let key = rest.split('`').next().unwrap_or("").to_string();
-            let expected = expected_keys(rest);
-            let candidates: Vec<&str> = if expected.is_empty() {
-                known.to_vec()
-            } else {
-                expected.iter().map(String::as_str).collect()
-            };
-            let misplaced = !expected.is_empty()
-                && VEHICLE_KEYS.contains(&key.as_str())
-                && expected
-                    .iter()
-                    .filter(|k| VEHICLE_KEYS.contains(&k.as_str()))
-                    .count()
-                    < VEHICLE_KEYS.len() / 2;
-            let hint = match nearest(&key, candidates.iter().copied()) {
-                _ if misplaced => format!(
-                    "; `{key}` is a vehicle key: in a mission it goes in the [vehicle] table (or in the vehicle file)"
-                ),
-                Some(n) => format!("; did you mean `{n}`?"),
-                None => String::new(),
-            };
-            // `usim example` lists the keys of vehicle tables only.
-            let in_example = !expected.is_empty()
-                && expected.iter().all(|k| {
-                    VEHICLE_KEYS.contains(&k.as_str())
-                        || MQTT_KEYS.contains(&k.as_str())
-                        || ACTUATOR_KEYS.contains(&k.as_str())
-                });
-            let see = if in_example {
-                " (`usim example` lists every key, docs/config.md explains them)"
-            } else {
-                ""
-            };
-            return ConfigError {
-                path: self.path.to_path_buf(),
-                line,
-                key: Some(key),
-                message: format!("unknown key{hint}{see}"),
-            };
-        }
-        // The key is what stands before `=` on the offending line.
-        let line_text = offset.and_then(|o| {
-            let start = self.text[..o.min(self.text.len())]
-                .rfind('\n')
-                .map_or(0, |i| i + 1);
-            self.text[start..].lines().next()
-        });
-        let kv = line_text.and_then(|l| {
-            let (k, v) = l.split_once('=')?;
-            let k = k.trim().trim_matches('"');
-            (!k.is_empty() && !k.starts_with('[')).then(|| (k.to_string(), v.trim()))
-        });
-        let mut message = msg.trim().to_string();
-        if let Some((k, v)) = &kv {
-            // `thrust_map = 0:0` reads as a TOML time: say to quote it.
-            let unquoted = !v.starts_with(['"', '\'', '[', '{']);
-            let string_key = STRING_KEYS.contains(&k.as_str());
-            if unquoted && (v.contains(':') || string_key) {
-                let value = v.split('#').next().unwrap_or(v).trim();
-                let reads = if v.contains(':') {
-                    "TOML reads it as a date or time"
-                } else {
-                    "TOML cannot read it"
-                };
-                message = format!(
-                    "{message}; `{value}` is not quoted, so {reads}: write it as a string, {k} = \"{value}\""
-                );
-            }
-        }
-        ConfigError {
-            path: self.path.to_path_buf(),
-            line,
-            key: kv.map(|(k, _)| k),
-            message,
-        }
-    }
-}
-
-/// The keys serde lists after an unknown field: "..., expected one of `a`, `b`".
-fn expected_keys(rest: &str) -> Vec<String> {
-    let Some((_, list)) = rest.split_once("expected") else {
-        return Vec::new();
-    };
-    list.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
-}
+pub use error::{ConfigError, Source};
+pub use raw::*;
 
 /// A file of the wrong kind: a mission where a vehicle config is expected,
 /// or the reverse. `None` if `text` does not look like the other kind.
@@ -343,285 +156,6 @@ pub fn wrong_kind(path: &Path, text: &str, want_mission: bool) -> Option<ConfigE
         message,
     })
 }
-
-/// `thrust_map` as one line or a list of lines.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum Lines {
-    /// One `t:s, t:s` line.
-    One(String),
-    /// Several lines; they accumulate.
-    Many(Vec<String>),
-}
-
-/// A bool, or a string that uSimMarine reads as one (`"differential"`, `"reverse"`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum BoolOrText {
-    /// TOML boolean.
-    Bool(bool),
-    /// uSimMarine's word.
-    Text(String),
-}
-
-/// A number, or text that uSimMarineV22 checks itself (`"abc"` warns).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum NumOrText {
-    /// TOML number.
-    Num(f64),
-    /// Text as written.
-    Text(String),
-}
-
-/// `[mqtt]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawMqtt {
-    /// Broker URL.
-    pub broker: Option<String>,
-    /// Topic root.
-    pub topic_root: Option<String>,
-    /// User name.
-    pub username: Option<String>,
-    /// Password.
-    pub password: Option<String>,
-    /// Largest payload taken, bytes.
-    pub max_payload: Option<Spanned<i64>>,
-    /// `"all"` or `"report"`.
-    pub publish: Option<Spanned<String>>,
-}
-
-/// `[actuators.NAME]` as written.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawActuator {
-    /// `"none"`, `"timed"` (default) or `"jerk"`.
-    pub interpolation: Option<String>,
-    /// Jerk mode: maximum rate, units/s.
-    pub max_rate: Option<f64>,
-    /// Jerk mode: maximum acceleration, units/s².
-    pub max_accel: Option<f64>,
-    /// Jerk mode: maximum jerk, units/s³.
-    pub max_jerk: Option<f64>,
-    /// Cap on pending timed commands (default 10,000).
-    pub max_pending: Option<i64>,
-}
-
-type S<T> = Option<Spanned<T>>;
-
-/// A vehicle table as written (docs/formats.md §1). Every value carries its span.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawVehicle {
-    pub name: S<String>,
-    pub model: S<String>,
-    pub prefix: S<String>,
-    pub start_x: S<f64>,
-    pub start_y: S<f64>,
-    pub start_heading: S<f64>,
-    pub start_speed: S<f64>,
-    pub start_depth: S<f64>,
-    pub start_pos: S<String>,
-    pub thrust_map: S<Lines>,
-    pub thrust_reflect: S<bool>,
-    pub thrust_factor: S<f64>,
-    pub turn_rate: S<f64>,
-    pub max_acceleration: S<f64>,
-    pub max_deceleration: S<f64>,
-    pub buoyancy_rate: S<f64>,
-    pub max_depth_rate: S<f64>,
-    pub max_depth_rate_speed: S<f64>,
-    pub default_water_depth: S<f64>,
-    pub drift_x: S<f64>,
-    pub drift_y: S<f64>,
-    pub drift_vector: S<String>,
-    pub rotate_speed: S<f64>,
-    pub max_rudder_degs_per_sec: S<f64>,
-    pub sim_pause: S<bool>,
-    pub dual_state: S<bool>,
-    pub trim_tolerance: S<f64>,
-    pub max_trim_delay: S<f64>,
-    pub turn_spd_loss: S<f64>,
-    pub max_speed: S<f64>,
-    pub turn_radius: S<f64>,
-    pub turn_spd_map_null_speed: S<f64>,
-    pub turn_spd_map_null_rate: S<f64>,
-    pub turn_spd_map_full_speed: S<f64>,
-    pub turn_spd_map_full_rate: S<f64>,
-    pub thrust_mode_diff: S<BoolOrText>,
-    pub thrust_mode_reverse: S<BoolOrText>,
-    pub post_navpos_summary: S<bool>,
-    pub lat_origin: S<f64>,
-    pub lon_origin: S<f64>,
-    pub geodesy: S<String>,
-    pub math: S<String>,
-    pub current_field: S<String>,
-    pub current_field_active: S<bool>,
-    pub app_tick: S<f64>,
-    // uSimMarineV22 extras (docs/v22.md §15)
-    pub yaw_pid_kp: S<NumOrText>,
-    pub yaw_pid_kd: S<NumOrText>,
-    pub yaw_pid_ki: S<NumOrText>,
-    pub yaw_pid_integral_limit: S<NumOrText>,
-    pub yaw_pid_ki_limit: S<NumOrText>,
-    pub maxrudder: S<NumOrText>,
-    pub speed_pid_kp: S<NumOrText>,
-    pub speed_pid_kd: S<NumOrText>,
-    pub speed_pid_ki: S<NumOrText>,
-    pub speed_pid_integral_limit: S<NumOrText>,
-    pub maxthrust: S<NumOrText>,
-    pub speed_factor: S<NumOrText>,
-    pub depth_control: S<BoolOrText>,
-    pub z_to_pitch_pid_kp: S<NumOrText>,
-    pub z_to_pitch_pid_kd: S<NumOrText>,
-    pub z_to_pitch_pid_ki: S<NumOrText>,
-    pub z_to_pitch_pid_integral_limit: S<NumOrText>,
-    pub maxpitch: S<NumOrText>,
-    pub pitch_pid_kp: S<NumOrText>,
-    pub pitch_pid_kd: S<NumOrText>,
-    pub pitch_pid_ki: S<NumOrText>,
-    pub pitch_pid_integral_limit: S<NumOrText>,
-    pub maxelevator: S<NumOrText>,
-    pub simulation: S<BoolOrText>,
-    pub tardy_helm_threshold: S<NumOrText>,
-    pub tardy_nav_threshold: S<NumOrText>,
-    pub sim_instability: S<NumOrText>,
-    pub heading_debug: S<BoolOrText>,
-    pub speed_debug: S<BoolOrText>,
-    pub depth_debug: S<BoolOrText>,
-    pub wind_conditions: S<String>,
-    pub polar_plot: S<Lines>,
-    pub wormhole: S<Lines>,
-    pub post_des_thrust: S<String>,
-    pub post_des_rudder: S<String>,
-    pub node_report_local: S<bool>,
-    pub platform_type: S<String>,
-    pub platform_length: S<f64>,
-    pub mqtt: Option<RawMqtt>,
-    pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
-    pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
-}
-
-/// Every key a vehicle table accepts (for suggestions and `usim example`).
-pub const VEHICLE_KEYS: &[&str] = &[
-    "name",
-    "model",
-    "prefix",
-    "start_x",
-    "start_y",
-    "start_heading",
-    "start_speed",
-    "start_depth",
-    "start_pos",
-    "thrust_map",
-    "thrust_reflect",
-    "thrust_factor",
-    "turn_rate",
-    "max_acceleration",
-    "max_deceleration",
-    "buoyancy_rate",
-    "max_depth_rate",
-    "max_depth_rate_speed",
-    "default_water_depth",
-    "drift_x",
-    "drift_y",
-    "drift_vector",
-    "rotate_speed",
-    "max_rudder_degs_per_sec",
-    "sim_pause",
-    "dual_state",
-    "trim_tolerance",
-    "max_trim_delay",
-    "turn_spd_loss",
-    "max_speed",
-    "turn_radius",
-    "turn_spd_map_null_speed",
-    "turn_spd_map_null_rate",
-    "turn_spd_map_full_speed",
-    "turn_spd_map_full_rate",
-    "thrust_mode_diff",
-    "thrust_mode_reverse",
-    "post_navpos_summary",
-    "lat_origin",
-    "lon_origin",
-    "geodesy",
-    "math",
-    "current_field",
-    "current_field_active",
-    "app_tick",
-    "yaw_pid_kp",
-    "yaw_pid_kd",
-    "yaw_pid_ki",
-    "yaw_pid_integral_limit",
-    "yaw_pid_ki_limit",
-    "maxrudder",
-    "speed_pid_kp",
-    "speed_pid_kd",
-    "speed_pid_ki",
-    "speed_pid_integral_limit",
-    "maxthrust",
-    "speed_factor",
-    "depth_control",
-    "z_to_pitch_pid_kp",
-    "z_to_pitch_pid_kd",
-    "z_to_pitch_pid_ki",
-    "z_to_pitch_pid_integral_limit",
-    "maxpitch",
-    "pitch_pid_kp",
-    "pitch_pid_kd",
-    "pitch_pid_ki",
-    "pitch_pid_integral_limit",
-    "maxelevator",
-    "simulation",
-    "tardy_helm_threshold",
-    "tardy_nav_threshold",
-    "sim_instability",
-    "heading_debug",
-    "speed_debug",
-    "depth_debug",
-    "wind_conditions",
-    "polar_plot",
-    "wormhole",
-    "post_des_thrust",
-    "post_des_rudder",
-    "node_report_local",
-    "platform_type",
-    "platform_length",
-    "mqtt",
-    "actuators",
-    "aliases",
-];
-
-/// Keys whose value is a TOML string (an unquoted value gets a hint).
-const STRING_KEYS: &[&str] = &[
-    "name",
-    "model",
-    "prefix",
-    "start_pos",
-    "thrust_map",
-    "drift_vector",
-    "geodesy",
-    "math",
-    "current_field",
-    "platform_type",
-    "thrust_mode_diff",
-    "thrust_mode_reverse",
-];
-
-/// Every key of the `[mqtt]` table.
-pub const MQTT_KEYS: &[&str] = &[
-    "broker",
-    "topic_root",
-    "username",
-    "password",
-    "max_payload",
-    "publish",
-];
-
-/// Every key of an `[actuators.NAME]` table.
-pub const ACTUATOR_KEYS: &[&str] = &["interpolation", "max_rate", "max_accel", "max_jerk"];
 
 /// One uSimMarine config line: the key, where it stands, and its value.
 #[derive(Debug, Clone)]
@@ -999,7 +533,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             };
         }
     }
-    crate::config_v22::build(src, raw, &mut p, &mut warnings)?;
+    v22::build(src, raw, &mut p, &mut warnings)?;
     p.actuators = build_actuators(src, raw)?;
     cfg.params = p;
     cfg.warnings = warnings;
@@ -1204,6 +738,7 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
                 p.prefix = s.trim().to_string();
             }
             "start_pos" => {
+                p.start_pos_lines += 1;
                 let (pose, err) = parse_pose(s);
                 if let Some(v) = pose.x {
                     p.start.x = v;
@@ -1259,31 +794,6 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
-pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
-        .filter(|(d, c)| *d <= 3.max(c.len() / 4) && *c != word)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1314,7 +824,7 @@ mod tests {
 
     #[test]
     fn every_known_key_is_accepted_and_documented_in_docs_config_md() {
-        let doc = include_str!("../docs/config.md");
+        let doc = include_str!("../../docs/config.md");
         for key in VEHICLE_KEYS {
             // the loader knows it: no "unknown key" error for it
             let text = format!("{key} = {}\n", sample(key));

@@ -20,9 +20,9 @@
 use std::collections::HashMap;
 use std::io::{self, Seek, Write};
 
+use super::csv::HEADER;
 use crate::command::Command;
 use crate::model::Snapshot;
-use crate::replay::csv::HEADER;
 
 /// Topic of the frame transforms of all vehicles.
 pub const TF_TOPIC: &str = "/tf";
@@ -607,7 +607,7 @@ pub struct ReplayMcap<W: Write + Seek> {
     pub start_time: f64,
 }
 
-impl<W: Write + Seek> crate::replay::Output for ReplayMcap<W> {
+impl<W: Write + Seek> super::Output for ReplayMcap<W> {
     fn row(&mut self, s: &Snapshot, clock: f64) -> io::Result<()> {
         self.log.snapshot(&self.vehicle, s, clock)
     }
