@@ -211,9 +211,65 @@ pub fn load(path: &Path) -> Result<Mission, ConfigError> {
     parse(path, &text)
 }
 
-/// Parse a mission from its text; `path` names it and anchors relative paths.
+/// Parse a mission from its text; `path` names it and anchors relative
+/// paths. One way through: the raw tables, the vehicles (each built once),
+/// the timing, then the posts.
 pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     let src = Source { path, text };
+    let (mission_raw, raw_posts, inline) = read_raw(&src)?;
+    let m = mission_raw.get_ref();
+    let m_at = mission_raw.span().start;
+    let vehicles = mission_vehicles(&src, m, m_at, inline)?;
+    check_unique_names(&src, m, &vehicles)?;
+    let names: Vec<String> = vehicles.iter().map(|(v, _)| v.name.clone()).collect();
+    let mut vehicles = vehicles.into_iter().map(|(v, _)| v);
+    let Some(vehicle) = vehicles.next() else {
+        return Err(src.error(m_at, "mission.vehicle", "no vehicle"));
+    };
+    let more_vehicles: Vec<VehicleConfig> = vehicles.collect();
+    let encounters = encounter_ranges(&src, m)?;
+    let start_time = start_time(&src, m)?;
+    let timing = timing(&src, m)?;
+    let steps = steps(&src, m, m_at, &timing)?;
+    let output_every = output_every(&src, m)?;
+    // Line numbers by binary search in one newline index: linear loading
+    // (counting newlines per post made 32,000 posts take 16 s).
+    let newlines = src.newlines();
+    let posts = raw_posts
+        .iter()
+        .flatten()
+        .map(|p| post(&src, p.get_ref(), &names, &newlines))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = m.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "mission".to_string())
+    });
+    Ok(Mission {
+        name,
+        description: m.description.clone().unwrap_or_default(),
+        vehicle,
+        more_vehicles,
+        encounters,
+        start_time,
+        timing,
+        steps,
+        output_every,
+        posts,
+    })
+}
+
+/// The mission file's tables as written: `[mission]`, the posts, and the
+/// inline vehicle tables if any.
+type RawParts = (
+    Spanned<RawMission>,
+    Option<Vec<Spanned<RawPost>>>,
+    Option<Vec<Spanned<RawVehicle>>>,
+);
+
+/// Reads the TOML (a vehicle config given as a mission is named as such).
+fn read_raw(src: &Source<'_>) -> Result<RawParts, ConfigError> {
+    let (path, text) = (src.path, src.text);
     let mut known: Vec<&str> = MISSION_KEYS.to_vec();
     known.extend_from_slice(config::VEHICLE_KEYS);
     let de_error = |e: toml::de::Error| {
@@ -221,17 +277,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     };
     // `[vehicle]` (one table) or `[[vehicle]]` (an array of tables): serde
     // needs to know which before it reads the spans, so look first.
-    let (mission_raw, raw_posts, inline) = if has_vehicle_array(text) {
+    Ok(if has_vehicle_array(text) {
         let raw: RawMissionFile<Vec<Spanned<RawVehicle>>> =
             toml::from_str(text).map_err(de_error)?;
         (raw.mission, raw.post, raw.vehicle)
     } else {
         let raw: RawMissionFile<Spanned<RawVehicle>> = toml::from_str(text).map_err(de_error)?;
         (raw.mission, raw.post, raw.vehicle.map(|v| vec![v]))
-    };
-    let m = mission_raw.get_ref();
-    let m_at = mission_raw.span().start;
+    })
+}
 
+/// The mission's vehicles, each with the offset of its name or entry:
+/// `mission.vehicle` (a file), `mission.vehicles` (files) or inline tables.
+fn mission_vehicles(
+    src: &Source<'_>,
+    m: &RawMission,
+    m_at: usize,
+    inline: Option<Vec<Spanned<RawVehicle>>>,
+) -> Result<Vec<(VehicleConfig, usize)>, ConfigError> {
+    let path = src.path;
     let both = "give the vehicles one way: mission.vehicle (a file), mission.vehicles (files), [vehicle] or [[vehicle]] tables";
     // (vehicle, offset of its name or entry for messages)
     let mut vehicles: Vec<(VehicleConfig, usize)> = Vec::new();
@@ -271,7 +335,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
                     .name
                     .as_ref()
                     .map_or(v.span().start, |n| n.span().start);
-                vehicles.push((config::build_vehicle(&src, v.get_ref())?, at));
+                vehicles.push((config::build_vehicle(src, v.get_ref())?, at));
             }
         }
         (None, None, None) => return Err(src.error(
@@ -284,6 +348,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             return Err(src.error(p.span().start, "mission.vehicles", both))
         }
     }
+    Ok(vehicles)
+}
+
+/// Two vehicles of one mission may not share a name.
+fn check_unique_names(
+    src: &Source<'_>,
+    m: &RawMission,
+    vehicles: &[(VehicleConfig, usize)],
+) -> Result<(), ConfigError> {
     for (i, (v, at)) in vehicles.iter().enumerate() {
         if let Some((_, first)) = vehicles[..i].iter().find(|(w, _)| w.name == v.name) {
             let key = if m.vehicles.is_some() {
@@ -302,13 +375,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             ));
         }
     }
-    let names: Vec<String> = vehicles.iter().map(|(v, _)| v.name.clone()).collect();
-    let mut vehicles = vehicles.into_iter().map(|(v, _)| v);
-    let Some(vehicle) = vehicles.next() else {
-        return Err(src.error(m_at, "mission.vehicle", "no vehicle"));
-    };
-    let more_vehicles: Vec<VehicleConfig> = vehicles.collect();
+    Ok(())
+}
 
+/// `near_miss`/`collision`, m: the encounter ranges, if any.
+fn encounter_ranges(
+    src: &Source<'_>,
+    m: &RawMission,
+) -> Result<Option<EncounterRanges>, ConfigError> {
     let positive = |v: &Spanned<f64>, key: &str| -> Result<f64, ConfigError> {
         let x = *v.get_ref();
         if x.is_finite() && x > 0.0 {
@@ -317,7 +391,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             Err(src.error(v.span().start, key, "must be a positive distance in metres"))
         }
     };
-    let encounters = match (&m.near_miss, &m.collision) {
+    Ok(match (&m.near_miss, &m.collision) {
         (None, None) => None,
         (Some(n), None) => Some(EncounterRanges {
             near_miss: positive(n, "near_miss")?,
@@ -344,9 +418,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
                 collision: cv,
             })
         }
-    };
+    })
+}
 
-    let start_time = match &m.start_time {
+/// `start_time`, s: the clock at start-up.
+fn start_time(src: &Source<'_>, m: &RawMission) -> Result<f64, ConfigError> {
+    Ok(match &m.start_time {
         Some(s) if !s.get_ref().is_finite() => {
             return Err(src.error(
                 s.span().start,
@@ -356,8 +433,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
         }
         Some(s) => *s.get_ref(),
         None => 0.0,
-    };
-    let timing = match (&m.dt, &m.dt_pattern) {
+    })
+}
+
+/// `dt` or `dt_pattern`, s (default dt 0.1).
+fn timing(src: &Source<'_>, m: &RawMission) -> Result<Timing, ConfigError> {
+    Ok(match (&m.dt, &m.dt_pattern) {
         (Some(dt), None) => {
             let v = *dt.get_ref();
             if !(v.is_finite() && v > 0.0) {
@@ -388,8 +469,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
             ))
         }
         (None, None) => Timing::Uniform(0.1),
-    };
-    let steps = match (&m.steps, &m.duration) {
+    })
+}
+
+/// `steps` or `duration` (s) as a number of iterations.
+fn steps(
+    src: &Source<'_>,
+    m: &RawMission,
+    m_at: usize,
+    timing: &Timing,
+) -> Result<u64, ConfigError> {
+    Ok(match (&m.steps, &m.duration) {
         (Some(s), None) => {
             let v = *s.get_ref();
             if v < 0 || v as f64 > MAX_STEPS {
@@ -410,7 +500,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
                     "must be a finite number of seconds >= 0",
                 ));
             }
-            steps_for_duration(&timing, v).ok_or_else(|| {
+            steps_for_duration(timing, v).ok_or_else(|| {
                 src.error(d.span().start, "duration", "too long for the step size")
             })?
         }
@@ -428,118 +518,111 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
                 "set mission.steps (iterations) or mission.duration (seconds)",
             ))
         }
-    };
-    let output_every = match &m.output_every {
+    })
+}
+
+/// `output_every`: a CSV row every N iterations (default 1).
+fn output_every(src: &Source<'_>, m: &RawMission) -> Result<u64, ConfigError> {
+    Ok(match &m.output_every {
         Some(o) if *o.get_ref() < 1 => {
             return Err(src.error(o.span().start, "output_every", "must be >= 1"))
         }
         Some(o) => *o.get_ref() as u64,
         None => 1,
-    };
+    })
+}
 
-    let mut posts = Vec::new();
-    // Line numbers by binary search in one newline index: linear loading
-    // (counting newlines per post made 32,000 posts take 16 s).
-    let newlines = src.newlines();
-    for p in raw_posts.iter().flatten() {
-        let p = p.get_ref();
-        let vehicle_index = match &p.vehicle {
-            Some(v) => names.iter().position(|n| n == v.get_ref().trim()).ok_or_else(|| {
-                src.error(
-                    v.span().start,
-                    "post.vehicle",
-                    format!(
-                        "no vehicle called `{}` in this mission (vehicles: {})",
-                        v.get_ref(),
-                        names.join(", ")
-                    ),
-                )
-            })?,
-            None if names.len() > 1 => {
-                return Err(src.error(
-                    p.t.span().start,
-                    "post.vehicle",
-                    format!(
-                        "this mission has {} vehicles ({}): say which one the post is for with vehicle = \"name\"",
-                        names.len(),
-                        names.join(", ")
-                    ),
-                ))
-            }
-            None => 0,
-        };
-        let t = *p.t.get_ref();
-        if !t.is_finite() || t < 0.0 {
+/// One `[[post]]`: its vehicle, time, variable and value, parsed as the
+/// live runtime parses a message (errors name the line and key).
+fn post(
+    src: &Source<'_>,
+    p: &RawPost,
+    names: &[String],
+    newlines: &[usize],
+) -> Result<Post, ConfigError> {
+    let vehicle_index = match &p.vehicle {
+        Some(v) => names.iter().position(|n| n == v.get_ref().trim()).ok_or_else(|| {
+            src.error(
+                v.span().start,
+                "post.vehicle",
+                format!(
+                    "no vehicle called `{}` in this mission (vehicles: {})",
+                    v.get_ref(),
+                    names.join(", ")
+                ),
+            )
+        })?,
+        None if names.len() > 1 => {
             return Err(src.error(
                 p.t.span().start,
-                "post.t",
-                format!("post time {t} must be a finite number of seconds >= 0 (mission time)"),
-            ));
+                "post.vehicle",
+                format!(
+                    "this mission has {} vehicles ({}): say which one the post is for with vehicle = \"name\"",
+                    names.len(),
+                    names.join(", ")
+                ),
+            ))
         }
-        let var = p.var.get_ref().trim().to_string();
-        let payload = match p.value.get_ref() {
-            toml::Value::Float(f) => Payload::Number(*f),
-            toml::Value::Integer(i) => Payload::Number(*i as f64),
-            toml::Value::String(s) => Payload::Text(s.clone()),
-            toml::Value::Boolean(b) => Payload::Text(b.to_string()),
-            other => {
-                return Err(src.error(
-                    p.value.span().start,
-                    "post.value",
-                    format!(
-                        "a post value is a number or a string, not a {}",
-                        other.type_str()
-                    ),
-                ))
-            }
-        };
-        let command = command::parse(&var, &payload).map_err(|e| {
-            let key = if command::kind_of(&var).is_none() {
-                "post.var"
-            } else {
-                "post.value"
-            };
-            let at = if key == "post.var" {
-                p.var.span().start
-            } else {
-                p.value.span().start
-            };
-            src.error(at, key, format!("{var} = {}: {}", e.payload, e.reason))
-        })?;
-        if let Command::Set(json) = &command {
-            crate::interp::shaping::check_set(json).map_err(|e| {
-                src.error(
-                    p.value.span().start,
-                    "post.value",
-                    format!("SET {json}: {e}"),
-                )
-            })?;
-        }
-        posts.push(Post {
-            t,
-            var,
-            command,
-            line: Source::line_in(&newlines, p.value.span().start),
-            vehicle: vehicle_index,
-        });
+        None => 0,
+    };
+    let t = *p.t.get_ref();
+    if !t.is_finite() || t < 0.0 {
+        return Err(src.error(
+            p.t.span().start,
+            "post.t",
+            format!("post time {t} must be a finite number of seconds >= 0 (mission time)"),
+        ));
     }
+    let var = p.var.get_ref().trim().to_string();
+    let payload = post_payload(src, p)?;
+    let command = command::parse(&var, &payload).map_err(|e| {
+        let key = if command::kind_of(&var).is_none() {
+            "post.var"
+        } else {
+            "post.value"
+        };
+        let at = if key == "post.var" {
+            p.var.span().start
+        } else {
+            p.value.span().start
+        };
+        src.error(at, key, format!("{var} = {}: {}", e.payload, e.reason))
+    })?;
+    if let Command::Set(json) = &command {
+        crate::interp::shaping::check_set(json).map_err(|e| {
+            src.error(
+                p.value.span().start,
+                "post.value",
+                format!("SET {json}: {e}"),
+            )
+        })?;
+    }
+    Ok(Post {
+        t,
+        var,
+        command,
+        line: Source::line_in(newlines, p.value.span().start),
+        vehicle: vehicle_index,
+    })
+}
 
-    let name = m.name.clone().unwrap_or_else(|| {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "mission".to_string())
-    });
-    Ok(Mission {
-        name,
-        description: m.description.clone().unwrap_or_default(),
-        vehicle,
-        more_vehicles,
-        encounters,
-        start_time,
-        timing,
-        steps,
-        output_every,
-        posts,
+/// A post's TOML value as a message payload (a number or a string).
+fn post_payload(src: &Source<'_>, p: &RawPost) -> Result<Payload, ConfigError> {
+    Ok(match p.value.get_ref() {
+        toml::Value::Float(f) => Payload::Number(*f),
+        toml::Value::Integer(i) => Payload::Number(*i as f64),
+        toml::Value::String(s) => Payload::Text(s.clone()),
+        toml::Value::Boolean(b) => Payload::Text(b.to_string()),
+        other => {
+            return Err(src.error(
+                p.value.span().start,
+                "post.value",
+                format!(
+                    "a post value is a number or a string, not a {}",
+                    other.type_str()
+                ),
+            ))
+        }
     })
 }
 

@@ -258,16 +258,45 @@ pub fn parse_vehicle(path: &Path, text: &str) -> Result<VehicleConfig, ConfigErr
 pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig, ConfigError> {
     let mut cfg = VehicleConfig::default();
     let mut warnings = Vec::new();
+    if let Some(name) = vehicle_name(src, raw)? {
+        cfg.name = name;
+    }
+    let mut p = Params {
+        variant: model_variant(src, raw)?,
+        ..Params::default()
+    };
+    let lines = usim_lines(src, raw)?;
+    apply_lines(src, &mut p, lines, &mut warnings);
+    origin(src, raw, &mut p)?;
+    conversions(src, raw, &mut p)?;
+    current_field(src, raw, &mut p, &mut warnings)?;
+    live_settings(src, raw, &mut cfg)?;
+    if let Some(m) = &raw.mqtt {
+        mqtt_settings(src, m, &mut cfg.mqtt)?;
+    }
+    v22::build(src, raw, &mut p, &mut warnings)?;
+    p.actuators = build_actuators(src, raw)?;
+    cfg.params = p;
+    cfg.warnings = warnings;
+    Ok(cfg)
+}
+
+/// `name`, checked by the one name rule ([`check_vehicle_name`]).
+fn vehicle_name(src: &Source<'_>, raw: &RawVehicle) -> Result<Option<String>, ConfigError> {
     if let Some(n) = &raw.name {
         let name = n.get_ref().trim();
         if let Err(why) = check_vehicle_name(name) {
             return Err(src.error(n.span().start, "name", why));
         }
-        cfg.name = name.to_string();
+        return Ok(Some(name.to_string()));
     }
-    let mut p = Params::default();
+    Ok(None)
+}
+
+/// `model = "classic" | "v22"` (default classic).
+fn model_variant(src: &Source<'_>, raw: &RawVehicle) -> Result<ModelVariant, ConfigError> {
     if let Some(m) = &raw.model {
-        p.variant = match m.get_ref().to_lowercase().as_str() {
+        return Ok(match m.get_ref().to_lowercase().as_str() {
             "classic" => ModelVariant::Classic,
             "v22" => ModelVariant::V22,
             other => {
@@ -277,10 +306,14 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
                     format!("unknown model `{other}`; use \"classic\" or \"v22\""),
                 ))
             }
-        };
+        });
     }
-    let v22 = p.variant == ModelVariant::V22;
+    Ok(ModelVariant::Classic)
+}
 
+/// The uSimMarine config lines of `raw`, each with the byte offset it
+/// stands at (numbers must be finite).
+fn usim_lines(src: &Source<'_>, raw: &RawVehicle) -> Result<Vec<(usize, Line)>, ConfigError> {
     // Collect the uSimMarine lines with their positions.
     let mut lines: Vec<(usize, Line)> = Vec::new();
     macro_rules! num {
@@ -362,20 +395,34 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             }
         }
     }
+    Ok(lines)
+}
+
+/// Applies the lines in uSimMarine's order (classic: last line first, so
+/// the earlier line wins; V22: file order); a refused line is a warning.
+fn apply_lines(
+    src: &Source<'_>,
+    p: &mut Params,
+    mut lines: Vec<(usize, Line)>,
+    warnings: &mut Vec<String>,
+) {
+    let v22 = p.variant == ModelVariant::V22;
     lines.sort_by_key(|(o, _)| *o);
     if !v22 {
         lines.reverse(); // classic: last line first, the earlier line wins
     }
     for (offset, line) in &lines {
-        if let Err(msg) = apply_line(&mut p, line, v22) {
+        if let Err(msg) = apply_line(p, line, v22) {
             let key = match line {
                 Line::Num(k, _) | Line::Bool(k, _) | Line::Text(k, _) => *k,
             };
             warnings.push(src.warning(*offset, key, &msg));
         }
     }
+}
 
-    // Non-uSimMarine keys.
+/// `lat_origin`/`lon_origin`: both or neither, in range.
+fn origin(src: &Source<'_>, raw: &RawVehicle, p: &mut Params) -> Result<(), ConfigError> {
     match (&raw.lat_origin, &raw.lon_origin) {
         (Some(lat), Some(lon)) => {
             let (a, o) = (*lat.get_ref(), *lon.get_ref());
@@ -408,6 +455,12 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         (None, None) => {}
     }
+    Ok(())
+}
+
+/// `geodesy` and `math`: how lat/lon and the position step's trigonometry
+/// are computed.
+fn conversions(src: &Source<'_>, raw: &RawVehicle, p: &mut Params) -> Result<(), ConfigError> {
     if let Some(g) = &raw.geodesy {
         p.geodesy = match g.get_ref().to_lowercase().as_str() {
             "utm" => Geodesy::Utm,
@@ -434,6 +487,17 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             }
         };
     }
+    Ok(())
+}
+
+/// `current_field` (a file relative to the config) unless
+/// `current_field_active = false`; the field's own warnings are appended.
+fn current_field(
+    src: &Source<'_>,
+    raw: &RawVehicle,
+    p: &mut Params,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
     if let Some(cf) = &raw.current_field {
         let active = raw
             .current_field_active
@@ -465,6 +529,16 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
             p.current_field = Some(field);
         }
     }
+    Ok(())
+}
+
+/// Live-run settings: `app_tick`, `node_report_local`, `platform_type`,
+/// `platform_length`.
+fn live_settings(
+    src: &Source<'_>,
+    raw: &RawVehicle,
+    cfg: &mut VehicleConfig,
+) -> Result<(), ConfigError> {
     if let Some(t) = &raw.app_tick {
         let v = *t.get_ref();
         if !(v.is_finite() && v > 0.0 && v <= 1000.0) {
@@ -497,47 +571,44 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         cfg.platform_length = v;
     }
-    if let Some(m) = &raw.mqtt {
-        if let Some(b) = &m.broker {
-            cfg.mqtt.broker = b.clone();
-        }
-        if let Some(r) = &m.topic_root {
-            cfg.mqtt.topic_root = r.clone();
-        }
-        cfg.mqtt.username = m.username.clone();
-        cfg.mqtt.password = m.password.clone();
-        if let Some(mp) = &m.max_payload {
-            let v = *mp.get_ref();
-            if !(1..=MAX_MQTT_PAYLOAD as i64).contains(&v) {
-                return Err(src.error(
-                    mp.span().start,
-                    "mqtt.max_payload",
-                    format!("must be 1..={MAX_MQTT_PAYLOAD} bytes (the MQTT maximum)"),
-                ));
-            }
-            cfg.mqtt.max_payload = v as usize;
-        }
-        if let Some(pm) = &m.publish {
-            cfg.mqtt.publish = match pm.get_ref().trim() {
-                "all" => PublishMode::All,
-                "report" => PublishMode::Report,
-                other => {
-                    return Err(src.error(
-                        pm.span().start,
-                        "mqtt.publish",
-                        format!(
-                            "`{other}`: \"all\" (every variable) or \"report\" (NODE_REPORT only)"
-                        ),
-                    ))
-                }
-            };
-        }
+    Ok(())
+}
+
+/// The `[mqtt]` table.
+fn mqtt_settings(src: &Source<'_>, m: &RawMqtt, mqtt: &mut MqttConfig) -> Result<(), ConfigError> {
+    if let Some(b) = &m.broker {
+        mqtt.broker = b.clone();
     }
-    v22::build(src, raw, &mut p, &mut warnings)?;
-    p.actuators = build_actuators(src, raw)?;
-    cfg.params = p;
-    cfg.warnings = warnings;
-    Ok(cfg)
+    if let Some(r) = &m.topic_root {
+        mqtt.topic_root = r.clone();
+    }
+    mqtt.username = m.username.clone();
+    mqtt.password = m.password.clone();
+    if let Some(mp) = &m.max_payload {
+        let v = *mp.get_ref();
+        if !(1..=MAX_MQTT_PAYLOAD as i64).contains(&v) {
+            return Err(src.error(
+                mp.span().start,
+                "mqtt.max_payload",
+                format!("must be 1..={MAX_MQTT_PAYLOAD} bytes (the MQTT maximum)"),
+            ));
+        }
+        mqtt.max_payload = v as usize;
+    }
+    if let Some(pm) = &m.publish {
+        mqtt.publish = match pm.get_ref().trim() {
+            "all" => PublishMode::All,
+            "report" => PublishMode::Report,
+            other => {
+                return Err(src.error(
+                    pm.span().start,
+                    "mqtt.publish",
+                    format!("`{other}`: \"all\" (every variable) or \"report\" (NODE_REPORT only)"),
+                ))
+            }
+        };
+    }
+    Ok(())
 }
 
 fn build_actuators(src: &Source<'_>, raw: &RawVehicle) -> Result<ActuatorSettings, ConfigError> {
@@ -623,173 +694,197 @@ fn build_actuators(src: &Source<'_>, raw: &RawVehicle) -> Result<ActuatorSetting
 /// uSimMarine clamps and warns).
 fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
     match line {
-        Line::Num(key, v) => {
-            let v = *v;
-            match *key {
-                "start_x" => p.start.x = v,
-                "start_y" => p.start.y = v,
-                "start_heading" => p.start.heading = v,
-                "start_speed" => p.start.speed = v,
-                "start_depth" => {
-                    if v < 0.0 {
-                        p.start.depth = 0.0;
-                        return Err("negative start depth; set to 0".into());
-                    }
-                    p.start.depth = v;
-                }
-                "thrust_factor" => {
-                    if !p.thrust_map.set_thrust_factor(v) {
-                        return Err("must be >= 0; ignored".into());
-                    }
-                }
-                "turn_rate" => p.turn_rate = v.clamp(0.0, 100.0),
-                "max_acceleration" | "max_deceleration" => {
-                    let slot = if *key == "max_acceleration" {
-                        &mut p.max_acceleration
-                    } else {
-                        &mut p.max_deceleration
-                    };
-                    if v < 0.0 {
-                        *slot = 0.0;
-                        return Err("negative; set to 0 (no limit)".into());
-                    }
-                    *slot = v;
-                }
-                "buoyancy_rate" => p.buoyancy_rate = v,
-                "max_depth_rate" => p.max_depth_rate = v,
-                "max_depth_rate_speed" => p.max_depth_rate_speed = v,
-                "default_water_depth" => {
-                    if v < 0.0 {
-                        return Err("must be >= 0; ignored".into());
-                    }
-                    p.default_water_depth = v;
-                }
-                "drift_x" => p.drift_x = v,
-                "drift_y" => p.drift_y = v,
-                "rotate_speed" => p.rotate_speed = v,
-                "max_rudder_degs_per_sec" => {
-                    if v < 0.0 {
-                        return Err("must be >= 0; ignored".into());
-                    }
-                    p.max_rudder_degs_per_sec = v;
-                }
-                "trim_tolerance" | "max_trim_delay" if !v22 => {}
-                _ if !v22 => return Err("is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")".into()),
-                "turn_spd_loss" => {
-                    if !(0.0..=1.0).contains(&v) {
-                        return Err("must be in [0, 1]; ignored".into());
-                    }
-                    p.turn_spd_loss = v;
-                }
-                "trim_tolerance" => p.trim_tolerance = v,
-                "max_trim_delay" => p.max_trim_delay = v,
-                "max_speed" => {
-                    // docs/v22.md §2.3: any numeric line sets the turn
-                    // limit's max speed to the publication cap as it now is
-                    let res = if v <= 0.0 {
-                        Err("must be > 0; the publication cap is unchanged".into())
-                    } else {
-                        p.max_speed = v;
-                        Ok(())
-                    };
-                    p.turn_limit_max_speed = p.max_speed;
-                    return res;
-                }
-                "turn_radius" => {
-                    if v < 0.0 {
-                        return Err("must be >= 0; ignored".into());
-                    }
-                    p.turn_radius = v;
-                }
-                "turn_spd_map_null_speed" => {
-                    if v <= 0.0 {
-                        return Err("must be > 0; ignored".into());
-                    }
-                    p.turn_spd_map_null_speed = v;
-                }
-                "turn_spd_map_null_rate" => {
-                    if !(0.0..=100.0).contains(&v) {
-                        return Err("must be in [0, 100]; ignored".into());
-                    }
-                    p.turn_spd_map_null_rate = v;
-                }
-                "turn_spd_map_full_speed" => p.turn_spd_map_full_speed = v,
-                "turn_spd_map_full_rate" => p.turn_spd_map_full_rate = v,
-                _ => return Err("unhandled".into()),
+        Line::Num(key, v) => apply_number(p, key, *v, v22),
+        Line::Bool(key, b) => apply_bool(p, key, *b, v22),
+        Line::Text(key, s) => apply_text(p, key, s, v22),
+    }
+}
+
+/// A numeric line of the core model (docs/model.md §2.2); V22-only keys go
+/// on to [`apply_v22_number`] (a warning on a classic vehicle).
+fn apply_number(p: &mut Params, key: &str, v: f64, v22: bool) -> Result<(), String> {
+    match key {
+        "start_x" => p.start.x = v,
+        "start_y" => p.start.y = v,
+        "start_heading" => p.start.heading = v,
+        "start_speed" => p.start.speed = v,
+        "start_depth" => {
+            if v < 0.0 {
+                p.start.depth = 0.0;
+                return Err("negative start depth; set to 0".into());
+            }
+            p.start.depth = v;
+        }
+        "thrust_factor" => {
+            if !p.thrust_map.set_thrust_factor(v) {
+                return Err("must be >= 0; ignored".into());
             }
         }
-        Line::Bool(key, b) => match *key {
-            "thrust_reflect" => p.thrust_map.set_reflect(*b),
-            "sim_pause" => p.sim_pause = *b,
-            "dual_state" => p.dual_state = *b,
-            "post_navpos_summary" => {
-                if !v22 {
-                    return Err("is a uSimMarineV22 parameter; the classic model ignores it".into());
-                }
-                p.post_navpos_summary = *b;
+        "turn_rate" => p.turn_rate = v.clamp(0.0, 100.0),
+        "max_acceleration" | "max_deceleration" => {
+            let slot = if key == "max_acceleration" {
+                &mut p.max_acceleration
+            } else {
+                &mut p.max_deceleration
+            };
+            if v < 0.0 {
+                *slot = 0.0;
+                return Err("negative; set to 0 (no limit)".into());
             }
-            _ => return Err("unhandled".into()),
+            *slot = v;
+        }
+        "buoyancy_rate" => p.buoyancy_rate = v,
+        "max_depth_rate" => p.max_depth_rate = v,
+        "max_depth_rate_speed" => p.max_depth_rate_speed = v,
+        "default_water_depth" => {
+            if v < 0.0 {
+                return Err("must be >= 0; ignored".into());
+            }
+            p.default_water_depth = v;
+        }
+        "drift_x" => p.drift_x = v,
+        "drift_y" => p.drift_y = v,
+        "rotate_speed" => p.rotate_speed = v,
+        "max_rudder_degs_per_sec" => {
+            if v < 0.0 {
+                return Err("must be >= 0; ignored".into());
+            }
+            p.max_rudder_degs_per_sec = v;
+        }
+        "trim_tolerance" | "max_trim_delay" if !v22 => {}
+        _ if !v22 => {
+            return Err(
+                "is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")"
+                    .into(),
+            )
+        }
+        _ => return apply_v22_number(p, key, v),
+    }
+    Ok(())
+}
+
+/// A numeric line only uSimMarineV22 reads (docs/v22.md §2).
+fn apply_v22_number(p: &mut Params, key: &str, v: f64) -> Result<(), String> {
+    match key {
+        "turn_spd_loss" => {
+            if !(0.0..=1.0).contains(&v) {
+                return Err("must be in [0, 1]; ignored".into());
+            }
+            p.turn_spd_loss = v;
+        }
+        "trim_tolerance" => p.trim_tolerance = v,
+        "max_trim_delay" => p.max_trim_delay = v,
+        "max_speed" => {
+            // docs/v22.md §2.3: any numeric line sets the turn
+            // limit's max speed to the publication cap as it now is
+            let res = if v <= 0.0 {
+                Err("must be > 0; the publication cap is unchanged".into())
+            } else {
+                p.max_speed = v;
+                Ok(())
+            };
+            p.turn_limit_max_speed = p.max_speed;
+            return res;
+        }
+        "turn_radius" => {
+            if v < 0.0 {
+                return Err("must be >= 0; ignored".into());
+            }
+            p.turn_radius = v;
+        }
+        "turn_spd_map_null_speed" => {
+            if v <= 0.0 {
+                return Err("must be > 0; ignored".into());
+            }
+            p.turn_spd_map_null_speed = v;
+        }
+        "turn_spd_map_null_rate" => {
+            if !(0.0..=100.0).contains(&v) {
+                return Err("must be in [0, 100]; ignored".into());
+            }
+            p.turn_spd_map_null_rate = v;
+        }
+        "turn_spd_map_full_speed" => p.turn_spd_map_full_speed = v,
+        "turn_spd_map_full_rate" => p.turn_spd_map_full_rate = v,
+        _ => return Err("unhandled".into()),
+    }
+    Ok(())
+}
+
+/// A true/false line.
+fn apply_bool(p: &mut Params, key: &str, b: bool, v22: bool) -> Result<(), String> {
+    match key {
+        "thrust_reflect" => p.thrust_map.set_reflect(b),
+        "sim_pause" => p.sim_pause = b,
+        "dual_state" => p.dual_state = b,
+        "post_navpos_summary" => {
+            if !v22 {
+                return Err("is a uSimMarineV22 parameter; the classic model ignores it".into());
+            }
+            p.post_navpos_summary = b;
+        }
+        _ => return Err("unhandled".into()),
+    }
+    Ok(())
+}
+
+/// A text line: `prefix`, `start_pos`, `drift_vector`, `thrust_map`, the
+/// thrust modes.
+fn apply_text(p: &mut Params, key: &str, s: &str, v22: bool) -> Result<(), String> {
+    match key {
+        "prefix" => {
+            if s.trim().is_empty() || s.contains(char::is_whitespace) {
+                return Err("must be non-empty without white space; ignored".into());
+            }
+            p.prefix = s.trim().to_string();
+        }
+        "start_pos" => {
+            p.start_pos_lines += 1;
+            let (pose, err) = parse_pose(s);
+            if let Some(v) = pose.x {
+                p.start.x = v;
+            }
+            if let Some(v) = pose.y {
+                p.start.y = v;
+            }
+            if let Some(v) = pose.heading {
+                p.start.heading = v;
+            }
+            if let Some(v) = pose.speed {
+                p.start.speed = v;
+            }
+            if let Some(v) = pose.depth {
+                p.start.depth = v;
+            }
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        "drift_vector" => {
+            let (a, m) = drift::parse_vector(s).map_err(|e| format!("{e}; ignored"))?;
+            let (dx, dy) = drift::components(a, m);
+            p.drift_x = dx;
+            p.drift_y = dy;
+        }
+        "thrust_map" => {
+            p.thrust_map.add_line(s).map_err(|e| e.to_string())?;
+        }
+        "thrust_mode_diff" => match s.trim().to_lowercase().as_str() {
+            _ if !v22 => {
+                return Err(
+                    "is a uSimMarineV22 parameter; the classic model starts in normal mode".into(),
+                )
+            }
+            "differential" | "true" => p.thrust_mode_diff = true,
+            "normal" | "false" => p.thrust_mode_diff = false,
+            _ => return Err("expected \"differential\"/true or \"normal\"/false; ignored".into()),
         },
-        Line::Text(key, s) => match *key {
-            "prefix" => {
-                if s.trim().is_empty() || s.contains(char::is_whitespace) {
-                    return Err("must be non-empty without white space; ignored".into());
-                }
-                p.prefix = s.trim().to_string();
-            }
-            "start_pos" => {
-                p.start_pos_lines += 1;
-                let (pose, err) = parse_pose(s);
-                if let Some(v) = pose.x {
-                    p.start.x = v;
-                }
-                if let Some(v) = pose.y {
-                    p.start.y = v;
-                }
-                if let Some(v) = pose.heading {
-                    p.start.heading = v;
-                }
-                if let Some(v) = pose.speed {
-                    p.start.speed = v;
-                }
-                if let Some(v) = pose.depth {
-                    p.start.depth = v;
-                }
-                if let Some(e) = err {
-                    return Err(e);
-                }
-            }
-            "drift_vector" => {
-                let (a, m) = drift::parse_vector(s).map_err(|e| format!("{e}; ignored"))?;
-                let (dx, dy) = drift::components(a, m);
-                p.drift_x = dx;
-                p.drift_y = dy;
-            }
-            "thrust_map" => {
-                p.thrust_map.add_line(s).map_err(|e| e.to_string())?;
-            }
-            "thrust_mode_diff" => match s.trim().to_lowercase().as_str() {
-                _ if !v22 => {
-                    return Err(
-                        "is a uSimMarineV22 parameter; the classic model starts in normal mode"
-                            .into(),
-                    )
-                }
-                "differential" | "true" => p.thrust_mode_diff = true,
-                "normal" | "false" => p.thrust_mode_diff = false,
-                _ => {
-                    return Err(
-                        "expected \"differential\"/true or \"normal\"/false; ignored".into(),
-                    )
-                }
-            },
-            "thrust_mode_reverse" => match s.trim().to_lowercase().as_str() {
-                "reverse" | "true" => p.thrust_mode_reverse = true,
-                "normal" | "false" => p.thrust_mode_reverse = false,
-                _ => return Err("expected \"reverse\"/true or \"normal\"/false; ignored".into()),
-            },
-            _ => return Err("unhandled".into()),
+        "thrust_mode_reverse" => match s.trim().to_lowercase().as_str() {
+            "reverse" | "true" => p.thrust_mode_reverse = true,
+            "normal" | "false" => p.thrust_mode_reverse = false,
+            _ => return Err("expected \"reverse\"/true or \"normal\"/false; ignored".into()),
         },
+        _ => return Err("unhandled".into()),
     }
     Ok(())
 }

@@ -34,9 +34,49 @@ fn build_inner(
     p: &mut Params,
     warn: &dyn Fn(usize, &str, &str),
 ) -> Result<(), ConfigError> {
-    let v22 = p.variant == ModelVariant::V22;
+    let keys = v22_keys_present(raw);
+    if p.variant != ModelVariant::V22 {
+        // Every V22-only key present on a classic vehicle is a warning.
+        for (k, at) in keys {
+            warn(
+                at,
+                k,
+                "is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")",
+            );
+        }
+        return Ok(());
+    }
+    post_des(raw, p, warn);
+    sailing_and_wormholes(raw, p, warn);
+    if !pid_coupled(raw) {
+        for (k, at) in keys.iter().filter(|(k, _)| {
+            !matches!(
+                *k,
+                "wind_conditions"
+                    | "polar_plot"
+                    | "wormhole"
+                    | "post_des_thrust"
+                    | "post_des_rudder"
+            )
+        }) {
+            warn(
+                *at,
+                k,
+                "ignored: the embedded PID is coupled only by a yaw_pid_* key",
+            );
+        }
+        return Ok(());
+    }
+    let mut s = PidSettings::default();
+    yaw_and_speed_gains(raw, &mut s, warn);
+    depth_gains(src, raw, &mut s, warn)?;
+    pid_extras(raw, &mut s, warn);
+    p.pid = Some(s);
+    Ok(())
+}
 
-    // Every V22-only key present on a classic vehicle is a warning.
+/// The V22-only keys present in `raw`, with their offsets.
+fn v22_keys_present(raw: &RawVehicle) -> Vec<(&'static str, usize)> {
     macro_rules! present {
         ($($f:ident),*) => {{
             let mut v: Vec<(&'static str, usize)> = Vec::new();
@@ -44,7 +84,7 @@ fn build_inner(
             v
         }};
     }
-    let keys = present!(
+    present!(
         yaw_pid_kp,
         yaw_pid_kd,
         yaw_pid_ki,
@@ -80,19 +120,12 @@ fn build_inner(
         wormhole,
         post_des_thrust,
         post_des_rudder
-    );
-    if !v22 {
-        for (k, at) in keys {
-            warn(
-                at,
-                k,
-                "is a uSimMarineV22 parameter; the classic model ignores it (set model = \"v22\")",
-            );
-        }
-        return Ok(());
-    }
+    )
+}
 
-    // post_des_* (docs/v22.md §2.3)
+/// `post_des_thrust`/`post_des_rudder` (docs/v22.md §2.3): the names the
+/// PID's outputs are posted under.
+fn post_des(raw: &RawVehicle, p: &mut Params, warn: &dyn Fn(usize, &str, &str)) {
     for (key, v, slot, reserved) in [
         (
             "post_des_thrust",
@@ -120,8 +153,10 @@ fn build_inner(
             }
         }
     }
+}
 
-    // Sailing (docs/v22.md §11)
+/// Sailing (docs/v22.md §11) and wormholes (§10).
+fn sailing_and_wormholes(raw: &RawVehicle, p: &mut Params, warn: &dyn Fn(usize, &str, &str)) {
     if let Some(pl) = &raw.polar_plot {
         for line in lines_of(pl.get_ref()) {
             if let Err(e) = p.sailing.plot.add_line(line) {
@@ -146,93 +181,84 @@ fn build_inner(
             }
         }
     }
+}
 
-    // The embedded PID (docs/v22.md §2.1-§2.2)
-    let coupled = raw.yaw_pid_kp.is_some()
+/// The embedded PID is coupled by any `yaw_pid_*` key (docs/v22.md §2.1).
+fn pid_coupled(raw: &RawVehicle) -> bool {
+    raw.yaw_pid_kp.is_some()
         || raw.yaw_pid_kd.is_some()
         || raw.yaw_pid_ki.is_some()
         || raw.yaw_pid_integral_limit.is_some()
-        || raw.yaw_pid_ki_limit.is_some();
-    if !coupled {
-        let pid_keys: Vec<_> = keys
-            .iter()
-            .filter(|(k, _)| {
-                !matches!(
-                    *k,
-                    "wind_conditions"
-                        | "polar_plot"
-                        | "wormhole"
-                        | "post_des_thrust"
-                        | "post_des_rudder"
-                )
-            })
-            .collect();
-        for (k, at) in pid_keys {
+        || raw.yaw_pid_ki_limit.is_some()
+}
+
+/// A PID number as uSimMarineV22 reads it (`atof` of a numeric text); a
+/// non-number is a warning and `dflt` is used.
+fn num(v: &S<NumOrText>, key: &str, dflt: f64, warn: &dyn Fn(usize, &str, &str)) -> f64 {
+    let Some(v) = v else { return dflt };
+    match v.get_ref() {
+        NumOrText::Num(x) if x.is_finite() => *x,
+        NumOrText::Num(_) => {
             warn(
-                *at,
-                k,
-                "ignored: the embedded PID is coupled only by a yaw_pid_* key",
+                v.span().start,
+                key,
+                "not a finite number; the default is used",
             );
+            dflt
         }
-        return Ok(());
-    }
-    let num = |v: &S<NumOrText>, key: &str, dflt: f64| -> f64 {
-        let Some(v) = v else { return dflt };
-        match v.get_ref() {
-            NumOrText::Num(x) if x.is_finite() => *x,
-            NumOrText::Num(_) => {
+        NumOrText::Text(t) => {
+            let t = t.trim();
+            if is_number(t) {
+                atof(t)
+            } else {
                 warn(
                     v.span().start,
                     key,
-                    "not a finite number; the default is used",
+                    &format!("`{t}` is not a number; the default is used"),
                 );
                 dflt
             }
-            NumOrText::Text(t) => {
-                let t = t.trim();
-                if is_number(t) {
-                    atof(t)
-                } else {
-                    warn(
-                        v.span().start,
-                        key,
-                        &format!("`{t}` is not a number; the default is used"),
-                    );
-                    dflt
-                }
-            }
         }
-    };
-    let mut s = PidSettings::default();
+    }
+}
+
+/// The yaw and speed loops: gains, limits, `speed_factor` (docs/v22.md §2.2).
+fn yaw_and_speed_gains(raw: &RawVehicle, s: &mut PidSettings, warn: &dyn Fn(usize, &str, &str)) {
     let yaw_ilim = match (&raw.yaw_pid_integral_limit, &raw.yaw_pid_ki_limit) {
         // both given: the later line wins
         (Some(a), Some(b)) if b.span().start > a.span().start => {
-            num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0)
+            num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0, warn)
         }
-        (Some(_), _) => num(&raw.yaw_pid_integral_limit, "yaw_pid_integral_limit", 0.0),
-        (None, _) => num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0),
+        (Some(_), _) => num(
+            &raw.yaw_pid_integral_limit,
+            "yaw_pid_integral_limit",
+            0.0,
+            warn,
+        ),
+        (None, _) => num(&raw.yaw_pid_ki_limit, "yaw_pid_ki_limit", 0.0, warn),
     };
-    s.max_rudder = num(&raw.maxrudder, "maxrudder", 100.0);
+    s.max_rudder = num(&raw.maxrudder, "maxrudder", 100.0, warn);
     s.yaw = Gains {
-        kp: num(&raw.yaw_pid_kp, "yaw_pid_kp", 0.0),
-        kd: num(&raw.yaw_pid_kd, "yaw_pid_kd", 0.0),
-        ki: num(&raw.yaw_pid_ki, "yaw_pid_ki", 0.0),
+        kp: num(&raw.yaw_pid_kp, "yaw_pid_kp", 0.0, warn),
+        kd: num(&raw.yaw_pid_kd, "yaw_pid_kd", 0.0, warn),
+        ki: num(&raw.yaw_pid_ki, "yaw_pid_ki", 0.0, warn),
         integral_limit: yaw_ilim,
         output_limit: s.max_rudder,
     };
-    s.max_thrust = num(&raw.maxthrust, "maxthrust", 100.0);
+    s.max_thrust = num(&raw.maxthrust, "maxthrust", 100.0, warn);
     s.speed = Gains {
-        kp: num(&raw.speed_pid_kp, "speed_pid_kp", 0.0),
-        kd: num(&raw.speed_pid_kd, "speed_pid_kd", 0.0),
-        ki: num(&raw.speed_pid_ki, "speed_pid_ki", 0.0),
+        kp: num(&raw.speed_pid_kp, "speed_pid_kp", 0.0, warn),
+        kd: num(&raw.speed_pid_kd, "speed_pid_kd", 0.0, warn),
+        ki: num(&raw.speed_pid_ki, "speed_pid_ki", 0.0, warn),
         integral_limit: num(
             &raw.speed_pid_integral_limit,
             "speed_pid_integral_limit",
             0.0,
+            warn,
         ),
         output_limit: s.max_thrust,
     };
-    let f = num(&raw.speed_factor, "speed_factor", 0.0);
+    let f = num(&raw.speed_factor, "speed_factor", 0.0, warn);
     if f < 0.0 {
         if let Some(v) = &raw.speed_factor {
             warn(
@@ -244,6 +270,16 @@ fn build_inner(
     } else {
         s.speed_factor = f;
     }
+}
+
+/// `depth_control` and the depth/pitch loops (a bad `depth_control` is an
+/// error: uSimMarineV22 would abandon its start-up, docs/v22.md §14.4).
+fn depth_gains(
+    src: &Source<'_>,
+    raw: &RawVehicle,
+    s: &mut PidSettings,
+    warn: &dyn Fn(usize, &str, &str),
+) -> Result<(), ConfigError> {
     if let Some(v) = &raw.depth_control {
         s.depth_control = match bool_word(v.get_ref()) {
             Some(b) => b,
@@ -258,7 +294,7 @@ fn build_inner(
             }
         };
     }
-    s.max_elevator = num(&raw.maxelevator, "maxelevator", 13.0);
+    s.max_elevator = num(&raw.maxelevator, "maxelevator", 13.0, warn);
     if s.depth_control {
         let maxpitch_valid = match &raw.maxpitch {
             Some(v) => match v.get_ref() {
@@ -267,7 +303,7 @@ fn build_inner(
             },
             None => false,
         };
-        let mp = num(&raw.maxpitch, "maxpitch", 15.0);
+        let mp = num(&raw.maxpitch, "maxpitch", 15.0, warn);
         // degrees -> radians only for a valid configured value; the default
         // 15 stays 15 (radians, i.e. no limit), as in uSimMarineV22
         s.max_pitch = if maxpitch_valid {
@@ -276,29 +312,31 @@ fn build_inner(
             mp
         };
         s.depth = Gains {
-            kp: num(&raw.z_to_pitch_pid_kp, "z_to_pitch_pid_kp", 0.0),
-            kd: num(&raw.z_to_pitch_pid_kd, "z_to_pitch_pid_kd", 0.0),
-            ki: num(&raw.z_to_pitch_pid_ki, "z_to_pitch_pid_ki", 0.0),
+            kp: num(&raw.z_to_pitch_pid_kp, "z_to_pitch_pid_kp", 0.0, warn),
+            kd: num(&raw.z_to_pitch_pid_kd, "z_to_pitch_pid_kd", 0.0, warn),
+            ki: num(&raw.z_to_pitch_pid_ki, "z_to_pitch_pid_ki", 0.0, warn),
             integral_limit: num(
                 &raw.z_to_pitch_pid_integral_limit,
                 "z_to_pitch_pid_integral_limit",
                 0.0,
+                warn,
             ),
             output_limit: s.max_pitch,
         };
         s.pitch = Gains {
-            kp: num(&raw.pitch_pid_kp, "pitch_pid_kp", 0.0),
-            kd: num(&raw.pitch_pid_kd, "pitch_pid_kd", 0.0),
-            ki: num(&raw.pitch_pid_ki, "pitch_pid_ki", 0.0),
+            kp: num(&raw.pitch_pid_kp, "pitch_pid_kp", 0.0, warn),
+            kd: num(&raw.pitch_pid_kd, "pitch_pid_kd", 0.0, warn),
+            ki: num(&raw.pitch_pid_ki, "pitch_pid_ki", 0.0, warn),
             integral_limit: num(
                 &raw.pitch_pid_integral_limit,
                 "pitch_pid_integral_limit",
                 0.0,
+                warn,
             ),
             output_limit: s.max_elevator,
         };
     } else {
-        s.max_pitch = num(&raw.maxpitch, "maxpitch", 15.0);
+        s.max_pitch = num(&raw.maxpitch, "maxpitch", 15.0, warn);
         s.depth = Gains {
             output_limit: s.max_pitch,
             ..Gains::default()
@@ -308,6 +346,12 @@ fn build_inner(
             ..Gains::default()
         };
     }
+    Ok(())
+}
+
+/// `simulation`, the tardiness thresholds, `sim_instability` and the debug
+/// switches.
+fn pid_extras(raw: &RawVehicle, s: &mut PidSettings, warn: &dyn Fn(usize, &str, &str)) {
     if let Some(v) = &raw.simulation {
         match bool_word(v.get_ref()) {
             Some(b) => s.simulation = b,
@@ -349,8 +393,6 @@ fn build_inner(
             }
         }
     }
-    p.pid = Some(s);
-    Ok(())
 }
 
 fn lines_of(l: &Lines) -> Vec<&str> {
