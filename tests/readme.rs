@@ -148,6 +148,7 @@ fn coverage(command: &str) -> Option<Check> {
             ci("cargo test")
         }
         ".ci/run" => ci("cargo test"),
+        "scripts/py_env.sh" => ci("py=\"$(scripts/py_env.sh .venv | tail -n 1)\""),
         "cargo install --path ." => {
             ci("CARGO_TARGET_DIR=\"$PWD/target\" cargo install --path . --locked --root \"$root\"")
         }
