@@ -15,7 +15,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let steps: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(100);
     let mode = args.next().unwrap_or_else(|| "none".into());
     let n: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(1000);
+    let loading = std::time::Instant::now();
     let m = fleet_mission::fleet_mission(n, steps);
+    let load_s = loading.elapsed().as_secs_f64();
     let started = std::time::Instant::now();
     match mode.as_str() {
         "none" => {
@@ -76,8 +78,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::mem::size_of::<usim::model::Vehicle>()
     );
     println!(
-        "{n} vehicles x {steps} steps ({mode}): {:.2} ms per 100 steps",
-        s * 1e3 * 100.0 / steps as f64
+        "{n} vehicles x {steps} steps ({mode}): {:.2} ms per 100 steps, \
+         {:.0} vehicle-steps/s, mission built and parsed in {:.3} s",
+        s * 1e3 * 100.0 / steps as f64,
+        (n as f64 * steps as f64) / s,
+        load_s
     );
     Ok(())
 }

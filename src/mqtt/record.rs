@@ -149,9 +149,11 @@ impl Sink {
                     if i > 0 {
                         line.push(b',');
                     }
-                    if i == 0 {
-                        // k: an integer.
-                        let _ = write!(line, "{}", *v as u64);
+                    if i == 0 && *v >= 0.0 && *v < 1.8e19 && v.fract() == 0.0 {
+                        // k: an integer as received; anything else (a
+                        // hostile or broken report) as the number it is,
+                        // not clamped by a cast.
+                        crate::replay::csv::push_u64(line, *v as u64);
                     } else {
                         push_f64(line, *v);
                     }
