@@ -24,6 +24,7 @@ pub mod config;
 pub mod config_v22;
 pub mod encounter;
 pub mod fuzz_entry;
+pub mod input_file;
 pub mod interp;
 pub mod mcap_log;
 pub mod mission;
