@@ -134,14 +134,10 @@ fn killed(kind: BrokerKind) {
     let killed_at = unix_now();
     // The k the vehicle had published by the kill: what a perfect
     // recording would end with (the watcher sees the same stream).
-    std::thread::sleep(Duration::from_millis(300));
-    let last_k = |since: usize| -> u64 {
-        w.since(since, &topic("alpha", "NODE_REPORT"))
-            .first()
-            .map(|m| node_report(&m.payload)["k"].as_u64().unwrap())
-            .expect("reports after the kill")
-    };
-    let k_after_kill = last_k(mark);
+    let k_after_kill = w
+        .wait_after(mark, &topic("alpha", "NODE_REPORT"), WAIT, |_| true)
+        .map(|m| node_report(&m.payload)["k"].as_u64().unwrap())
+        .expect("reports after the kill");
     // 20 reports a second (app_tick 20): one second is 20 reports.
     let per_second = 20;
 
@@ -256,4 +252,39 @@ fn oversize_retained_command_is_skipped() {
     );
     let rows = std::fs::read_to_string(&out).unwrap().lines().count() - 1;
     assert!(rows >= 20, "only {rows} rows: {log}");
+}
+
+/// `scripts/record_kill.py` (the SIGKILL-every-0.5-s figure) runs as
+/// documented: a short run of 3 restarts with the test's binary.
+#[test]
+fn record_kill_script_runs() {
+    let py = python();
+    let has = Command::new(&py)
+        .args(["-c", "import mcap.reader, paho.mqtt.client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_PYMCAP").is_none_or(|v| v != "1")
+                && std::env::var_os("USIM_REQUIRE_PAHO").is_none_or(|v| v != "1"),
+            "USIM_REQUIRE_PYMCAP/PAHO=1 but python cannot import mcap and paho"
+        );
+        eprintln!("SKIPPED: python lacks mcap or paho-mqtt");
+        return;
+    }
+    let o = Command::new(&py)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/record_kill.py"
+        ))
+        .args(["--usim", usim(), "--restarts", "3"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("3 of 3 killed recordings readable"), "{out}");
 }
