@@ -33,6 +33,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_import", moos_import),
     ("v22_strings", v22_strings),
     ("sweep", sweep),
+    ("sweep_part", sweep_part),
+    ("mcap_recover", mcap_recover),
 ];
 
 /// The function of target `name`.
@@ -420,4 +422,45 @@ pub fn sweep(data: &[u8]) {
         .map(|(i, p)| (format!("part{i}"), p.to_string()))
         .collect();
     let _ = crate::sweep::merge(&parts);
+}
+
+/// A sweep shard part's end line and `usim sweep merge` of parts: the text
+/// split at lines `---` is the parts; the first line is also parsed as an
+/// end line. An end line that parses must print back to the same fields;
+/// a merge that succeeds must give a header and rows numbered 0, 1, 2, ...
+pub fn sweep_part(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(end) = crate::sweep::PartEnd::parse(text.lines().next().unwrap_or("")) {
+        assert_eq!(crate::sweep::PartEnd::parse(&end.line()), Ok(end));
+    }
+    let parts: Vec<(String, String)> = text
+        .split("\n---\n")
+        .enumerate()
+        .map(|(i, p)| (format!("part{i}"), p.to_string()))
+        .collect();
+    if let Ok(merged) = crate::sweep::merge(&parts) {
+        for (i, l) in merged.lines().skip(1).enumerate() {
+            let run = l.split(',').next().and_then(|r| r.parse::<u64>().ok());
+            assert_eq!(run, Some(i as u64), "merged rows in run order");
+        }
+    }
+}
+
+/// `usim record --recover` on arbitrary bytes (a killed, truncated or
+/// damaged MCAP): it returns an error or a file the MCAP reader reads
+/// whole, with as many messages as it says it kept.
+pub fn mcap_recover(data: &[u8]) {
+    let out = std::io::Cursor::new(Vec::new());
+    let Ok((out, got)) = crate::replay::mcap::recover(data, out) else {
+        return;
+    };
+    let bytes = out.into_inner();
+    let n = mcap::MessageStream::new(&bytes)
+        .expect("the recovered file opens")
+        .map(|m| m.expect("every recovered message reads"))
+        .count() as u64;
+    assert_eq!(n, got.messages);
+    assert!(mcap::Summary::read(&bytes).expect("a summary").is_some());
 }

@@ -24,6 +24,7 @@ pub mod command;
 pub mod config;
 pub mod encounter;
 pub mod fuzz_entry;
+pub mod input_file;
 pub mod interp;
 pub mod mission;
 pub mod model;

@@ -178,6 +178,25 @@ impl SweepSpec {
     }
 }
 
+/// Largest magnitude of a value a sweep variable may draw (bounds of a
+/// uniform range, grid values, polygon coordinates, mean ± 8.6 standard
+/// deviations of a normal): 10^12. Far beyond any position (m), time (s)
+/// or rate a mission uses, and small enough that every difference, sum and
+/// distance the runs compute from drawn values stays finite.
+pub const MAX_VALUE: f64 = 1e12;
+
+/// Box–Muller draws from 53-bit uniforms lie within this many standard
+/// deviations of the mean (√(−2 ln 2⁻⁵³) ≈ 8.57).
+const NORMAL_REACH: f64 = 8.6;
+
+fn out_of_range_rule() -> String {
+    format!("sweep values must lie within ±{MAX_VALUE:e} so every draw and everything derived from it (differences, distances) stays finite")
+}
+
+fn out_of_range(x: f64) -> String {
+    format!("{x:e} is out of range: {}", out_of_range_rule())
+}
+
 /// The largest sweep: 10^9 runs.
 pub const MAX_RUNS: u64 = 1_000_000_000;
 
@@ -273,6 +292,12 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
                         format!("empty range: min ({min}) must be less than max ({max})"),
                     ));
                 }
+                for (x, key, o) in [(min, "var.min", &v.min), (max, "var.max", &v.max)] {
+                    if x.abs() > MAX_VALUE {
+                        let at = o.as_ref().map_or(at, |m| m.span().start);
+                        return Err(src.error(at, key, out_of_range(x)));
+                    }
+                }
                 Dist::Uniform { min, max }
             }
             "normal" => {
@@ -280,6 +305,24 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
                 if std <= 0.0 {
                     let at = v.std.as_ref().map_or(at, |m| m.span().start);
                     return Err(src.error(at, "var.std", "must be > 0"));
+                }
+                // Box–Muller draws lie within 8.6 standard deviations.
+                let reach = mean.abs() + NORMAL_REACH * std;
+                if !reach.is_finite() || reach > MAX_VALUE {
+                    let (key, o) = if mean.abs() > MAX_VALUE {
+                        ("var.mean", &v.mean)
+                    } else {
+                        ("var.std", &v.std)
+                    };
+                    let at = o.as_ref().map_or(at, |m| m.span().start);
+                    return Err(src.error(
+                        at,
+                        key,
+                        format!(
+                            "draws reach |mean| + {NORMAL_REACH} std = {reach:e}; {}",
+                            out_of_range_rule()
+                        ),
+                    ));
                 }
                 Dist::Normal { mean, std }
             }
@@ -297,6 +340,14 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
                         "var.values",
                         "every value must be a finite number",
                     ))
+                }
+                Some(vals) if vals.get_ref().iter().any(|x| x.abs() > MAX_VALUE) => {
+                    let x = vals.get_ref().iter().find(|x| x.abs() > MAX_VALUE).copied();
+                    return Err(src.error(
+                        vals.span().start,
+                        "var.values",
+                        out_of_range(x.unwrap_or(f64::INFINITY)),
+                    ));
                 }
                 Some(vals) => Dist::Grid(vals.get_ref().clone()),
                 None => {
@@ -326,6 +377,9 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
                             "var.points",
                             "every coordinate must be a finite number",
                         ));
+                    }
+                    if let Some(x) = pts.iter().flatten().find(|x| x.abs() > MAX_VALUE) {
+                        return Err(src.error(p.span().start, "var.points", out_of_range(*x)));
                     }
                     if polygon_area(pts).abs() < 1e-9 {
                         return Err(src.error(
@@ -486,6 +540,10 @@ pub struct Sweep {
     pub mission: Mission,
     /// Sweep file path.
     pub path: PathBuf,
+    /// FNV-1a 64 of the sweep file's bytes and then its base mission's:
+    /// what a shard part's end line and a resumed `.partial` are checked
+    /// against.
+    pub hash: u64,
     reach_vehicle: usize,
     /// Resolved vehicle index of each var (for Start/Field targets).
     var_vehicle: Vec<usize>,
@@ -521,6 +579,18 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         }
         e
     })?;
+    let hash = {
+        let mut h = Fnv::default();
+        h.update(text.as_bytes());
+        h.update(&[0]);
+        // Loaded above, so readable; a change in between only changes the hash.
+        h.update(
+            config::read_text(&mpath, "mission")
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        h.0
+    };
     let names: Vec<&str> = (0..mission.vehicle_count())
         .map(|i| mission.vehicle_at(i).name.as_str())
         .collect();
@@ -579,6 +649,7 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         spec,
         mission,
         path: path.to_path_buf(),
+        hash,
         reach_vehicle,
         var_vehicle,
     })
@@ -890,71 +961,314 @@ pub fn run_with_files(
     out: &mut dyn Write,
     files: Option<&RunFiles>,
 ) -> std::io::Result<()> {
-    use rayon::prelude::*;
     writeln!(out, "{}", sweep.header())?;
-    // Chunks bound memory and keep the output streaming.
-    let chunk = 4096u64;
-    let mut start = range.start;
-    while start < range.end {
-        let end = (start + chunk).min(range.end);
-        let lines: Vec<std::io::Result<String>> = (start..end)
-            .into_par_iter()
-            .map(|r| sweep.run_one_to(r, files))
-            .collect();
-        for l in lines {
-            out.write_all(l?.as_bytes())?;
-        }
-        start = end;
-    }
+    stream_rows(sweep, range, out, files, &Stop::new(false))?;
     Ok(())
 }
 
-/// Join shard summaries (each with the same header) into one, in run
-/// order; every run from 0 to the largest must be present exactly once.
+/// FNV-1a, 64 bits: the checksum of a shard part and the spec hash (an
+/// integrity check against truncation and edits, not a defence against
+/// a forger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Add bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut h = Fnv::default();
+        h.update(bytes);
+        h.0
+    }
+}
+
+/// A writer that hashes what passes through it (the part checksum).
+pub struct Hashing<W> {
+    /// The writer underneath.
+    pub inner: W,
+    /// Hash of the bytes written so far.
+    pub hash: Fnv,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The tag that starts a shard part's end line.
+pub const PART_END_TAG: &str = "#usim-sweep-part";
+
+/// The last line of a shard's summary (`usim sweep --shard I/N`): which
+/// sweep it belongs to and a checksum of the lines above it, so `usim
+/// sweep merge` can tell a finished part from a truncated one, a part of
+/// another sweep or seed, and name the shards that are missing.
+///
+/// `#usim-sweep-part spec=<16 hex> seed=<n> shard=<i>/<n> total=<runs> rows=<n> fnv=<16 hex>`
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartEnd {
+    /// Hash of the sweep file and its base mission ([`Sweep::hash`]).
+    pub spec: u64,
+    /// The sweep's seed.
+    pub seed: u64,
+    /// Which shard.
+    pub shard: Shard,
+    /// Runs in the whole sweep.
+    pub total: u64,
+    /// Rows above the end line (the header not counted).
+    pub rows: u64,
+    /// FNV-1a 64 of every byte above the end line.
+    pub fnv: u64,
+}
+
+impl PartEnd {
+    /// The end line (without its newline).
+    pub fn line(&self) -> String {
+        format!(
+            "{PART_END_TAG} spec={:016x} seed={} shard={}/{} total={} rows={} fnv={:016x}",
+            self.spec,
+            self.seed,
+            self.shard.index,
+            self.shard.count,
+            self.total,
+            self.rows,
+            self.fnv
+        )
+    }
+
+    /// Parse an end line (without its newline).
+    pub fn parse(line: &str) -> Result<PartEnd, String> {
+        let rest = line
+            .strip_prefix(PART_END_TAG)
+            .ok_or("not a part end line")?;
+        let mut f = std::collections::BTreeMap::new();
+        for item in rest.split_ascii_whitespace() {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| "a field is not key=value".to_string())?;
+            if f.insert(k, v).is_some() {
+                return Err(format!("field {k} twice"));
+            }
+        }
+        let get = |k: &str| f.get(k).copied().ok_or(format!("no {k}="));
+        let hex = |k: &str| -> Result<u64, String> {
+            let v = get(k)?;
+            if v.len() != 16 {
+                return Err(format!("{k}= is not 16 hex digits"));
+            }
+            u64::from_str_radix(v, 16).map_err(|_| format!("{k}= is not 16 hex digits"))
+        };
+        let num = |k: &str| -> Result<u64, String> {
+            get(k)?
+                .parse()
+                .map_err(|_| format!("{k}= is not a whole number"))
+        };
+        let shard = Shard::parse(get("shard")?)?;
+        let total = num("total")?;
+        if total > MAX_RUNS {
+            return Err(format!("total= above {MAX_RUNS}"));
+        }
+        if f.len() != 6 {
+            return Err("unknown fields".into());
+        }
+        Ok(PartEnd {
+            spec: hex("spec")?,
+            seed: num("seed")?,
+            shard,
+            total,
+            rows: num("rows")?,
+            fnv: hex("fnv")?,
+        })
+    }
+}
+
+/// Join shard summaries (each ending with its [`PartEnd`] line) into the
+/// summary the unsharded sweep writes, in run order. Every part must be
+/// intact (its checksum and row count), of the same sweep (spec hash,
+/// seed, shard count, header), and every shard must be there once; the
+/// error names the part and what is wrong, or the shards that are missing
+/// and their runs.
 pub fn merge(parts: &[(String, String)]) -> Result<String, String> {
-    let mut header: Option<&str> = None;
-    let mut rows: Vec<(u64, &str)> = Vec::new();
+    let mut header: Option<(&str, &str)> = None;
+    let mut first: Option<(&str, PartEnd)> = None;
+    let mut shards: Vec<(PartEnd, &str, &str)> = Vec::new();
     for (name, text) in parts {
-        let mut lines = text.lines();
-        let h = lines.next().ok_or_else(|| format!("{name}: empty file"))?;
-        match header {
-            None => header = Some(h),
-            Some(first) if first != h => {
-                return Err(format!("{name}: its header differs from the first file's"))
+        let body_len = text
+            .trim_end_matches('\n')
+            .rfind('\n')
+            .map(|i| i + 1)
+            .ok_or_else(|| format!("{name}: not a sweep part (fewer than two lines)"))?;
+        let (body, last) = text.split_at(body_len);
+        let last = last.strip_suffix('\n').unwrap_or(last);
+        if !last.starts_with(PART_END_TAG) {
+            return Err(format!(
+                "{name}: no end line: the part is truncated, still being written, or not \
+                 written by `usim sweep --shard I/N`"
+            ));
+        }
+        let end = PartEnd::parse(last).map_err(|e| format!("{name}: bad end line: {e}"))?;
+        if Fnv::of(body.as_bytes()) != end.fnv {
+            return Err(format!(
+                "{name}: checksum mismatch: the part was changed or damaged after it was written"
+            ));
+        }
+        let (h, rows) = body.split_once('\n').unwrap_or((body, ""));
+        match (header, first) {
+            (Some((fh, fname)), Some((_, fe))) => {
+                if fe.seed != end.seed {
+                    return Err(format!(
+                        "{name}: seed {} but {fname} has seed {}",
+                        end.seed, fe.seed
+                    ));
+                }
+                if fe.spec != end.spec {
+                    return Err(format!(
+                        "{name}: another sweep than {fname} (the sweep file or its mission differ: spec {:016x} vs {:016x})",
+                        end.spec, fe.spec
+                    ));
+                }
+                if fe.shard.count != end.shard.count || fe.total != end.total {
+                    return Err(format!(
+                        "{name}: shard {}/{} of {} runs but {fname} is {}/{} of {} runs",
+                        end.shard.index,
+                        end.shard.count,
+                        end.total,
+                        fe.shard.index,
+                        fe.shard.count,
+                        fe.total
+                    ));
+                }
+                if fh != h {
+                    return Err(format!("{name}: its header differs from {fname}'s"));
+                }
             }
-            _ => {}
-        }
-        for (i, l) in lines.enumerate() {
-            if l.is_empty() {
-                continue;
+            _ => {
+                header = Some((h, name));
+                first = Some((name, end));
             }
-            let run: u64 = l
-                .split(',')
-                .next()
-                .and_then(|r| r.parse().ok())
-                .ok_or_else(|| format!("{name}:{}: no run number", i + 2))?;
-            rows.push((run, l));
         }
-    }
-    let header = header.ok_or("no files to merge")?;
-    rows.sort_by_key(|r| r.0);
-    for (i, (run, _)) in rows.iter().enumerate() {
-        if *run != i as u64 {
-            return Err(if *run < i as u64 {
-                format!("run {run} appears twice")
-            } else {
-                format!("run {i} is missing (a shard not run?)")
-            });
+        if let Some((_, _, other)) = shards.iter().find(|(e, _, _)| e.shard == end.shard) {
+            return Err(format!(
+                "{name}: shard {}/{} appears twice (also {other})",
+                end.shard.index, end.shard.count
+            ));
         }
+        let want = end.shard.range(end.total);
+        let mut n = 0u64;
+        for (i, l) in rows.lines().enumerate() {
+            let run: Option<u64> = l.split(',').next().and_then(|r| r.parse().ok());
+            if run != Some(want.start + i as u64) {
+                return Err(format!(
+                    "{name}:{}: expected run {}, found `{}`",
+                    i + 2,
+                    want.start + i as u64,
+                    l.split(',').next().unwrap_or("")
+                ));
+            }
+            n += 1;
+        }
+        if n != end.rows || n != want.end - want.start {
+            return Err(format!(
+                "{name}: {n} rows, but shard {}/{} has {} runs",
+                end.shard.index,
+                end.shard.count,
+                want.end - want.start
+            ));
+        }
+        shards.push((end, rows, name));
     }
-    let mut out = String::with_capacity(rows.iter().map(|r| r.1.len() + 1).sum::<usize>() + 64);
-    out.push_str(header);
+    let ((h, _), (_, fe)) = header.zip(first).ok_or("no files to merge")?;
+    let missing: Vec<String> = (0..fe.shard.count)
+        .filter(|i| !shards.iter().any(|(e, _, _)| e.shard.index == *i))
+        .take(20)
+        .map(|i| {
+            let r = Shard {
+                index: i,
+                count: fe.shard.count,
+            }
+            .range(fe.total);
+            format!("{i}/{} (runs {}..{})", fe.shard.count, r.start, r.end)
+        })
+        .collect();
+    if !missing.is_empty() {
+        let n = fe.shard.count - shards.len() as u64;
+        return Err(format!(
+            "{n} of {} shards missing: {}{}",
+            fe.shard.count,
+            missing.join(", "),
+            if n > 20 { ", ..." } else { "" }
+        ));
+    }
+    shards.sort_by_key(|(e, _, _)| e.shard.index);
+    let mut out =
+        String::with_capacity(shards.iter().map(|s| s.1.len()).sum::<usize>() + h.len() + 1);
+    out.push_str(h);
     out.push('\n');
-    for (_, l) in rows {
-        out.push_str(l);
-        out.push('\n');
+    for (_, rows, _) in shards {
+        out.push_str(rows);
     }
     Ok(out)
+}
+
+/// What stops a sweep early (Ctrl-C): set it and the runs not yet started
+/// are skipped; the finished rows before the first skipped one are kept.
+pub type Stop = std::sync::atomic::AtomicBool;
+
+/// Run the runs `range` of `sweep` in parallel (rayon), writing one line
+/// per run in run order to `out` (no header), flushed every chunk, so
+/// memory stays flat however many runs. Returns the rows written: fewer
+/// than the range when `stop` was set.
+pub fn stream_rows(
+    sweep: &Sweep,
+    range: std::ops::Range<u64>,
+    out: &mut dyn Write,
+    files: Option<&RunFiles>,
+    stop: &Stop,
+) -> std::io::Result<u64> {
+    use rayon::prelude::*;
+    use std::sync::atomic::Ordering;
+    // A few runs per thread per chunk: rows reach the file soon after they
+    // finish, and memory holds one chunk.
+    let chunk = (rayon::current_num_threads() as u64 * 8).clamp(16, 4096);
+    let mut start = range.start;
+    let mut written = 0;
+    while start < range.end {
+        let end = (start + chunk).min(range.end);
+        let lines: Vec<Option<std::io::Result<String>>> = (start..end)
+            .into_par_iter()
+            .map(|r| (!stop.load(Ordering::Relaxed)).then(|| sweep.run_one_to(r, files)))
+            .collect();
+        for l in lines {
+            match l {
+                Some(l) => out.write_all(l?.as_bytes())?,
+                None => {
+                    out.flush()?;
+                    return Ok(written);
+                }
+            }
+            written += 1;
+        }
+        out.flush()?;
+        start = end;
+    }
+    Ok(written)
 }
 
 #[cfg(test)]

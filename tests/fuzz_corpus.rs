@@ -103,3 +103,13 @@ fn moos_import() {
 fn v22_strings() {
     replay("v22_strings");
 }
+
+#[test]
+fn sweep_part() {
+    replay("sweep_part");
+}
+
+#[test]
+fn mcap_recover() {
+    replay("mcap_recover");
+}

@@ -30,8 +30,7 @@ pub struct ImportArgs {
 
 /// Run `usim import-moos`.
 pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.file)
-        .with_context(|| format!("cannot read {}", a.file.display()))?;
+    let text = crate::input_file::read_text(&a.file, crate::input_file::MAX_TEXT_BYTES)?;
     let imported = moos_import::import(&text, a.process.as_deref())
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
     for u in &imported.unmapped {

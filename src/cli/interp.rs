@@ -3,7 +3,6 @@
 //! Reads the script, then for every cycle `t = C, 2C, … <= U` applies the
 //! calls received at or before `t` and runs one actuator's interpolator at
 //! `t`, printing `t,value` as CSV.
-use std::fs;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,11 +94,18 @@ pub fn run(args: InterpArgs) -> anyhow::Result<ExitCode> {
     let text = if args.script.as_os_str() == "-" {
         let mut s = String::new();
         io::stdin()
+            .take(crate::input_file::MAX_TEXT_BYTES + 1)
             .read_to_string(&mut s)
             .context("reading the script from standard input")?;
+        if s.len() as u64 > crate::input_file::MAX_TEXT_BYTES {
+            bail!(
+                "the script on standard input is longer than {} bytes",
+                crate::input_file::MAX_TEXT_BYTES
+            );
+        }
         s
     } else {
-        fs::read_to_string(&args.script).with_context(|| format!("reading {name}"))?
+        crate::input_file::read_text(&args.script, crate::input_file::MAX_TEXT_BYTES)?
     };
     let calls =
         parse_script(&text).map_err(|(line, msg)| anyhow::anyhow!("{name}:{line}: {msg}"))?;

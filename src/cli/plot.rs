@@ -71,8 +71,7 @@ fn format_of(explicit: Option<PlotFormat>, out: &Path) -> anyhow::Result<ImageFo
 pub fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<Labelled>> {
     let mut out = Vec::new();
     for path in paths {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = crate::input_file::read(path, crate::input_file::MAX_DATA_BYTES)?;
         let runs =
             plot::run_csv::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let stem = path

@@ -91,8 +91,7 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<ExitCode> {
                 Some(s) => parse_times(s)?,
                 None => Vec::new(),
             };
-            let file =
-                File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+            let file = crate::input_file::open(path, crate::input_file::MAX_STREAM_BYTES)?;
             batch(path, file, &at, &mut out)?;
         }
         None => single(&args, &mut out)?,

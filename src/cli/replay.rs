@@ -32,6 +32,53 @@ pub struct ReplayArgs {
     /// Do not print warnings, dropped messages or progress.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run a replay estimated above 10^8 rows or above the free disk space
+    /// of the output's directory (refused without it).
+    #[arg(long)]
+    pub allow_large: bool,
+}
+
+/// Bytes free for an unprivileged user on the file system of `dir`.
+#[cfg(unix)]
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a valid C string and a zeroed out-struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+#[cfg(not(unix))]
+fn free_bytes(_: &std::path::Path) -> Option<u64> {
+    None
+}
+
+/// `1.2 GB`-style size.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match b {
+        b if b >= 1e12 => format!("{:.1} TB", b / 1e12),
+        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.1} kB", b / 1e3),
+        b => format!("{b} B"),
+    }
+}
+
+/// `1h02m03s`-style duration.
+fn hms(s: f64) -> String {
+    if !s.is_finite() || s < 0.0 {
+        return "?".into();
+    }
+    let s = s.round() as u64;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m{s:02}s"),
+        (h, m, s) => format!("{h}h{m:02}m{s:02}s"),
+    }
 }
 
 /// Output formats of `usim replay` and `usim record`.
@@ -74,20 +121,72 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let show_progress = !a.quiet && std::io::stderr().is_terminal() && mission.steps >= 100_000;
-    let mut last_pct = u64::MAX;
-    let mut progress = |k: u64, n: u64| {
-        let pct = (k * 100).checked_div(n).unwrap_or(100);
-        if show_progress && pct != last_pct {
-            last_pct = pct;
-            let bar = "#".repeat((pct / 4) as usize);
-            eprint!("\r[{bar:<25}] {pct:3}% {k}/{n} steps");
-            if k == n {
-                eprintln!();
+    let format = OutputFormat::choose(a.format, a.output.as_deref());
+    let est = crate::replay::estimate(&mission, format.into());
+    if est.rows > crate::replay::MAX_ROWS && !a.allow_large {
+        anyhow::bail!(
+            "{}: this replay would write about {} rows (~{}), more than the limit of {} rows; \
+             shorten duration/steps, raise output_every, or pass --allow-large",
+            a.mission.display(),
+            est.rows,
+            human(est.bytes),
+            crate::replay::MAX_ROWS
+        );
+    }
+    if let Some(out) = &a.output {
+        let dir = if out.is_dir() {
+            out.clone()
+        } else {
+            match out.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            }
+        };
+        if let Some(free) = free_bytes(&dir) {
+            if est.bytes > free && !a.allow_large {
+                anyhow::bail!(
+                    "{}: this replay would write about {} ({} rows) but {} has only {} free; \
+                     pass --allow-large to try anyway",
+                    a.mission.display(),
+                    human(est.bytes),
+                    est.rows,
+                    dir.display(),
+                    human(free)
+                );
             }
         }
+    }
+    // A progress line on a terminal once the replay has run ~1 s: steps,
+    // %, rows so far, rate and time left; nothing when not a terminal.
+    let show_progress = !a.quiet && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut shown: Option<std::time::Instant> = None;
+    let per_step_rows = est.rows as f64 / mission.steps.max(1) as f64;
+    let mut progress = |k: u64, n: u64| {
+        if !show_progress {
+            return;
+        }
+        let el = started.elapsed().as_secs_f64();
+        if k < n && (el < 1.0 || shown.is_some_and(|t| t.elapsed().as_secs_f64() < 0.25)) {
+            return;
+        }
+        if k == n && shown.is_none() {
+            return;
+        }
+        shown = Some(std::time::Instant::now());
+        let pct = (k as f64 * 100.0 / n.max(1) as f64).min(100.0);
+        let rate = k as f64 / el.max(1e-9);
+        let eta = (n - k.min(n)) as f64 / rate.max(1e-9);
+        eprint!(
+            "\r\x1b[Kusim: {pct:5.1}% step {k}/{n}, ~{} rows, {:.0} steps/s, ETA {}",
+            (k as f64 * per_step_rows) as u64,
+            rate,
+            hms(eta)
+        );
+        if k == n {
+            eprintln!();
+        }
     };
-    let format = OutputFormat::choose(a.format, a.output.as_deref());
     let to_dir = a
         .output
         .as_ref()

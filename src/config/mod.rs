@@ -207,41 +207,13 @@ pub fn check_vehicle_name(name: &str) -> Result<(), String> {
 
 /// Largest input file (vehicle config, mission, current field) read, bytes.
 /// A real one is a few kilobytes; 32,000 mission posts are ~2 MB.
-pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_INPUT_BYTES: u64 = crate::input_file::MAX_TEXT_BYTES;
 
-/// Read a text file of at most `max` bytes. Only regular files are read: a
-/// FIFO would block forever and a device such as `/dev/zero` never ends, so
-/// both are refused before opening (`stat` does not block).
+/// Read a text file of at most `max` bytes with [`crate::input_file`]'s
+/// rules: regular files only (a FIFO or `/dev/zero` is refused without
+/// blocking), size capped.
 pub fn read_capped(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        let kind = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a FIFO, socket or device?)"
-        };
-        return Err(format!("{} is {kind}", path.display()));
-    }
-    if meta.len() > max {
-        return Err(format!(
-            "{} is {} bytes, more than the {max} bytes accepted",
-            path.display(),
-            meta.len()
-        ));
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!(
-            "{} grew past the {max} bytes accepted while being read",
-            path.display()
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| format!("{} is not UTF-8 text: {e}", path.display()))
+    crate::input_file::read_text(path, max).map_err(|e| e.to_string())
 }
 
 /// Parse a vehicle config from its text (`path` names it in messages and

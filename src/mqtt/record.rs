@@ -2,8 +2,13 @@
 //! object per iteration: the CSV columns) and to every command posted to
 //! them, and write the run as CSV (the replay's columns, plus `vehicle`
 //! first when several vehicles may appear) or MCAP (the replay's channels,
-//! docs/viewing.md). Stops on SIGINT/SIGTERM or after a duration; the file
-//! is flushed, closed and renamed into place (nothing half-written).
+//! docs/viewing.md). Stops on SIGINT/SIGTERM or after a duration. The
+//! file is written in place at its final name and flushed every
+//! [`FLUSH_EVERY`] (an MCAP chunk closed each time), so a recorder killed
+//! outright (SIGKILL, power loss) leaves a file that loses at most the last
+//! flush interval: a CSV whose last line may be cut (dropped by `usim
+//! record --recover`), an MCAP without its summary that `usim record
+//! --recover` rewrites whole ([`crate::replay::mcap::recover`]).
 //!
 //! Log times in the MCAP are the recorder's clock at receipt (Unix time,
 //! which is the vehicle clock of a vehicle started without `--start-time`
@@ -21,7 +26,6 @@ use super::endpoint::connection_failure;
 use super::tools::ToolConnection;
 use super::topics::{Topics, NODE_REPORT};
 use super::BridgeError;
-use crate::atomic_file::AtomicFile;
 use crate::command::SUBSCRIPTIONS;
 use crate::replay::csv::{push_f64, HEADER};
 use crate::replay::mcap::{CommandValue, McapLog, Pose};
@@ -30,6 +34,20 @@ use crate::replay::mcap::{CommandValue, McapLog, Pose};
 /// names are counted and ignored, so a flood of invented names cannot grow
 /// memory or the MCAP channel table without bound).
 pub const MAX_VEHICLES: usize = 4096;
+
+/// Largest payload recorded, bytes (256 KiB; a report is ~1 kB): larger
+/// messages on a recorded topic are counted and skipped.
+pub const MAX_RECORDED_PAYLOAD: usize = 256 * 1024;
+
+/// Largest MQTT packet the recorder reads (MQTT's own maximum, 256 MiB), so
+/// that a larger message, even a retained one the broker sends again on
+/// every subscription, is read, counted and skipped instead of breaking
+/// the connection in a reconnect loop.
+pub const MAX_MQTT_PACKET: usize = 268_435_455 + 5;
+
+/// How often the file is flushed to disk: what a killed recorder loses at
+/// most.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// File format of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +93,8 @@ pub struct RecordSummary {
     pub interrupted: bool,
     /// Messages ignored because [`MAX_VEHICLES`] vehicles were already recorded.
     pub ignored: u64,
+    /// Messages skipped as larger than [`MAX_RECORDED_PAYLOAD`].
+    pub oversize: u64,
 }
 
 enum Sink {
@@ -195,6 +215,15 @@ impl Sink {
         Ok(())
     }
 
+    /// Push everything received so far to the file (an MCAP closes its
+    /// chunk: the data up to here survives a kill).
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Csv { out, .. } => out.flush(),
+            Sink::Mcap(log) => log.flush(),
+        }
+    }
+
     fn finish(self) -> std::io::Result<File> {
         let bw = match self {
             Sink::Csv { out, .. } => out,
@@ -259,8 +288,19 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
             f
         }
     };
-    let mut tmp = AtomicFile::create(&o.output)?;
-    let file = BufWriter::with_capacity(1 << 16, tmp.take());
+    if o.output.is_dir() {
+        return Err(BridgeError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is a directory", o.output.display()),
+        )));
+    }
+    let file = File::create(&o.output).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot create {}: {e}", o.output.display()),
+        )
+    })?;
+    let file = BufWriter::with_capacity(1 << 16, file);
     let mut sink = match o.format {
         RecordFormat::Csv => {
             let vehicle_column = o.vehicles.as_ref().is_none_or(|v| v.len() > 1);
@@ -279,7 +319,11 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
         RecordFormat::Mcap => Sink::Mcap(Box::new(McapLog::new(file)?)),
     };
 
-    let (client, mut eventloop) = o.conn.spec("record").client(64)?;
+    let mut spec = o.conn.spec("record");
+    spec.max_incoming_packet = MAX_MQTT_PACKET;
+    let (client, mut eventloop) = spec.client(64)?;
+    let mut flush = tokio::time::interval(FLUSH_EVERY);
+    flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
     let deadline = async {
@@ -300,6 +344,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
             biased;
             _ = &mut shutdown => { summary.interrupted = true; break; }
             _ = &mut deadline => break,
+            _ = flush.tick() => sink.flush().map_err(io)?,
             ev = eventloop.poll() => match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
                     connected_once = true;
@@ -321,6 +366,17 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                     else {
                         continue;
                     };
+                    if p.payload.len() > MAX_RECORDED_PAYLOAD {
+                        if summary.oversize == 0 {
+                            tracing::warn!(
+                                "{}: a {} byte message, larger than the {MAX_RECORDED_PAYLOAD} bytes recorded: skipped (further ones are counted)",
+                                crate::mqtt::escape_control(&p.topic),
+                                p.payload.len()
+                            );
+                        }
+                        summary.oversize += 1;
+                        continue;
+                    }
                     if p.retain {
                         // Vehicles ignore retained commands; so do we.
                         continue;
@@ -373,7 +429,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
     })
     .await;
     let file = sink.finish().map_err(io)?;
-    tmp.commit_file(file).map_err(io)?;
+    file.sync_all().map_err(io)?;
     Ok(summary)
 }
 

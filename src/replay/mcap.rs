@@ -474,11 +474,165 @@ impl<W: Write + Seek> McapLog<W> {
         self.put(ch, clock)
     }
 
+    /// Close the current chunk and flush the writer: everything written so
+    /// far is in the file as whole chunks ([`recover`] keeps them).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.w.flush().map_err(mcap_err)
+    }
+
     /// Write the summary and footer; returns the underlying writer.
     pub fn finish(mut self) -> io::Result<W> {
         self.w.finish().map_err(mcap_err)?;
         Ok(self.w.into_inner())
     }
+}
+
+/// Largest record `recover` reads, bytes (a chunk is ~768 KiB; an
+/// unfinished chunk's length is a placeholder of 2^64 − 1).
+pub const MAX_RECOVER_RECORD: u64 = 256 * 1024 * 1024;
+
+/// What [`recover`] kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Messages written to the recovered file.
+    pub messages: u64,
+    /// Complete chunks read.
+    pub chunks: u64,
+    /// The input ended with its data-end record or footer (it was whole).
+    pub whole: bool,
+    /// Bytes of the input not kept: an unfinished last chunk, a torn record.
+    pub dropped_bytes: u64,
+}
+
+/// Rewrite an MCAP cut short (a recorder killed with SIGKILL: no summary,
+/// no footer, a last chunk half written) as a whole file on `out`: every
+/// complete record and chunk before the first torn or damaged one is kept,
+/// with its schemas, channels (same ids) and messages; the summary and
+/// footer are written new. Reads `input` once, front to back; memory is
+/// bounded by the largest record ([`MAX_RECOVER_RECORD`]).
+pub fn recover<R: io::Read, W: Write + Seek>(mut input: R, out: W) -> io::Result<(W, Recovered)> {
+    use mcap::records::{op, Record};
+    let mut magic = [0u8; 8];
+    let n = read_full(&mut input, &mut magic)?;
+    // Killed before its first bytes reached the disk: an empty recording.
+    let empty = n < magic.len() && mcap::MAGIC.starts_with(&magic[..n]);
+    if !empty && magic != mcap::MAGIC {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not an MCAP file (no MCAP magic at the start)",
+        ));
+    }
+    let mut w = mcap::WriteOptions::new()
+        .compression(None)
+        .calculate_chunk_crcs(false)
+        .calculate_data_section_crc(false)
+        .profile("")
+        .library(concat!("usim ", env!("CARGO_PKG_VERSION"), " (recovered)"))
+        .create(out)
+        .map_err(mcap_err)?;
+    let mut got = Recovered::default();
+    let mut body = Vec::new();
+    // Apply one record; false = damaged (stop here).
+    let apply = |w: &mut mcap::Writer<W>, r: Record<'_>, got: &mut Recovered| -> bool {
+        match r {
+            Record::Schema { header, data } => w
+                .add_schema_with_id(header.id, &header.name, &header.encoding, &data)
+                .is_ok(),
+            Record::Channel(c) => w
+                .add_channel_with_id(
+                    c.id,
+                    c.schema_id,
+                    &c.topic,
+                    &c.message_encoding,
+                    &c.metadata,
+                )
+                .is_ok(),
+            Record::Message { header, data } => {
+                let ok = w.write_to_known_channel(&header, &data).is_ok();
+                got.messages += ok as u64;
+                ok
+            }
+            _ => true,
+        }
+    };
+    while !empty {
+        let mut head = [0u8; 9];
+        let n = read_full(&mut input, &mut head)?;
+        if n == 0 {
+            break;
+        }
+        if n < head.len() {
+            got.dropped_bytes += n as u64;
+            break;
+        }
+        let opcode = head[0];
+        let len = u64::from_le_bytes([
+            head[1], head[2], head[3], head[4], head[5], head[6], head[7], head[8],
+        ]);
+        if len > MAX_RECOVER_RECORD {
+            // An unfinished chunk (placeholder length) or garbage.
+            got.dropped_bytes += 9 + drain(&mut input)?;
+            break;
+        }
+        body.clear();
+        let n = io::Read::read_to_end(&mut io::Read::take(&mut input, len), &mut body)? as u64;
+        if n < len {
+            got.dropped_bytes += 9 + n;
+            break;
+        }
+        if opcode == op::DATA_END || opcode == op::FOOTER {
+            got.whole = true;
+            break;
+        }
+        if !matches!(opcode, op::SCHEMA | op::CHANNEL | op::MESSAGE | op::CHUNK) {
+            continue;
+        }
+        let Ok(record) = mcap::parse_record(opcode, &body) else {
+            got.dropped_bytes += 9 + len + drain(&mut input)?;
+            break;
+        };
+        let ok = match record {
+            Record::Chunk { header, data } => {
+                // The whole chunk or none of it.
+                let records: Option<Vec<Record<'_>>> = mcap::read::ChunkReader::new(header, &data)
+                    .ok()
+                    .and_then(|c| c.collect::<Result<Vec<_>, _>>().ok());
+                match records {
+                    Some(rs) => {
+                        got.chunks += 1;
+                        rs.into_iter().all(|r| apply(&mut w, r, &mut got))
+                    }
+                    None => false,
+                }
+            }
+            other => apply(&mut w, other, &mut got),
+        };
+        if !ok {
+            got.dropped_bytes += drain(&mut input)?;
+            break;
+        }
+    }
+    w.finish().map_err(mcap_err)?;
+    Ok((w.into_inner(), got))
+}
+
+/// Read until `buf` is full or the input ends; the bytes read.
+fn read_full(r: &mut impl io::Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Count the rest of the input (not kept).
+fn drain(r: &mut impl io::Read) -> io::Result<u64> {
+    io::copy(r, &mut io::sink())
 }
 
 /// Log time of vehicle clock `clock` (s), ns; negative or NaN clocks are 0.

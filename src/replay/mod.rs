@@ -133,6 +133,35 @@ pub fn run_to_with<O: Output>(
     })
 }
 
+/// Most rows `usim replay` writes without `--allow-large`: 10^8 (about
+/// 25 GB of CSV, 150 GB of MCAP).
+pub const MAX_ROWS: u64 = 100_000_000;
+
+/// What a replay will write, estimated before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Rows (one per vehicle per output step).
+    pub rows: u64,
+    /// Bytes of output, approximate (measured averages: a CSV row is
+    /// ~220 bytes, an MCAP step of one vehicle ~1,320; rounded up).
+    pub bytes: u64,
+}
+
+/// Estimate the rows and bytes of `mission` in `format` (rows exact up to
+/// the first and last row, bytes from per-row averages).
+pub fn estimate(mission: &Mission, format: Format) -> Estimate {
+    let per_vehicle = (mission.steps / mission.output_every.max(1)).saturating_add(2);
+    let rows = per_vehicle.saturating_mul(mission.vehicle_count() as u64);
+    let per_row = match format {
+        Format::Csv => 256,
+        Format::Mcap => 1536,
+    };
+    Estimate {
+        rows,
+        bytes: rows.saturating_mul(per_row),
+    }
+}
+
 /// The formats a replay is written to a file in (`usim replay -o`,
 /// `usim sweep --runs-dir`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,10 @@ import csv
 import json
 import math
 import sys
-import tomllib
+try:
+    import tomllib  # Python 3.11+
+except ModuleNotFoundError:  # the CPython 3.10 venv of .ci/run
+    import tomli as tomllib
 from collections import defaultdict
 
 from mcap.reader import make_reader
