@@ -80,7 +80,10 @@ fn fifos_and_dev_zero_are_refused_by_every_reader() {
                 err.contains("not a regular file"),
                 "usim {args:?}: no clear error: {err}"
             );
-            assert!(err.contains(b), "usim {args:?}: the file is not named: {err}");
+            assert!(
+                err.contains(b),
+                "usim {args:?}: the file is not named: {err}"
+            );
         }
     }
 }

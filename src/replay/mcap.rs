@@ -555,7 +555,10 @@ pub fn recover<R: io::Read, W: Write + Seek>(mut input: R, out: W) -> io::Result
             _ => true,
         }
     };
-    while !empty {
+    loop {
+        if empty {
+            break;
+        }
         let mut head = [0u8; 9];
         let n = read_full(&mut input, &mut head)?;
         if n == 0 {
