@@ -253,19 +253,19 @@ fn the_page_shows_and_commands_the_fleet() {
         // 1. Both vehicles, named, at the positions they publish.
         assert!(
             cdp.wait_true(
-                "['alpha','bravo'].every(n => window.usimView && window.usimView.vehicles[n] \
-                 && Number.isFinite(window.usimView.vehicles[n].x))",
+                "['alpha','bravo'].every(n => window.usimView && window.usimView.vehicles.get(n) \
+                 && Number.isFinite(window.usimView.vehicles.get(n).x))",
                 Duration::from_secs(20)
             )
             .await,
             "the page never showed both vehicles: {}",
-            cdp.eval("JSON.stringify(window.usimView && window.usimView.vehicles)").await
+            cdp.eval("JSON.stringify(window.usimView && [...window.usimView.vehicles.keys()])").await
         );
         assert!(fleet.wait_clients(1, Duration::from_secs(5)), "{}", fleet.status());
         for name in ["alpha", "bravo"] {
             let v = cdp
                 .eval(&format!(
-                    "(() => {{ const v = window.usimView.vehicles[{n}]; return {{x: v.x, y: v.y, k: v.k}}; }})()",
+                    "(() => {{ const v = window.usimView.vehicles.get({n}); return {{x: v.x, y: v.y, k: v.k}}; }})()",
                     n = json!(name)
                 ))
                 .await;
@@ -285,7 +285,7 @@ fn the_page_shows_and_commands_the_fleet() {
             );
         }
         // Start positions as configured (so the comparison above is not 0 = 0).
-        let bravo_x = cdp.eval("window.usimView.vehicles.bravo.x").await.as_f64().unwrap();
+        let bravo_x = cdp.eval("window.usimView.vehicles.get('bravo').x").await.as_f64().unwrap();
         assert!((bravo_x - 25.0).abs() < 1.0, "bravo x {bravo_x}");
         let names = cdp
             .eval("[...document.querySelectorAll('#rows tr')].map(r => r.dataset.name + ':' + r.cells[1].textContent)")
@@ -329,7 +329,7 @@ fn the_page_shows_and_commands_the_fleet() {
         assert_eq!(bravo_speed, Some(0.0), "bravo moved: the command went to the wrong vehicle");
         // The page shows the speed too.
         assert!(
-            cdp.wait_true("window.usimView.vehicles.alpha.speed > 1.0", Duration::from_secs(5)).await
+            cdp.wait_true("window.usimView.vehicles.get('alpha').speed > 1.0", Duration::from_secs(5)).await
         );
 
         // 3. Reset by clicking on the map: at a quarter of the canvas from
@@ -339,7 +339,7 @@ fn the_page_shows_and_commands_the_fleet() {
             .eval(
                 "(() => { const c = document.getElementById('canvas').getBoundingClientRect(); \
                  const sx = c.width / 4, sy = c.height / 4; \
-                 const a = window.usimView.vehicles.alpha; \
+                 const a = window.usimView.vehicles.get('alpha'); \
                  return [c.left + sx, c.top + sy, ...window.usimView.screenToWorld(sx, sy), a.x, a.y]; })()",
             )
             .await;
@@ -436,4 +436,134 @@ fn check_not_blank(path: &std::path::Path) {
         path.display(),
         colours.len()
     );
+}
+
+/// Chromium, or `None` after saying SKIPPED (a failure under USIM_REQUIRE_CHROMIUM).
+fn chromium_or_skip() -> Option<PathBuf> {
+    let found = chromium_path();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_CHROMIUM").is_none(),
+            "USIM_REQUIRE_CHROMIUM is set but chromium is not installed"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: chromium is not installed (apt-get install -y chromium); \
+             this browser test passes without running"
+        );
+    }
+    found
+}
+
+/// Issue 20: names such as `__proto__`, a report at x = 1.7e308, bidi
+/// controls and a fleet's own status do not break or fool the page, and
+/// nothing is selected until the user selects it.
+#[test]
+fn hostile_names_and_values_do_not_break_the_page() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let publisher = v.publisher();
+    let report = |x: f64, y: f64| {
+        format!(r#"{{"k":1,"t":1,"x":{x:e},"y":{y},"speed":1,"heading":45,"depth":0}}"#)
+    };
+    let keep_publishing = |p: &view_util::Publisher| {
+        for (name, x) in [
+            ("__proto__", 3.0),
+            ("constructor", 6.0),
+            ("toString", 9.0),
+            ("far", 1.7e308),
+            ("evil\u{202e}gnp.exe", 12.0),
+            ("alpha", 0.0),
+        ] {
+            p.publish(&topic(name, "NODE_REPORT"), report(x, 2.0), false);
+        }
+        // A fleet's own status: a name with a status and never a report.
+        p.publish(&topic("fleet", "status"), "online", true);
+    };
+    keep_publishing(&publisher);
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let all_there = "['__proto__','constructor','toString','far','alpha','evil\\u202egnp.exe']\
+             .every(n => window.usimView && window.usimView.vehicles.has(n))";
+        let t0 = Instant::now();
+        while !cdp.eval(all_there).await.as_bool().unwrap_or(false) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the page did not list every name: {} errors {}",
+                cdp.eval("JSON.stringify([...window.usimView.vehicles.keys()])")
+                    .await,
+                cdp.eval("JSON.stringify(window.usimView.errors)").await
+            );
+            keep_publishing(&publisher);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // The page keeps drawing (the grid loop is bounded by pixels).
+        let d0 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        for _ in 0..10 {
+            keep_publishing(&publisher);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Fit all takes the far vehicle into the view; still drawing.
+        cdp.click("#fit").await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let d1 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        assert!(
+            d1 - d0 >= 5.0,
+            "the page stopped drawing: {d0} -> {d1} redraws"
+        );
+        assert_eq!(
+            cdp.eval("JSON.stringify(window.usimView.errors)").await,
+            json!("[]")
+        );
+        let cam = cdp
+            .eval("[window.usimView.camera.cx, window.usimView.camera.scale]")
+            .await;
+        assert!(
+            cam[0].as_f64().is_some_and(f64::is_finite) && cam[1].as_f64().is_some_and(|s| s > 0.0),
+            "{cam}"
+        );
+        // Rows: one per vehicle, none for the fleet's status; the bidi
+        // override is shown escaped.
+        let rows = cdp
+            .eval("[...document.querySelectorAll('#rows tr')].map(r => r.cells[0].textContent)")
+            .await;
+        let rows: Vec<String> = serde_json::from_value(rows).unwrap();
+        assert_eq!(rows.len(), 6, "{rows:?}");
+        assert!(
+            !rows.contains(&"fleet".to_string()),
+            "the fleet's status is listed: {rows:?}"
+        );
+        assert!(rows.contains(&"__proto__".to_string()), "{rows:?}");
+        assert!(
+            rows.contains(&"evil\\u{202e}gnp.exe".to_string()),
+            "{rows:?}"
+        );
+        assert!(
+            rows.iter().all(|r| !r.contains('\u{202e}')),
+            "raw bidi control: {rows:?}"
+        );
+        // Nothing selected until the user selects.
+        assert_eq!(cdp.eval("window.usimView.selected").await, json!(null));
+        assert_eq!(
+            cdp.eval("document.querySelectorAll('#rows tr.selected').length")
+                .await,
+            json!(0)
+        );
+        // `__proto__` is a vehicle like any other: select and command it.
+        cdp.click("#rows tr[data-name=\"__proto__\"]").await;
+        assert_eq!(
+            cdp.eval("window.usimView.selected").await,
+            json!("__proto__")
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({})))
+            .await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
 }
