@@ -567,3 +567,180 @@ fn hostile_names_and_values_do_not_break_the_page() {
     let mut browser = browser;
     let _ = browser.proc.wait_exit(Duration::from_secs(10));
 }
+
+/// Issue 24: the command fields show the selected vehicle's setpoints
+/// after a `usim post`, an edited field is marked until sent, each vehicle
+/// has a clock and a measured time warp, a UUV is drawn as a UUV, trails
+/// begin before the page opened, an off-screen vehicle gets an edge marker
+/// that centres it, and there is a legend and layer switches.
+#[test]
+fn setpoints_clock_hulls_trails_and_edge_markers() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let url = v.broker.url();
+    let config = |name: &str, x: f64, kind: &str, length: f64| {
+        let path = v.dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\nprefix = \"NAV\"\n\
+                 start_pos = \"x={x}, y=0, heading=90, speed=0, depth=0\"\n\
+                 app_tick = 10\nplatform_type = \"{kind}\"\nplatform_length = {length}\n\
+                 [mqtt]\nbroker = \"{url}\"\ntopic_root = \"{}\"\n",
+                mqtt_util::ROOT
+            ),
+        )
+        .expect("write config");
+        path
+    };
+    let alpha = config("alpha", 0.0, "kayak", 4.0);
+    let uuv = config("deep", 400.0, "UUV", 3.0);
+    let _a = mqtt_util::spawn_vehicle(&alpha, &["--time-warp", "4"]);
+    let _u = mqtt_util::spawn_vehicle(&uuv, &[]);
+    let watch = Watcher::new(
+        v.broker.port,
+        &[topic("alpha", "USM_TIME"), topic("alpha", "NODE_REPORT")],
+    );
+    // alpha moves for a while before the page opens.
+    std::thread::sleep(Duration::from_secs(2));
+    let post = |var: &str, value: &str| {
+        let out = Command::new(mqtt_util::usim())
+            .args([
+                "post",
+                "--broker",
+                &url,
+                "--topic-root",
+                mqtt_util::ROOT,
+                "alpha",
+                var,
+                value,
+            ])
+            .output()
+            .expect("usim post");
+        assert!(out.status.success(), "usim post: {out:?}");
+    };
+    post("DESIRED_THRUST", "100");
+    assert!(
+        watch
+            .wait_after(
+                0,
+                &topic("alpha", "NODE_REPORT"),
+                Duration::from_secs(15),
+                |p| {
+                    let r = node_report(p);
+                    r["x"]
+                        .as_f64()
+                        .unwrap_or(0.0)
+                        .hypot(r["y"].as_f64().unwrap_or(0.0))
+                        > 8.0
+                }
+            )
+            .is_some(),
+        "alpha did not move away from its start"
+    );
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        assert!(
+            cdp.wait_true(
+                "window.usimView && ['alpha','deep'].every(n => window.usimView.vehicles.has(n) && Number.isFinite(window.usimView.vehicles.get(n).x))",
+                Duration::from_secs(20)
+            )
+            .await
+        );
+        // Trails older than the page: the first point is near the start (0, 0).
+        let first = cdp.eval("window.usimView.vehicles.get('alpha').trail[0]").await;
+        let (fx, fy) = (first[0].as_f64().unwrap(), first[1].as_f64().unwrap());
+        assert!(fx.hypot(fy) < 3.0, "alpha's trail begins at ({fx}, {fy}), not near its start");
+
+        // Setpoints: select alpha; the thrust field shows 100, then 60 after a post.
+        cdp.click("#rows tr[data-name=\"alpha\"]").await;
+        assert!(
+            cdp.wait_true("document.getElementById('thrust').value === '100'", Duration::from_secs(5)).await,
+            "thrust field shows {}",
+            cdp.eval("document.getElementById('thrust').value").await
+        );
+        post("DESIRED_THRUST", "60");
+        post("DESIRED_RUDDER", "20");
+        assert!(
+            cdp.wait_true(
+                "document.getElementById('thrust').value === '60' && document.getElementById('rudder').value === '20'",
+                Duration::from_secs(10)
+            )
+            .await,
+            "fields show {} / {}",
+            cdp.eval("document.getElementById('thrust').value").await,
+            cdp.eval("document.getElementById('rudder').value").await
+        );
+        let row = cdp.eval("[...document.querySelector('#rows tr[data-name=\"alpha\"]').cells].map(c => c.textContent)").await;
+        assert_eq!((row[10].as_str(), row[11].as_str()), (Some("60"), Some("20.0")), "{row}");
+        // Edited but not sent: marked, and not overwritten by live values.
+        cdp.type_into("#rudder", "-5").await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(cdp.eval("document.getElementById('rudder').className").await, json!("edited"));
+        assert_eq!(cdp.eval("document.getElementById('rudder').value").await, json!("-5"));
+        cdp.click("#send-rudder").await;
+        assert!(cdp.wait_true("document.getElementById('rudder').className === ''", Duration::from_secs(3)).await);
+        assert!(
+            cdp.wait_true("document.getElementById('rudder').value === '-5'", Duration::from_secs(10)).await,
+            "the sent rudder is not the live value"
+        );
+
+        // Clock and warp: within 2 s (page clock) of the latest USM_TIME;
+        // the warp column near 4.
+        let page_clock = cdp.eval("window.usimView.clockOf('alpha')").await.as_f64().expect("clock");
+        let published = watch.latest_num(&topic("alpha", "USM_TIME")).expect("USM_TIME");
+        assert!((page_clock - published).abs() < 8.0, "page clock {page_clock}, USM_TIME {published}");
+        assert!(
+            cdp.wait_true("Math.abs(window.usimView.vehicles.get('alpha').warp - 4) < 1.5", Duration::from_secs(10)).await,
+            "warp {}",
+            cdp.eval("window.usimView.vehicles.get('alpha').warp").await
+        );
+        let warp_cell = cdp.eval("document.querySelector('#rows tr[data-name=\"alpha\"]').cells[4].textContent").await;
+        assert!(warp_cell.as_str().is_some_and(|t| t.ends_with('×')), "{warp_cell}");
+
+        // The UUV's hull.
+        assert_eq!(cdp.eval("window.usimView.vehicles.get('deep').platform_type").await, json!("uuv"));
+        assert_eq!(cdp.eval("window.usimView.vehicles.get('deep').platform_length").await.as_f64(), Some(3.0));
+        assert_eq!(cdp.eval("window.usimView.hullKind(window.usimView.vehicles.get('deep').platform_type)").await, json!("uuv"));
+
+        // Edge marker: zoom on alpha; deep (400 m east) is off screen.
+        cdp.eval("(() => { window.usimView.centreOn('alpha'); window.usimView.camera.scale = 20; return true; })()").await;
+        assert!(
+            cdp.wait_true("window.usimView.edgeMarkers.some(m => m.name === 'deep')", Duration::from_secs(5)).await,
+            "no edge marker for deep: {}",
+            cdp.eval("JSON.stringify(window.usimView.edgeMarkers)").await
+        );
+        let m = cdp
+            .eval("(() => { const m = window.usimView.edgeMarkers.find(m => m.name === 'deep'); const c = document.getElementById('canvas').getBoundingClientRect(); return [c.left + m.x, c.top + m.y]; })()")
+            .await;
+        cdp.click_at(m[0].as_f64().unwrap(), m[1].as_f64().unwrap()).await;
+        assert!(
+            cdp.wait_true(
+                "Math.abs(window.usimView.camera.cx - window.usimView.vehicles.get('deep').x) < 1 && window.usimView.selected === 'deep'",
+                Duration::from_secs(3)
+            )
+            .await,
+            "the click on the marker did not centre deep"
+        );
+
+        // Legend and layers.
+        assert_eq!(cdp.eval("!!document.getElementById('legend')").await, json!(true));
+        for layer in ["trails", "labels", "geometry", "grid"] {
+            assert_eq!(cdp.eval(&format!("document.getElementById('{layer}').checked")).await, json!(true), "{layer}");
+            cdp.click(&format!("#{layer}")).await;
+            assert_eq!(cdp.eval(&format!("document.getElementById('{layer}').checked")).await, json!(false), "{layer}");
+        }
+        let d0 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(cdp.eval("window.usimView.draws").await.as_f64().unwrap() > d0);
+        assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}

@@ -64,7 +64,7 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of frames being written to all pages together; beyond it a page
 /// skips frames (its socket is not taking them).
-pub const SEND_BUDGET: usize = 16 * 1024 * 1024;
+pub const SEND_BUDGET: usize = 8 * 1024 * 1024;
 /// Largest MQTT packet the client reads whole (MQTT's own maximum): larger
 /// than [`MAX_PAYLOAD`] is ignored after reading, never a disconnect (a
 /// disconnect would loop on a retained message).
@@ -249,6 +249,7 @@ impl ViewServer {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), BridgeError> {
         raise_fd_limit(self.opts.max_connections);
+        return_frames_to_the_os();
         let fleet = Fleet::with_limits(
             &self.opts.conn.topic_root,
             self.opts.max_vehicles,
@@ -331,6 +332,19 @@ fn raise_fd_limit(max_connections: usize) {
             r.rlim_cur = want.min(r.rlim_max);
             let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
         }
+    }
+}
+
+/// Frames are copied once per page: with glibc's default dynamic mmap
+/// threshold these copies come from the heap arenas, which keep freed
+/// memory; a fixed threshold of 64 KiB gives larger blocks back to the OS
+/// when freed, so memory follows the pages that are open (best effort).
+fn return_frames_to_the_os() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        libc::mallopt(libc::M_ARENA_MAX, 4);
     }
 }
 
