@@ -2,6 +2,7 @@
 # `usim view` with stalled WebSocket clients: N clients complete the
 # WebSocket handshake and then never read, while V made-up vehicles (long
 # names: frames of tens of KB) report at 5 Hz through the embedded broker.
+# (NAME_LEN, default 16, characters per name: longer names, larger frames).
 # Samples the view's RSS every 0.5 s for DURATION seconds and reports the
 # baseline, median and peak RSS, and the server's counters (pages dropped
 # for not keeping up, frames skipped). Target (issue 20): peak < 100 MB
@@ -53,7 +54,7 @@ url=$(sed -n 's|^usim view: open \(http://.*\)$|\1|p' "$work/view.out")
 [[ -n $url ]] || { echo "usim view printed no URL:" >&2; cat "$work/view.log" >&2; exit 1; }
 echo "usim view at $url; $n stalled clients, $vehicles vehicles, ${duration}s (load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs)" >&2
 
-"$py" - "$url" "$port" "$vpid" "$n" "$duration" "$vehicles" <<'PY'
+"$py" - "$url" "$port" "$vpid" "$n" "$duration" "$vehicles" "${NAME_LEN:-16}" <<'PY'
 import json, resource, socket, statistics, sys, time, urllib.request
 import paho.mqtt.client as mqtt
 
@@ -79,10 +80,11 @@ def status():
 pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-stalled-{pid}")
 pub.connect("127.0.0.1", port)
 pub.loop_start()
-names = [("v" * 100) + f"{i:04d}" for i in range(nveh)]
+names = [("v" * max(int(sys.argv[7]) - 4, 0)) + f"{i:04d}" for i in range(nveh)]
 def publish(t):
     for i, name in enumerate(names):
-        pub.publish(f"bench/{name}/NODE_REPORT", json.dumps({"k": 1, "t": t, "x": i, "y": t, "speed": 1, "heading": 0, "depth": 0}))
+        pub.publish(f"bench/{name}/NODE_REPORT", json.dumps({"k": 1, "t": t, "x": i, "y": t, "speed": 1, "heading": 0, "depth": 0,
+                                                            "lat": 43.8, "lon": -70.3, "thrust": 50, "rudder": 0, "platform_type": "kayak", "platform_length": 4}))
 
 publish(0.0)
 time.sleep(1.0)
@@ -102,9 +104,9 @@ while time.time() - t0 < duration:
     samples.append(rss_kib())
     time.sleep(0.5)
 st = status()
-frame_kib = len(json.dumps({"vehicles": [{"name": x} for x in names]})) / 1024
-print(f"stalled clients {n}, vehicles {nveh} (frames ~{frame_kib * 2:.0f} KiB)")
+print(f"stalled clients {n}, vehicles {nveh}, names of {len(names[0]) if names else 0} characters")
 print(f"RSS baseline {base / 1024:.1f} MiB, median {statistics.median(samples) / 1024:.1f} MiB, peak {max(samples) / 1024:.1f} MiB over {len(samples)} samples")
+print("RSS every 2 s, MiB: " + " ".join(f"{x / 1024:.0f}" for x in samples[::4]))
 print(f"server: clients {st['clients']}, dropped {st['dropped_clients']}, skipped frames {st['skipped_frames']}, rejected connections {st['rejected_connections']}")
 for s in socks:
     s.close()

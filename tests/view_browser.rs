@@ -744,3 +744,114 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
     let mut browser = browser;
     let _ = browser.proc.wait_exit(Duration::from_secs(10));
 }
+
+/// Issue 19 item 7: MOOS geometry postings (`VIEW_POINT`, `VIEW_POLYGON`,
+/// `VIEW_SEGLIST`, `VIEW_CIRCLE`, `VIEW_MARKER`, `VIEW_ARROW`, pMarineViewer's
+/// string forms) on `{root}/{NAME}/VIEW_*` are drawn, bounded per source,
+/// erased with `active=false`, and their labels escaped.
+#[test]
+fn moos_geometry_is_drawn_bounded_and_erasable() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let publisher = v.publisher();
+    let post = |p: &view_util::Publisher| {
+        p.publish(
+            &topic("alpha", "NODE_REPORT"),
+            r#"{"k":1,"t":1,"x":0,"y":0,"speed":0,"heading":0,"depth":0}"#,
+            false,
+        );
+        p.publish(
+            &topic("helm", "VIEW_POLYGON"),
+            "pts={-40,-40:40,-40:40,40:-40,40},label=op_area,edge_color=red",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_SEGLIST"),
+            "pts={0,0:20,10:30,-5},label=wpts,edge_color=yellow",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_CIRCLE"),
+            "x=0,y=0,radius=15,label=c,edge_color=white",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_MARKER"),
+            "type=triangle,x=-20,y=20,label=buoy,color=orange",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_ARROW"),
+            "x=10,y=-20,angle=90,length=8,label=wind",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_POINT"),
+            "x=25,y=25,label=evil\u{202e}txt,vertex_color=lime",
+            true,
+        );
+    };
+    post(&publisher);
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let t0 = Instant::now();
+        while cdp.eval("window.usimView ? window.usimView.geometry.length : 0").await != json!(6) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "shapes: {}",
+                cdp.eval("JSON.stringify(window.usimView && window.usimView.geometry)").await
+            );
+            post(&publisher);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let kinds = cdp.eval("window.usimView.geometry.map(g => g.kind).sort()").await;
+        assert_eq!(kinds, json!(["arrow", "circle", "marker", "point", "polygon", "seglist"]));
+        let poly = cdp.eval("window.usimView.geometry.find(g => g.kind === 'polygon')").await;
+        assert_eq!(poly["pts"], json!([[-40, -40], [40, -40], [40, 40], [-40, 40]]));
+        assert_eq!(poly["label"], "op_area");
+        // The point is drawn in its colour where it is (lime: 0, 255, 0).
+        cdp.eval("(() => { window.usimView.camera.cx = 0; window.usimView.camera.cy = 0; window.usimView.camera.scale = 5; window.usimView.camera.fitted = true; return true; })()").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let px = cdp
+            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
+                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
+            .await;
+        assert_eq!(px, json!([0, 255, 0, 255]), "the point is not drawn lime");
+        // The geometry layer switched off: not drawn.
+        cdp.click("#geometry").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let px = cdp
+            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
+                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
+            .await;
+        assert_ne!(px, json!([0, 255, 0, 255]), "hidden geometry still drawn");
+        cdp.click("#geometry").await;
+
+        // Bounded: 250 unlabelled points from one source keep 200.
+        for i in 0..250 {
+            publisher.publish(&topic("flood", "VIEW_POINT"), format!("x={i},y=1"), false);
+        }
+        assert!(
+            cdp.wait_true("window.usimView.geometry.filter(g => g.source === 'flood').length === 200", Duration::from_secs(15)).await,
+            "flood shapes: {}",
+            cdp.eval("window.usimView.geometry.filter(g => g.source === 'flood').length").await
+        );
+        // Erased with active=false.
+        publisher.publish(&topic("helm", "VIEW_POLYGON"), "pts={0,0:1,1:1,0},label=op_area,active=false", true);
+        assert!(
+            cdp.wait_true("!window.usimView.geometry.some(g => g.kind === 'polygon')", Duration::from_secs(10)).await,
+            "the polygon was not erased"
+        );
+        assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
+        // Shapes are not vehicles.
+        assert_eq!(cdp.eval("window.usimView.vehicles.has('helm')").await, json!(false));
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}

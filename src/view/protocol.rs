@@ -56,36 +56,52 @@ pub const COMMAND_VARS: &[&str] = &[
 #[serde(default)]
 pub struct Report {
     /// Iteration index.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<f64>,
     /// Mission time, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub t: Option<f64>,
     /// East, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub x: Option<f64>,
     /// North, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub y: Option<f64>,
     /// Heading, degrees (0 = north, clockwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub heading: Option<f64>,
     /// Speed, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
     /// Depth, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<f64>,
     /// Latitude, degrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lat: Option<f64>,
     /// Longitude, degrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lon: Option<f64>,
     /// Drift east, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift_x: Option<f64>,
     /// Drift north, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift_y: Option<f64>,
     /// Thrust, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thrust: Option<f64>,
     /// Rudder.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rudder: Option<f64>,
     /// Elevator, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub elevator: Option<f64>,
     /// Water current at the vehicle, east, m/s (when the vehicle has a field).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_x: Option<f64>,
     /// Water current at the vehicle, north, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_y: Option<f64>,
 }
 
@@ -209,6 +225,8 @@ pub struct Fleet {
     pub evicted: u64,
     /// Vehicles removed after `expire_s` of silence.
     pub expired: u64,
+    /// MOOS geometry (`VIEW_*` postings), bounded.
+    pub shapes: super::geometry::Shapes,
 }
 
 impl Fleet {
@@ -229,16 +247,18 @@ impl Fleet {
             expire_s,
             evicted: 0,
             expired: 0,
+            shapes: super::geometry::Shapes::default(),
         }
     }
 
-    /// The MQTT filters the view subscribes to (status, report, clock).
-    pub fn filters(&self) -> [String; 3] {
-        [
-            format!("{}+/{STATUS}", self.prefix),
-            format!("{}+/{NODE_REPORT}", self.prefix),
-            format!("{}+/{USM_TIME}", self.prefix),
-        ]
+    /// The MQTT filters the view subscribes to: status (the first, QoS 1),
+    /// report, clock and the MOOS geometry variables.
+    pub fn filters(&self) -> Vec<String> {
+        [STATUS, NODE_REPORT, USM_TIME]
+            .into_iter()
+            .chain(super::geometry::VIEW_VARS.iter().map(|(v, _)| *v))
+            .map(|v| format!("{}+/{v}", self.prefix))
+            .collect()
     }
 
     /// Remove the vehicles not heard from for `expire_s` at `now`; returns
@@ -280,6 +300,12 @@ impl Fleet {
             return Err(Dropped(format!(
                 "vehicle name longer than {MAX_NAME_LEN} bytes"
             )));
+        }
+        if let Some((_, kind)) = super::geometry::VIEW_VARS.iter().find(|(v, _)| *v == var) {
+            let p = super::geometry::parse(*kind, name, payload, now)
+                .map_err(|e| Dropped(format!("{topic}: {e}")))?;
+            self.shapes.apply(name, p, now);
+            return Ok(());
         }
         enum Update {
             Status(bool),
@@ -411,11 +437,15 @@ impl Fleet {
             online: Option<bool>,
             age: Option<f64>,
             report: Option<&'a Report>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             platform_type: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             platform_length: Option<f64>,
             /// Vehicle clock now (Unix s): the last `USM_TIME` advanced by
             /// the measured warp since it came.
+            #[serde(skip_serializing_if = "Option::is_none")]
             clock: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             warp: Option<f64>,
         }
         #[derive(Serialize)]
@@ -731,11 +761,12 @@ mod tests {
     fn reports_and_status_build_the_model_ignoring_unknown_fields() {
         let mut f = Fleet::new("fleet/usim");
         assert_eq!(
-            f.filters(),
+            f.filters()[..4],
             [
                 "fleet/usim/+/status".to_string(),
                 "fleet/usim/+/NODE_REPORT".into(),
-                "fleet/usim/+/USM_TIME".into()
+                "fleet/usim/+/USM_TIME".into(),
+                "fleet/usim/+/VIEW_POINT".into()
             ]
         );
         f.on_message("fleet/usim/alpha/NODE_REPORT", REPORT.as_bytes(), 5.0)

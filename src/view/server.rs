@@ -147,6 +147,7 @@ type CommandRequest = (ClientMessage, oneshot::Sender<String>);
 struct AppState {
     frames: watch::Receiver<Arc<str>>,
     trails: watch::Receiver<Arc<str>>,
+    geometry: watch::Receiver<Arc<str>>,
     commands: mpsc::Sender<CommandRequest>,
     token: Option<Arc<str>>,
     loopback: bool,
@@ -258,8 +259,15 @@ impl ViewServer {
         let filters: Vec<SubscribeFilter> = fleet
             .filters()
             .into_iter()
-            .zip([QoS::AtLeastOnce, QoS::AtMostOnce, QoS::AtMostOnce])
-            .map(|(f, q)| SubscribeFilter::new(f, q))
+            .enumerate()
+            .map(|(i, f)| {
+                let q = if i == 0 {
+                    QoS::AtLeastOnce
+                } else {
+                    QoS::AtMostOnce
+                };
+                SubscribeFilter::new(f, q)
+            })
             .collect();
         let conn = &self.opts.conn;
         let mut spec = ConnectSpec::new(conn.url.clone(), client_id());
@@ -274,6 +282,8 @@ impl ViewServer {
             watch::channel::<Arc<str>>(Arc::from(r#"{"type":"frame","vehicles":[]}"#));
         let (trails_tx, trails_rx) =
             watch::channel::<Arc<str>>(Arc::from(r#"{"type":"trails","trails":[]}"#));
+        let (geometry_tx, geometry_rx) =
+            watch::channel::<Arc<str>>(Arc::from(r#"{"type":"geometry","shapes":[]}"#));
         let counters = Arc::new(Counters::default());
         let poller = tokio::spawn(mqtt_poller(
             eventloop,
@@ -288,13 +298,14 @@ impl ViewServer {
             mqtt_rx,
             cmd_rx,
             client.clone(),
-            (frames_tx, trails_tx),
+            (frames_tx, trails_tx, geometry_tx),
             self.opts.fps,
             Arc::clone(&counters),
         ));
         let state = AppState {
             frames: frames_rx,
             trails: trails_rx,
+            geometry: geometry_rx,
             commands: cmd_tx,
             token: self.opts.token.as_deref().map(Arc::from),
             loopback: self.is_loopback(),
@@ -559,13 +570,20 @@ async fn mqtt_poller(
     }
 }
 
+/// The hub's outputs to the pages: frames, trails, geometry.
+type Outputs = (
+    watch::Sender<Arc<str>>,
+    watch::Sender<Arc<str>>,
+    watch::Sender<Arc<str>>,
+);
+
 /// Own the fleet model: take messages, publish frames, check and send commands.
 async fn hub(
     mut fleet: Fleet,
     mut mqtt_rx: mpsc::Receiver<(String, bytes::Bytes)>,
     mut cmd_rx: mpsc::Receiver<CommandRequest>,
     client: AsyncClient,
-    (frames, trails): (watch::Sender<Arc<str>>, watch::Sender<Arc<str>>),
+    (frames, trails, geometry): Outputs,
     fps: f64,
     counters: Arc<Counters>,
 ) {
@@ -620,6 +638,10 @@ async fn hub(
                 counters.vehicles.store(fleet.vehicles().len(), Ordering::Relaxed);
                 counters.expired.store(fleet.expired, Ordering::Relaxed);
                 counters.evicted.store(fleet.evicted, Ordering::Relaxed);
+                fleet.shapes.expire(now());
+                if fleet.shapes.is_dirty() {
+                    geometry.send_replace(Arc::from(fleet.shapes.take_json()));
+                }
                 if trails_dirty {
                     trails.send_replace(Arc::from(fleet.trails_json()));
                     trails_dirty = false;
@@ -782,8 +804,14 @@ async fn page_session(mut socket: WebSocket, s: AppState) {
     let _guard = ClientGuard::new(&s.counters);
     debug!("page connected");
     let mut frames = s.frames.clone();
+    let mut geometry = s.geometry.clone();
     let trails = s.trails.borrow().to_string();
     if send_frame(&mut socket, &s, trails).await != Some(true) {
+        s.counters.dropped_clients.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let shapes = geometry.borrow_and_update().to_string();
+    if send_frame(&mut socket, &s, shapes).await == Some(false) {
         s.counters.dropped_clients.fetch_add(1, Ordering::Relaxed);
         return;
     }
@@ -817,6 +845,17 @@ async fn page_session(mut socket: WebSocket, s: AppState) {
                         continue;
                     }
                 }
+            }
+            changed = geometry.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let text = geometry.borrow_and_update().to_string();
+                if send_frame(&mut socket, &s, text).await == Some(false) {
+                    s.counters.dropped_clients.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                continue;
             }
             _ = ping.tick() => Message::Ping(Vec::new()),
             msg = socket.recv() => match msg {
