@@ -120,6 +120,41 @@ impl Report {
         Ok(r)
     }
 
+    /// The report as a frame carries it: lengths and speeds to 1 mm (/s),
+    /// angles to 0.01°, times to 1 ms, latitude and longitude to 1e-8°
+    /// (about 1 mm): a frame is sent to every page, so its size is what a
+    /// page costs.
+    pub fn rounded(&self) -> Report {
+        let r = |v: Option<f64>, d: f64| {
+            v.map(|x| {
+                let y = (x * d).round() / d;
+                if y.is_finite() {
+                    y
+                } else {
+                    x
+                }
+            })
+        };
+        Report {
+            k: self.k,
+            t: r(self.t, 1e3),
+            x: r(self.x, 1e3),
+            y: r(self.y, 1e3),
+            heading: r(self.heading, 1e2),
+            speed: r(self.speed, 1e3),
+            depth: r(self.depth, 1e3),
+            lat: r(self.lat, 1e8),
+            lon: r(self.lon, 1e8),
+            drift_x: r(self.drift_x, 1e3),
+            drift_y: r(self.drift_y, 1e3),
+            thrust: r(self.thrust, 1e3),
+            rudder: r(self.rudder, 1e3),
+            elevator: r(self.elevator, 1e3),
+            current_x: r(self.current_x, 1e3),
+            current_y: r(self.current_y, 1e3),
+        }
+    }
+
     /// Every numeric field (`None` = absent), for checks that hold for all.
     pub fn fields(&self) -> [Option<f64>; 16] {
         [
@@ -436,7 +471,7 @@ impl Fleet {
             name: &'a str,
             online: Option<bool>,
             age: Option<f64>,
-            report: Option<&'a Report>,
+            report: Option<Report>,
             #[serde(skip_serializing_if = "Option::is_none")]
             platform_type: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -464,15 +499,21 @@ impl Fleet {
                 .map(|(name, v)| V {
                     name,
                     online: v.online,
-                    age: v.report_at.map(|t| (now - t).max(0.0)),
-                    report: v.report.as_ref(),
+                    age: v
+                        .report_at
+                        .map(|t| ((now - t).max(0.0) * 1e3).round() / 1e3),
+                    report: v.report.as_ref().map(Report::rounded),
                     platform_type: v.platform_type.as_deref(),
                     platform_length: v.platform_length,
                     clock: v
                         .clock
                         .map(|(c, at)| c + v.warp.unwrap_or(1.0) * (now - at).clamp(0.0, 5.0))
+                        .map(|c| (c * 1e3).round() / 1e3)
                         .filter(|c| c.is_finite()),
-                    warp: v.warp.filter(|w| w.is_finite()),
+                    warp: v
+                        .warp
+                        .map(|w| (w * 1e3).round() / 1e3)
+                        .filter(|w| w.is_finite()),
                 })
                 .collect(),
         };
