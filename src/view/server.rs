@@ -545,7 +545,7 @@ async fn mqtt_poller(
                         warn!(
                             "ignored {} MQTT message(s) over {MAX_PAYLOAD} bytes (latest on {})",
                             n + 1,
-                            crate::mqtt::clip_for_log(&p.topic, 80)
+                            crate::mqtt::escape_control(&crate::mqtt::clip_for_log(&p.topic, 80))
                         );
                     }
                     continue;
@@ -617,7 +617,11 @@ async fn hub(
                     Ok(p) => match client.try_publish(p.topic.clone(), QoS::AtLeastOnce, false, p.payload.clone()) {
                         Ok(()) => {
                             counters.commands.fetch_add(1, Ordering::Relaxed);
-                            info!("page posted {} = {}", p.topic, p.payload);
+                            info!(
+                                "page posted {} = {}",
+                                crate::mqtt::escape_control(&p.topic),
+                                crate::mqtt::escape_control(&p.payload)
+                            );
                             reply_json(p.id, Ok(&format!("sent {} = {}", p.topic, p.payload)))
                         }
                         Err(e) => {
@@ -627,7 +631,7 @@ async fn hub(
                     },
                     Err(r) => {
                         counters.refused.fetch_add(1, Ordering::Relaxed);
-                        info!("page command refused: {}", r.reason);
+                        info!("page command refused: {}", crate::mqtt::escape_control(&r.reason));
                         reply_json(r.id, Err(&r.reason))
                     }
                 };
@@ -881,7 +885,10 @@ async fn command(s: &AppState, text: &str) -> String {
         Ok(m) => m,
         Err(r) => {
             s.counters.refused.fetch_add(1, Ordering::Relaxed);
-            info!("page message refused: {}", r.reason);
+            info!(
+                "page message refused: {}",
+                crate::mqtt::escape_control(&r.reason)
+            );
             return reply_json(r.id, Err(&r.reason));
         }
     };
