@@ -81,7 +81,7 @@ done
 
 fps_args=()
 [[ -n ${FPS:-} ]] && fps_args=(--fps "$FPS")
-"$usim" view --broker "mqtt://127.0.0.1:$port" --topic-root bench --bind 127.0.0.1:0 "${fps_args[@]}" \
+"$usim" view --broker "mqtt://127.0.0.1:$port" --topic-root bench --bind 127.0.0.1:0 --no-token "${fps_args[@]}" \
     >"$work/view.out" 2>"$work/view.log" &
 vpid=$!
 pids+=($vpid)

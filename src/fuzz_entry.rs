@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("profile_csv", profile_csv),
     ("run_csv", run_csv),
     ("view_client", view_client),
+    ("view_geometry", view_geometry),
     ("node_report", node_report),
     ("moos_import", moos_import),
     ("v22_strings", v22_strings),
@@ -275,6 +276,56 @@ pub fn view_client(data: &[u8]) {
         }
         Err(r) => assert!(!r.reason.is_empty(), "a refusal without a reason"),
     }
+}
+
+/// A MOOS geometry posting as `usim view` reads it
+/// (`view::geometry::parse`; the first byte picks the kind): an accepted
+/// shape has finite coordinates within the bound, at most the allowed
+/// vertices, a bounded label and colours that are words or `#rrggbb`; the
+/// store stays bounded and its JSON parses.
+pub fn view_geometry(data: &[u8]) {
+    use crate::view::geometry::{
+        parse, Posting, Shapes, MAX_COORD, MAX_LABEL, MAX_PER_SOURCE, MAX_POINTS, VIEW_VARS,
+    };
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let kind = VIEW_VARS[usize::from(sel) % VIEW_VARS.len()].1;
+    let mut store = Shapes::default();
+    for (i, line) in rest.split(|b| *b == b'\n').take(32).enumerate() {
+        let Ok(p) = parse(kind, "src", line, i as f64) else {
+            continue;
+        };
+        if let Posting::Draw(s) = &p {
+            let nums = [s.x, s.y, s.radius, s.angle, s.length];
+            assert!(nums
+                .iter()
+                .flatten()
+                .all(|v| v.is_finite() && v.abs() <= MAX_COORD));
+            assert!(s.pts.len() <= MAX_POINTS);
+            assert!(s
+                .pts
+                .iter()
+                .flatten()
+                .all(|v| v.is_finite() && v.abs() <= MAX_COORD));
+            assert!(s.label.chars().count() <= MAX_LABEL);
+            for c in [&s.edge_color, &s.vertex_color, &s.label_color]
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    c.chars().all(|ch| ch.is_ascii_lowercase())
+                        || (c.len() == 7 && c.starts_with('#')),
+                    "colour {c:?}"
+                );
+            }
+        }
+        store.apply("src", p, i as f64);
+        assert!(store.all().count() <= MAX_PER_SOURCE);
+    }
+    store.expire(1e6);
+    let json = store.take_json();
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
 }
 
 /// A `NODE_REPORT` payload as `usim view` reads it

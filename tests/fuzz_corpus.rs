@@ -90,6 +90,11 @@ fn view_client() {
 }
 
 #[test]
+fn view_geometry() {
+    replay("view_geometry");
+}
+
+#[test]
 fn node_report() {
     replay("node_report");
 }

@@ -253,19 +253,19 @@ fn the_page_shows_and_commands_the_fleet() {
         // 1. Both vehicles, named, at the positions they publish.
         assert!(
             cdp.wait_true(
-                "['alpha','bravo'].every(n => window.usimView && window.usimView.vehicles[n] \
-                 && Number.isFinite(window.usimView.vehicles[n].x))",
+                "['alpha','bravo'].every(n => window.usimView && window.usimView.vehicles.get(n) \
+                 && Number.isFinite(window.usimView.vehicles.get(n).x))",
                 Duration::from_secs(20)
             )
             .await,
             "the page never showed both vehicles: {}",
-            cdp.eval("JSON.stringify(window.usimView && window.usimView.vehicles)").await
+            cdp.eval("JSON.stringify(window.usimView && [...window.usimView.vehicles.keys()])").await
         );
         assert!(fleet.wait_clients(1, Duration::from_secs(5)), "{}", fleet.status());
         for name in ["alpha", "bravo"] {
             let v = cdp
                 .eval(&format!(
-                    "(() => {{ const v = window.usimView.vehicles[{n}]; return {{x: v.x, y: v.y, k: v.k}}; }})()",
+                    "(() => {{ const v = window.usimView.vehicles.get({n}); return {{x: v.x, y: v.y, k: v.k}}; }})()",
                     n = json!(name)
                 ))
                 .await;
@@ -285,7 +285,7 @@ fn the_page_shows_and_commands_the_fleet() {
             );
         }
         // Start positions as configured (so the comparison above is not 0 = 0).
-        let bravo_x = cdp.eval("window.usimView.vehicles.bravo.x").await.as_f64().unwrap();
+        let bravo_x = cdp.eval("window.usimView.vehicles.get('bravo').x").await.as_f64().unwrap();
         assert!((bravo_x - 25.0).abs() < 1.0, "bravo x {bravo_x}");
         let names = cdp
             .eval("[...document.querySelectorAll('#rows tr')].map(r => r.dataset.name + ':' + r.cells[1].textContent)")
@@ -329,7 +329,7 @@ fn the_page_shows_and_commands_the_fleet() {
         assert_eq!(bravo_speed, Some(0.0), "bravo moved: the command went to the wrong vehicle");
         // The page shows the speed too.
         assert!(
-            cdp.wait_true("window.usimView.vehicles.alpha.speed > 1.0", Duration::from_secs(5)).await
+            cdp.wait_true("window.usimView.vehicles.get('alpha').speed > 1.0", Duration::from_secs(5)).await
         );
 
         // 3. Reset by clicking on the map: at a quarter of the canvas from
@@ -339,7 +339,7 @@ fn the_page_shows_and_commands_the_fleet() {
             .eval(
                 "(() => { const c = document.getElementById('canvas').getBoundingClientRect(); \
                  const sx = c.width / 4, sy = c.height / 4; \
-                 const a = window.usimView.vehicles.alpha; \
+                 const a = window.usimView.vehicles.get('alpha'); \
                  return [c.left + sx, c.top + sy, ...window.usimView.screenToWorld(sx, sy), a.x, a.y]; })()",
             )
             .await;
@@ -436,4 +436,422 @@ fn check_not_blank(path: &std::path::Path) {
         path.display(),
         colours.len()
     );
+}
+
+/// Chromium, or `None` after saying SKIPPED (a failure under USIM_REQUIRE_CHROMIUM).
+fn chromium_or_skip() -> Option<PathBuf> {
+    let found = chromium_path();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_CHROMIUM").is_none(),
+            "USIM_REQUIRE_CHROMIUM is set but chromium is not installed"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: chromium is not installed (apt-get install -y chromium); \
+             this browser test passes without running"
+        );
+    }
+    found
+}
+
+/// Issue 20: names such as `__proto__`, a report at x = 1.7e308, bidi
+/// controls and a fleet's own status do not break or fool the page, and
+/// nothing is selected until the user selects it.
+#[test]
+fn hostile_names_and_values_do_not_break_the_page() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let publisher = v.publisher();
+    let report = |x: f64, y: f64| {
+        format!(r#"{{"k":1,"t":1,"x":{x:e},"y":{y},"speed":1,"heading":45,"depth":0}}"#)
+    };
+    let keep_publishing = |p: &view_util::Publisher| {
+        for (name, x) in [
+            ("__proto__", 3.0),
+            ("constructor", 6.0),
+            ("toString", 9.0),
+            ("far", 1.7e308),
+            ("evil\u{202e}gnp.exe", 12.0),
+            ("alpha", 0.0),
+        ] {
+            p.publish(&topic(name, "NODE_REPORT"), report(x, 2.0), false);
+        }
+        // A fleet's own status: a name with a status and never a report.
+        p.publish(&topic("fleet", "status"), "online", true);
+    };
+    keep_publishing(&publisher);
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let all_there = "['__proto__','constructor','toString','far','alpha','evil\\u202egnp.exe']\
+             .every(n => window.usimView && window.usimView.vehicles.has(n))";
+        let t0 = Instant::now();
+        while !cdp.eval(all_there).await.as_bool().unwrap_or(false) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the page did not list every name: {} errors {}",
+                cdp.eval("JSON.stringify([...window.usimView.vehicles.keys()])")
+                    .await,
+                cdp.eval("JSON.stringify(window.usimView.errors)").await
+            );
+            keep_publishing(&publisher);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // The page keeps drawing (the grid loop is bounded by pixels).
+        let d0 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        for _ in 0..10 {
+            keep_publishing(&publisher);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Fit all takes the far vehicle into the view; still drawing.
+        cdp.click("#fit").await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let d1 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        assert!(
+            d1 - d0 >= 5.0,
+            "the page stopped drawing: {d0} -> {d1} redraws"
+        );
+        assert_eq!(
+            cdp.eval("JSON.stringify(window.usimView.errors)").await,
+            json!("[]")
+        );
+        let cam = cdp
+            .eval("[window.usimView.camera.cx, window.usimView.camera.scale]")
+            .await;
+        assert!(
+            cam[0].as_f64().is_some_and(f64::is_finite) && cam[1].as_f64().is_some_and(|s| s > 0.0),
+            "{cam}"
+        );
+        // Rows: one per vehicle, none for the fleet's status; the bidi
+        // override is shown escaped.
+        let rows = cdp
+            .eval("[...document.querySelectorAll('#rows tr')].map(r => r.cells[0].textContent)")
+            .await;
+        let rows: Vec<String> = serde_json::from_value(rows).unwrap();
+        assert_eq!(rows.len(), 6, "{rows:?}");
+        assert!(
+            !rows.contains(&"fleet".to_string()),
+            "the fleet's status is listed: {rows:?}"
+        );
+        assert!(rows.contains(&"__proto__".to_string()), "{rows:?}");
+        assert!(
+            rows.contains(&"evil\\u{202e}gnp.exe".to_string()),
+            "{rows:?}"
+        );
+        assert!(
+            rows.iter().all(|r| !r.contains('\u{202e}')),
+            "raw bidi control: {rows:?}"
+        );
+        // Nothing selected until the user selects.
+        assert_eq!(cdp.eval("window.usimView.selected").await, json!(null));
+        assert_eq!(
+            cdp.eval("document.querySelectorAll('#rows tr.selected').length")
+                .await,
+            json!(0)
+        );
+        // `__proto__` is a vehicle like any other: select and command it.
+        cdp.click("#rows tr[data-name=\"__proto__\"]").await;
+        assert_eq!(
+            cdp.eval("window.usimView.selected").await,
+            json!("__proto__")
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({})))
+            .await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}
+
+/// Issue 24: the command fields show the selected vehicle's setpoints
+/// after a `usim post`, an edited field is marked until sent, each vehicle
+/// has a clock and a measured time warp, a UUV is drawn as a UUV, trails
+/// begin before the page opened, an off-screen vehicle gets an edge marker
+/// that centres it, and there is a legend and layer switches.
+#[test]
+fn setpoints_clock_hulls_trails_and_edge_markers() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let url = v.broker.url();
+    let config = |name: &str, x: f64, kind: &str, length: f64| {
+        let path = v.dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\nprefix = \"NAV\"\n\
+                 start_pos = \"x={x}, y=0, heading=90, speed=0, depth=0\"\n\
+                 app_tick = 10\nplatform_type = \"{kind}\"\nplatform_length = {length}\n\
+                 [mqtt]\nbroker = \"{url}\"\ntopic_root = \"{}\"\n",
+                mqtt_util::ROOT
+            ),
+        )
+        .expect("write config");
+        path
+    };
+    let alpha = config("alpha", 0.0, "kayak", 4.0);
+    let uuv = config("deep", 400.0, "UUV", 3.0);
+    let _a = mqtt_util::spawn_vehicle(&alpha, &["--time-warp", "4"]);
+    let _u = mqtt_util::spawn_vehicle(&uuv, &[]);
+    let watch = Watcher::new(
+        v.broker.port,
+        &[topic("alpha", "USM_TIME"), topic("alpha", "NODE_REPORT")],
+    );
+    // alpha moves for a while before the page opens.
+    std::thread::sleep(Duration::from_secs(2));
+    let post = |var: &str, value: &str| {
+        let out = Command::new(mqtt_util::usim())
+            .args([
+                "post",
+                "--broker",
+                &url,
+                "--topic-root",
+                mqtt_util::ROOT,
+                "alpha",
+                var,
+                value,
+            ])
+            .output()
+            .expect("usim post");
+        assert!(out.status.success(), "usim post: {out:?}");
+    };
+    post("DESIRED_THRUST", "100");
+    assert!(
+        watch
+            .wait_after(
+                0,
+                &topic("alpha", "NODE_REPORT"),
+                Duration::from_secs(15),
+                |p| {
+                    let r = node_report(p);
+                    r["x"]
+                        .as_f64()
+                        .unwrap_or(0.0)
+                        .hypot(r["y"].as_f64().unwrap_or(0.0))
+                        > 8.0
+                }
+            )
+            .is_some(),
+        "alpha did not move away from its start"
+    );
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        assert!(
+            cdp.wait_true(
+                "window.usimView && ['alpha','deep'].every(n => window.usimView.vehicles.has(n) && Number.isFinite(window.usimView.vehicles.get(n).x))",
+                Duration::from_secs(20)
+            )
+            .await
+        );
+        // Trails older than the page: the first point is near the start (0, 0).
+        let first = cdp.eval("window.usimView.vehicles.get('alpha').trail[0]").await;
+        let (fx, fy) = (first[0].as_f64().unwrap(), first[1].as_f64().unwrap());
+        assert!(fx.hypot(fy) < 3.0, "alpha's trail begins at ({fx}, {fy}), not near its start");
+
+        // Setpoints: select alpha; the thrust field shows 100, then 60 after a post.
+        cdp.click("#rows tr[data-name=\"alpha\"]").await;
+        assert!(
+            cdp.wait_true("document.getElementById('thrust').value === '100'", Duration::from_secs(5)).await,
+            "thrust field shows {}",
+            cdp.eval("document.getElementById('thrust').value").await
+        );
+        post("DESIRED_THRUST", "60");
+        post("DESIRED_RUDDER", "20");
+        assert!(
+            cdp.wait_true(
+                "document.getElementById('thrust').value === '60' && document.getElementById('rudder').value === '20'",
+                Duration::from_secs(10)
+            )
+            .await,
+            "fields show {} / {}",
+            cdp.eval("document.getElementById('thrust').value").await,
+            cdp.eval("document.getElementById('rudder').value").await
+        );
+        let row = cdp.eval("[...document.querySelector('#rows tr[data-name=\"alpha\"]').cells].map(c => c.textContent)").await;
+        assert_eq!((row[10].as_str(), row[11].as_str()), (Some("60"), Some("20.0")), "{row}");
+        // Edited but not sent: marked, and not overwritten by live values.
+        cdp.type_into("#rudder", "-5").await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(cdp.eval("document.getElementById('rudder').className").await, json!("edited"));
+        assert_eq!(cdp.eval("document.getElementById('rudder').value").await, json!("-5"));
+        cdp.click("#send-rudder").await;
+        assert!(cdp.wait_true("document.getElementById('rudder').className === ''", Duration::from_secs(3)).await);
+        assert!(
+            cdp.wait_true("document.getElementById('rudder').value === '-5'", Duration::from_secs(10)).await,
+            "the sent rudder is not the live value"
+        );
+
+        // Clock and warp: within 2 s (page clock) of the latest USM_TIME;
+        // the warp column near 4.
+        let page_clock = cdp.eval("window.usimView.clockOf('alpha')").await.as_f64().expect("clock");
+        let published = watch.latest_num(&topic("alpha", "USM_TIME")).expect("USM_TIME");
+        assert!((page_clock - published).abs() < 8.0, "page clock {page_clock}, USM_TIME {published}");
+        assert!(
+            cdp.wait_true("Math.abs(window.usimView.vehicles.get('alpha').warp - 4) < 1.5", Duration::from_secs(10)).await,
+            "warp {}",
+            cdp.eval("window.usimView.vehicles.get('alpha').warp").await
+        );
+        let warp_cell = cdp.eval("document.querySelector('#rows tr[data-name=\"alpha\"]').cells[4].textContent").await;
+        assert!(warp_cell.as_str().is_some_and(|t| t.ends_with('×')), "{warp_cell}");
+
+        // The UUV's hull.
+        assert_eq!(cdp.eval("window.usimView.vehicles.get('deep').platform_type").await, json!("uuv"));
+        assert_eq!(cdp.eval("window.usimView.vehicles.get('deep').platform_length").await.as_f64(), Some(3.0));
+        assert_eq!(cdp.eval("window.usimView.hullKind(window.usimView.vehicles.get('deep').platform_type)").await, json!("uuv"));
+
+        // Edge marker: zoom on alpha; deep (400 m east) is off screen.
+        cdp.eval("(() => { window.usimView.centreOn('alpha'); window.usimView.camera.scale = 20; return true; })()").await;
+        assert!(
+            cdp.wait_true("window.usimView.edgeMarkers.some(m => m.name === 'deep')", Duration::from_secs(5)).await,
+            "no edge marker for deep: {}",
+            cdp.eval("JSON.stringify(window.usimView.edgeMarkers)").await
+        );
+        let m = cdp
+            .eval("(() => { const m = window.usimView.edgeMarkers.find(m => m.name === 'deep'); const c = document.getElementById('canvas').getBoundingClientRect(); return [c.left + m.x, c.top + m.y]; })()")
+            .await;
+        cdp.click_at(m[0].as_f64().unwrap(), m[1].as_f64().unwrap()).await;
+        assert!(
+            cdp.wait_true(
+                "Math.abs(window.usimView.camera.cx - window.usimView.vehicles.get('deep').x) < 1 && window.usimView.selected === 'deep'",
+                Duration::from_secs(3)
+            )
+            .await,
+            "the click on the marker did not centre deep"
+        );
+
+        // Legend and layers.
+        assert_eq!(cdp.eval("!!document.getElementById('legend')").await, json!(true));
+        for layer in ["trails", "labels", "geometry", "grid"] {
+            assert_eq!(cdp.eval(&format!("document.getElementById('{layer}').checked")).await, json!(true), "{layer}");
+            cdp.click(&format!("#{layer}")).await;
+            assert_eq!(cdp.eval(&format!("document.getElementById('{layer}').checked")).await, json!(false), "{layer}");
+        }
+        let d0 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(cdp.eval("window.usimView.draws").await.as_f64().unwrap() > d0);
+        assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}
+
+/// Issue 19 item 7: MOOS geometry postings (`VIEW_POINT`, `VIEW_POLYGON`,
+/// `VIEW_SEGLIST`, `VIEW_CIRCLE`, `VIEW_MARKER`, `VIEW_ARROW`, pMarineViewer's
+/// string forms) on `{root}/{NAME}/VIEW_*` are drawn, bounded per source,
+/// erased with `active=false`, and their labels escaped.
+#[test]
+fn moos_geometry_is_drawn_bounded_and_erasable() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let publisher = v.publisher();
+    let post = |p: &view_util::Publisher| {
+        p.publish(
+            &topic("alpha", "NODE_REPORT"),
+            r#"{"k":1,"t":1,"x":0,"y":0,"speed":0,"heading":0,"depth":0}"#,
+            false,
+        );
+        p.publish(
+            &topic("helm", "VIEW_POLYGON"),
+            "pts={-40,-40:40,-40:40,40:-40,40},label=op_area,edge_color=red",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_SEGLIST"),
+            "pts={0,0:20,10:30,-5},label=wpts,edge_color=yellow",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_CIRCLE"),
+            "x=0,y=0,radius=15,label=c,edge_color=white",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_MARKER"),
+            "type=triangle,x=-20,y=20,label=buoy,color=orange",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_ARROW"),
+            "x=10,y=-20,angle=90,length=8,label=wind",
+            true,
+        );
+        p.publish(
+            &topic("helm", "VIEW_POINT"),
+            "x=25,y=25,label=evil\u{202e}txt,vertex_color=lime",
+            true,
+        );
+    };
+    post(&publisher);
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let t0 = Instant::now();
+        while cdp.eval("window.usimView ? window.usimView.geometry.length : 0").await != json!(6) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "shapes: {}",
+                cdp.eval("JSON.stringify(window.usimView && window.usimView.geometry)").await
+            );
+            post(&publisher);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let kinds = cdp.eval("window.usimView.geometry.map(g => g.kind).sort()").await;
+        assert_eq!(kinds, json!(["arrow", "circle", "marker", "point", "polygon", "seglist"]));
+        let poly = cdp.eval("window.usimView.geometry.find(g => g.kind === 'polygon')").await;
+        assert_eq!(poly["pts"], json!([[-40, -40], [40, -40], [40, 40], [-40, 40]]));
+        assert_eq!(poly["label"], "op_area");
+        // The point is drawn in its colour where it is (lime: 0, 255, 0).
+        cdp.eval("(() => { window.usimView.camera.cx = 0; window.usimView.camera.cy = 0; window.usimView.camera.scale = 5; window.usimView.camera.fitted = true; return true; })()").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let px = cdp
+            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
+                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
+            .await;
+        assert_eq!(px, json!([0, 255, 0, 255]), "the point is not drawn lime");
+        // The geometry layer switched off: not drawn.
+        cdp.click("#geometry").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let px = cdp
+            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
+                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
+            .await;
+        assert_ne!(px, json!([0, 255, 0, 255]), "hidden geometry still drawn");
+        cdp.click("#geometry").await;
+
+        // Bounded: 250 unlabelled points from one source keep 200.
+        for i in 0..250 {
+            publisher.publish(&topic("flood", "VIEW_POINT"), format!("x={i},y=1"), false);
+        }
+        assert!(
+            cdp.wait_true("window.usimView.geometry.filter(g => g.source === 'flood').length === 200", Duration::from_secs(15)).await,
+            "flood shapes: {}",
+            cdp.eval("window.usimView.geometry.filter(g => g.source === 'flood').length").await
+        );
+        // Erased with active=false.
+        publisher.publish(&topic("helm", "VIEW_POLYGON"), "pts={0,0:1,1:1,0},label=op_area,active=false", true);
+        assert!(
+            cdp.wait_true("!window.usimView.geometry.some(g => g.kind === 'polygon')", Duration::from_secs(10)).await,
+            "the polygon was not erased"
+        );
+        assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
+        // Shapes are not vehicles.
+        assert_eq!(cdp.eval("window.usimView.vehicles.has('helm')").await, json!(false));
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
 }

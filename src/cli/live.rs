@@ -84,9 +84,13 @@ pub struct UpArgs {
     /// Listen address of the view (with --view; port 0 picks a free port).
     #[arg(long, value_name = "ADDR", default_value = crate::view::server::DEFAULT_BIND)]
     pub view_bind: SocketAddr,
-    /// Token the view requires (with --view).
-    #[arg(long, value_name = "T")]
+    /// Token the view requires (with --view). Default: a random one,
+    /// printed in the URL.
+    #[arg(long, value_name = "T", conflicts_with = "view_no_token")]
     pub view_token: Option<String>,
+    /// No token for the view (loopback --view-bind only).
+    #[arg(long)]
+    pub view_no_token: bool,
     /// Run every vehicle in this process on one connection (the runtime of
     /// `usim fleet`) instead of one `usim run` process per vehicle: for
     /// large fleets. The configs must share one topic root.
@@ -359,18 +363,23 @@ pub fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             Some(u) => u.clone(),
             None => BrokerUrl::parse(&format!("mqtt://{}", loopback_of(opts.bind)))?,
         };
-        crate::view::server::warn_if_open(&a.view_bind, a.view_token.as_deref());
-        Some(crate::view::server::ViewOptions {
-            conn: ToolConnection {
+        let token = crate::view::server::choose_token(
+            &a.view_bind,
+            a.view_token,
+            a.view_no_token,
+            "--view-no-token",
+        )?;
+        crate::view::server::warn_if_open(&a.view_bind, token.as_deref());
+        Some(crate::view::server::ViewOptions::new(
+            ToolConnection {
                 url,
                 topic_root: first.mqtt.topic_root.clone(),
                 credentials: None,
                 ca_file: None,
             },
-            bind: a.view_bind,
-            token: a.view_token,
-            fps: crate::view::server::DEFAULT_FPS,
-        })
+            a.view_bind,
+            token,
+        ))
     } else {
         None
     };

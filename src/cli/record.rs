@@ -146,8 +146,8 @@ fn recover(path: &Path) -> anyhow::Result<ExitCode> {
         let input = BufReader::with_capacity(1 << 16, crate::input_file::open(path, u64::MAX)?);
         let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
         let out = BufWriter::with_capacity(1 << 16, tmp.take());
-        let (out, got) =
-            crate::replay::mcap::recover(input, out).with_context(|| format!("recovering {name}"))?;
+        let (out, got) = crate::replay::mcap::recover(input, out)
+            .with_context(|| format!("recovering {name}"))?;
         let file = out
             .into_inner()
             .map_err(|e| e.into_error())

@@ -177,6 +177,10 @@ pub struct VehicleLink {
     mail_dropped_logged: Instant,
     /// Scratch buffer of the `NODE_REPORT` JSON.
     json: Vec<u8>,
+    /// `,"platform_type":..,"platform_length":..}`: the platform fields
+    /// appended to each `NODE_REPORT` (for the view's hulls; readers that
+    /// do not know them ignore them).
+    platform_json: Vec<u8>,
     /// See [`echo_vars`].
     pub echoes: Vec<&'static str>,
 }
@@ -233,6 +237,16 @@ impl VehicleLink {
                 .checked_sub(Duration::from_secs(10))
                 .unwrap_or_else(Instant::now),
             json: Vec::new(),
+            platform_json: format!(
+                ",\"platform_type\":{},\"platform_length\":{}}}",
+                serde_json::to_string(&cfg.platform_type).unwrap_or_else(|_| "\"unknown\"".into()),
+                if cfg.platform_length.is_finite() {
+                    cfg.platform_length
+                } else {
+                    0.0
+                }
+            )
+            .into_bytes(),
         })
     }
 
@@ -311,7 +325,13 @@ impl VehicleLink {
         let snapshot = self.vehicle.snapshot();
         self.json.clear();
         match serde_json::to_writer(&mut self.json, &snapshot) {
-            Ok(()) => send(self.node_report_topic.clone(), self.json.clone()),
+            Ok(()) => {
+                if self.json.last() == Some(&b'}') {
+                    self.json.pop();
+                    self.json.extend_from_slice(&self.platform_json);
+                }
+                send(self.node_report_topic.clone(), self.json.clone())
+            }
             Err(e) => debug!("NODE_REPORT not serialised: {e}"),
         }
         if let Some(platform) = &self.node_report_local {

@@ -9,6 +9,7 @@
 //! * [`server`]: the shell around it: an axum HTTP + WebSocket server and a
 //!   rumqttc client on tokio.
 //! * `page.html`: the page, plain HTML/JS/CSS embedded in the binary.
+pub mod geometry;
 pub mod protocol;
 pub mod server;
 

@@ -5,17 +5,32 @@
 //!
 //! Nothing here reads a clock, a socket or a file: times are arguments
 //! (seconds on any monotonic scale), messages are byte slices and strings.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::mqtt::tools::would_accept;
-use crate::mqtt::topics::{NODE_REPORT, OFFLINE, ONLINE, STATUS};
+use crate::mqtt::topics::{NODE_REPORT, OFFLINE, ONLINE, STATUS, USM_TIME};
 
-/// Most vehicles the model keeps: names beyond it are dropped, so a flood of
-/// made-up names on the broker cannot grow the server's memory without bound.
-pub const MAX_VEHICLES: usize = 4096;
+/// Default for the most vehicles the model keeps (`--max-vehicles`): when
+/// the table is full, a new name pushes out the vehicle silent for longest,
+/// so a flood of made-up names cannot hide vehicles that come later, nor
+/// grow the server's memory without bound.
+pub const MAX_VEHICLES: usize = 1024;
+/// The largest `--max-vehicles` accepted.
+pub const MAX_VEHICLES_LIMIT: usize = 100_000;
+/// Default expiry (`--expire`), s: a vehicle not heard from for this long
+/// (no status, report or clock message) leaves the table.
+pub const DEFAULT_EXPIRE_S: f64 = 60.0;
+/// Largest MQTT payload the view reads, bytes: larger messages are counted
+/// and ignored (the connection stays up).
+pub const MAX_PAYLOAD: usize = 256 * 1024;
+/// Points of the trail the server keeps per vehicle (sent to a page that
+/// connects, so trails begin before the page opened).
+pub const TRAIL_POINTS: usize = 300;
+/// A new trail point after the vehicle moved this far, m.
+pub const TRAIL_STEP_M: f64 = 0.5;
 /// Longest vehicle name kept, bytes.
 pub const MAX_NAME_LEN: usize = 128;
 /// Longest WebSocket message accepted from the page, bytes.
@@ -41,36 +56,52 @@ pub const COMMAND_VARS: &[&str] = &[
 #[serde(default)]
 pub struct Report {
     /// Iteration index.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<f64>,
     /// Mission time, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub t: Option<f64>,
     /// East, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub x: Option<f64>,
     /// North, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub y: Option<f64>,
     /// Heading, degrees (0 = north, clockwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub heading: Option<f64>,
     /// Speed, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
     /// Depth, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<f64>,
     /// Latitude, degrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lat: Option<f64>,
     /// Longitude, degrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lon: Option<f64>,
     /// Drift east, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift_x: Option<f64>,
     /// Drift north, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift_y: Option<f64>,
     /// Thrust, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thrust: Option<f64>,
     /// Rudder.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rudder: Option<f64>,
     /// Elevator, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub elevator: Option<f64>,
     /// Water current at the vehicle, east, m/s (when the vehicle has a field).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_x: Option<f64>,
     /// Water current at the vehicle, north, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_y: Option<f64>,
 }
 
@@ -87,6 +118,41 @@ impl Report {
             return Err("a number is out of range".into());
         }
         Ok(r)
+    }
+
+    /// The report as a frame carries it: lengths and speeds to 1 mm (/s),
+    /// angles to 0.01°, times to 1 ms, latitude and longitude to 1e-8°
+    /// (about 1 mm): a frame is sent to every page, so its size is what a
+    /// page costs.
+    pub fn rounded(&self) -> Report {
+        let r = |v: Option<f64>, d: f64| {
+            v.map(|x| {
+                let y = (x * d).round() / d;
+                if y.is_finite() {
+                    y
+                } else {
+                    x
+                }
+            })
+        };
+        Report {
+            k: self.k,
+            t: r(self.t, 1e3),
+            x: r(self.x, 1e3),
+            y: r(self.y, 1e3),
+            heading: r(self.heading, 1e2),
+            speed: r(self.speed, 1e3),
+            depth: r(self.depth, 1e3),
+            lat: r(self.lat, 1e8),
+            lon: r(self.lon, 1e8),
+            drift_x: r(self.drift_x, 1e3),
+            drift_y: r(self.drift_y, 1e3),
+            thrust: r(self.thrust, 1e3),
+            rudder: r(self.rudder, 1e3),
+            elevator: r(self.elevator, 1e3),
+            current_x: r(self.current_x, 1e3),
+            current_y: r(self.current_y, 1e3),
+        }
     }
 
     /// Every numeric field (`None` = absent), for checks that hold for all.
@@ -112,6 +178,18 @@ impl Report {
     }
 }
 
+/// The platform fields of a `NODE_REPORT` (sent by vehicles that know
+/// them; absent in older reports).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+struct PlatformFields {
+    platform_type: Option<String>,
+    platform_length: Option<f64>,
+}
+
+/// Longest `platform_type` kept, bytes.
+pub const MAX_PLATFORM_TYPE: usize = 32;
+
 /// What the view knows of one vehicle.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct VehicleView {
@@ -122,6 +200,41 @@ pub struct VehicleView {
     pub report: Option<Report>,
     /// When it arrived (caller's clock, s).
     pub report_at: Option<f64>,
+    /// When any message of this name last arrived (caller's clock, s).
+    pub heard_at: f64,
+    /// Platform type from the report (`kayak`, `uuv`, …), lower case.
+    pub platform_type: Option<String>,
+    /// Platform length from the report, m (finite, > 0).
+    pub platform_length: Option<f64>,
+    /// The vehicle clock (`USM_TIME`, Unix s) and when it arrived.
+    pub clock: Option<(f64, f64)>,
+    /// Measured time warp: vehicle-clock seconds per caller second,
+    /// smoothed over the `USM_TIME` messages.
+    pub warp: Option<f64>,
+    /// The bounded trail: positions (m) at least [`TRAIL_STEP_M`] apart,
+    /// at most [`TRAIL_POINTS`].
+    pub trail: VecDeque<[f64; 2]>,
+}
+
+impl VehicleView {
+    /// Whether the name has sent a `NODE_REPORT`: only such names are
+    /// vehicles (a fleet's own `status` is not a vehicle, nor is a name
+    /// that only ever sent a status).
+    pub fn is_vehicle(&self) -> bool {
+        self.report.is_some()
+    }
+
+    fn push_trail(&mut self, x: f64, y: f64) {
+        if let Some(last) = self.trail.back() {
+            if (x - last[0]).hypot(y - last[1]) < TRAIL_STEP_M {
+                return;
+            }
+        }
+        if self.trail.len() >= TRAIL_POINTS {
+            self.trail.pop_front();
+        }
+        self.trail.push_back([x, y]);
+    }
 }
 
 /// Why an MQTT message was not taken into the model.
@@ -141,24 +254,60 @@ pub struct Fleet {
     prefix: String,
     vehicles: BTreeMap<String, VehicleView>,
     dirty: bool,
+    max_vehicles: usize,
+    expire_s: f64,
+    /// Vehicles pushed out of a full table.
+    pub evicted: u64,
+    /// Vehicles removed after `expire_s` of silence.
+    pub expired: u64,
+    /// MOOS geometry (`VIEW_*` postings), bounded.
+    pub shapes: super::geometry::Shapes,
 }
 
 impl Fleet {
-    /// An empty fleet under `topic_root` (e.g. `usim`).
+    /// An empty fleet under `topic_root` (e.g. `usim`), with the default
+    /// table size and expiry.
     pub fn new(topic_root: &str) -> Fleet {
+        Fleet::with_limits(topic_root, MAX_VEHICLES, DEFAULT_EXPIRE_S)
+    }
+
+    /// An empty fleet keeping at most `max_vehicles` (≥ 1) names, each
+    /// until it has been silent for `expire_s` seconds.
+    pub fn with_limits(topic_root: &str, max_vehicles: usize, expire_s: f64) -> Fleet {
         Fleet {
             prefix: format!("{topic_root}/"),
             vehicles: BTreeMap::new(),
             dirty: false,
+            max_vehicles: max_vehicles.max(1),
+            expire_s,
+            evicted: 0,
+            expired: 0,
+            shapes: super::geometry::Shapes::default(),
         }
     }
 
-    /// The two MQTT filters the view subscribes to.
-    pub fn filters(&self) -> [String; 2] {
-        [
-            format!("{}+/{STATUS}", self.prefix),
-            format!("{}+/{NODE_REPORT}", self.prefix),
-        ]
+    /// The MQTT filters the view subscribes to: status (the first, QoS 1),
+    /// report, clock and the MOOS geometry variables.
+    pub fn filters(&self) -> Vec<String> {
+        [STATUS, NODE_REPORT, USM_TIME]
+            .into_iter()
+            .chain(super::geometry::VIEW_VARS.iter().map(|(v, _)| *v))
+            .map(|v| format!("{}+/{v}", self.prefix))
+            .collect()
+    }
+
+    /// Remove the vehicles not heard from for `expire_s` at `now`; returns
+    /// how many went.
+    pub fn expire(&mut self, now: f64) -> usize {
+        let before = self.vehicles.len();
+        let limit = self.expire_s;
+        self.vehicles.retain(|_, v| now - v.heard_at <= limit);
+        let gone = before - self.vehicles.len();
+        if gone > 0 {
+            self.expired += gone as u64;
+            self.dirty = true;
+        }
+        gone
     }
 
     /// The vehicles by name.
@@ -187,9 +336,16 @@ impl Fleet {
                 "vehicle name longer than {MAX_NAME_LEN} bytes"
             )));
         }
+        if let Some((_, kind)) = super::geometry::VIEW_VARS.iter().find(|(v, _)| *v == var) {
+            let p = super::geometry::parse(*kind, name, payload, now)
+                .map_err(|e| Dropped(format!("{topic}: {e}")))?;
+            self.shapes.apply(name, p, now);
+            return Ok(());
+        }
         enum Update {
             Status(bool),
-            Report(Box<Report>),
+            Report(Box<Report>, PlatformFields),
+            Clock(f64),
         }
         let update = match var {
             STATUS => match payload {
@@ -202,26 +358,109 @@ impl Fleet {
                 }
             },
             NODE_REPORT => match Report::parse(payload) {
-                Ok(r) => Update::Report(Box::new(r)),
+                Ok(r) => {
+                    let p: PlatformFields = serde_json::from_slice(payload).unwrap_or_default();
+                    Update::Report(Box::new(r), p)
+                }
                 Err(e) => return Err(Dropped(format!("{topic}: malformed NODE_REPORT: {e}"))),
             },
-            _ => return Err(Dropped(format!("{topic}: not a status or NODE_REPORT"))),
+            USM_TIME => match std::str::from_utf8(payload)
+                .ok()
+                .and_then(|t| t.trim().parse::<f64>().ok())
+                .filter(|t| t.is_finite())
+            {
+                Some(t) => Update::Clock(t),
+                None => return Err(Dropped(format!("{topic}: USM_TIME is not a finite number"))),
+            },
+            _ => {
+                return Err(Dropped(format!(
+                    "{topic}: not a status, NODE_REPORT or USM_TIME"
+                )))
+            }
         };
-        if !self.vehicles.contains_key(name) && self.vehicles.len() >= MAX_VEHICLES {
-            return Err(Dropped(format!(
-                "{topic}: more than {MAX_VEHICLES} vehicles; new names are ignored"
-            )));
+        if !self.vehicles.contains_key(name) && self.vehicles.len() >= self.max_vehicles {
+            // Full: the name silent for longest goes (ties: the first by name).
+            let oldest = self
+                .vehicles
+                .iter()
+                .min_by(|a, b| a.1.heard_at.total_cmp(&b.1.heard_at))
+                .map(|(n, _)| n.clone());
+            if let Some(n) = oldest {
+                self.vehicles.remove(&n);
+                self.evicted += 1;
+            }
         }
         let v = self.vehicles.entry(name.to_string()).or_default();
+        v.heard_at = now;
         match update {
             Update::Status(online) => v.online = Some(online),
-            Update::Report(r) => {
+            Update::Report(r, p) => {
+                if let (Some(x), Some(y)) = (r.x, r.y) {
+                    v.push_trail(x, y);
+                }
                 v.report = Some(*r);
                 v.report_at = Some(now);
+                v.platform_type = p
+                    .platform_type
+                    .filter(|t| !t.is_empty() && t.len() <= MAX_PLATFORM_TYPE)
+                    .map(|t| t.to_ascii_lowercase());
+                v.platform_length = p
+                    .platform_length
+                    .filter(|l| l.is_finite() && *l > 0.0 && *l < 1e4);
+            }
+            Update::Clock(t) => {
+                if let Some((t0, at0)) = v.clock {
+                    let dt = now - at0;
+                    if dt > 0.05 && t > t0 {
+                        let w = (t - t0) / dt;
+                        if w.is_finite() {
+                            v.warp = Some(match v.warp {
+                                Some(old) => 0.7 * old + 0.3 * w,
+                                None => w,
+                            });
+                        }
+                        v.clock = Some((t, now));
+                    } else if t < t0 {
+                        // The vehicle restarted or its clock jumped back.
+                        v.warp = None;
+                        v.clock = Some((t, now));
+                    }
+                } else {
+                    v.clock = Some((t, now));
+                }
+                // A clock alone does not change what is drawn at the
+                // frame rate of reports; the next report carries it.
+                return Ok(());
             }
         }
         self.dirty = true;
         Ok(())
+    }
+
+    /// The server-side trails of every vehicle as one JSON message for a
+    /// page that connects: `{"type":"trails","trails":[[name,[[x,y],…]],…]}`
+    /// (coordinates rounded to cm).
+    pub fn trails_json(&self) -> String {
+        let trails: Vec<(&str, Vec<[f64; 2]>)> = self
+            .vehicles
+            .iter()
+            .filter(|(_, v)| v.is_vehicle() && !v.trail.is_empty())
+            .map(|(n, v)| {
+                let pts = v
+                    .trail
+                    .iter()
+                    .map(|p| {
+                        [
+                            (p[0] * 100.0).round() / 100.0,
+                            (p[1] * 100.0).round() / 100.0,
+                        ]
+                    })
+                    .filter(|p| p[0].is_finite() && p[1].is_finite())
+                    .collect();
+                (n.as_str(), pts)
+            })
+            .collect();
+        serde_json::json!({ "type": "trails", "trails": trails }).to_string()
     }
 
     /// The whole fleet as one JSON frame for the page, and the dirty flag
@@ -232,7 +471,17 @@ impl Fleet {
             name: &'a str,
             online: Option<bool>,
             age: Option<f64>,
-            report: Option<&'a Report>,
+            report: Option<Report>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            platform_type: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            platform_length: Option<f64>,
+            /// Vehicle clock now (Unix s): the last `USM_TIME` advanced by
+            /// the measured warp since it came.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            clock: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            warp: Option<f64>,
         }
         #[derive(Serialize)]
         struct Frame<'a> {
@@ -246,11 +495,25 @@ impl Fleet {
             vehicles: self
                 .vehicles
                 .iter()
+                .filter(|(_, v)| v.is_vehicle())
                 .map(|(name, v)| V {
                     name,
                     online: v.online,
-                    age: v.report_at.map(|t| (now - t).max(0.0)),
-                    report: v.report.as_ref(),
+                    age: v
+                        .report_at
+                        .map(|t| ((now - t).max(0.0) * 1e3).round() / 1e3),
+                    report: v.report.as_ref().map(Report::rounded),
+                    platform_type: v.platform_type.as_deref(),
+                    platform_length: v.platform_length,
+                    clock: v
+                        .clock
+                        .map(|(c, at)| c + v.warp.unwrap_or(1.0) * (now - at).clamp(0.0, 5.0))
+                        .map(|c| (c * 1e3).round() / 1e3)
+                        .filter(|c| c.is_finite()),
+                    warp: v
+                        .warp
+                        .map(|w| (w * 1e3).round() / 1e3)
+                        .filter(|w| w.is_finite()),
                 })
                 .collect(),
         };
@@ -410,7 +673,11 @@ impl Fleet {
             value,
         } = msg;
         let id = *id;
-        if !self.vehicles.contains_key(vehicle) {
+        if !self
+            .vehicles
+            .get(vehicle)
+            .is_some_and(VehicleView::is_vehicle)
+        {
             return Err(Refusal::new(
                 id,
                 format!(
@@ -455,8 +722,8 @@ pub enum Denied {
     /// A WebSocket from another site's page (403): browsers let any page
     /// open a WebSocket to 127.0.0.1, so the Origin must be this server.
     Origin,
-    /// A Host other than a loopback name while bound to loopback (403):
-    /// defeats DNS rebinding.
+    /// A Host other than a loopback name while bound to loopback, or with
+    /// no token (403): defeats DNS rebinding.
     Host,
 }
 
@@ -475,7 +742,9 @@ pub fn check_access(
             return Err(Denied::Token);
         }
     }
-    if loopback {
+    // Without a token the Host check holds wherever the server listens
+    // (a DNS-rebinding page would otherwise get the socket).
+    if loopback || token.is_none() {
         let h = host.map(host_name).unwrap_or("");
         if !is_loopback_name(h) {
             return Err(Denied::Host);
@@ -524,6 +793,8 @@ mod tests {
     fn fleet_with_alpha() -> Fleet {
         let mut f = Fleet::new("usim");
         f.on_message("usim/alpha/status", b"online", 0.0).unwrap();
+        f.on_message("usim/alpha/NODE_REPORT", br#"{"x":1,"y":2}"#, 0.0)
+            .unwrap();
         f
     }
 
@@ -531,10 +802,12 @@ mod tests {
     fn reports_and_status_build_the_model_ignoring_unknown_fields() {
         let mut f = Fleet::new("fleet/usim");
         assert_eq!(
-            f.filters(),
+            f.filters()[..4],
             [
                 "fleet/usim/+/status".to_string(),
-                "fleet/usim/+/NODE_REPORT".into()
+                "fleet/usim/+/NODE_REPORT".into(),
+                "fleet/usim/+/USM_TIME".into(),
+                "fleet/usim/+/VIEW_POINT".into()
             ]
         );
         f.on_message("fleet/usim/alpha/NODE_REPORT", REPORT.as_bytes(), 5.0)
@@ -569,18 +842,26 @@ mod tests {
         }
         assert!(!f.is_dirty());
         assert_eq!(f.vehicles().len(), 1);
-        assert_eq!(f.vehicles()["alpha"].report, None);
+        assert_eq!(f.vehicles()["alpha"].report.and_then(|r| r.x), Some(1.0));
     }
 
     #[test]
-    fn the_number_of_vehicles_is_bounded() {
+    fn the_number_of_vehicles_is_bounded_and_the_longest_silent_go_first() {
         let mut f = Fleet::new("usim");
         for i in 0..MAX_VEHICLES + 10 {
-            let _ = f.on_message(&format!("usim/v{i}/status"), b"online", 0.0);
+            let _ = f.on_message(&format!("usim/v{i}/status"), b"online", i as f64);
         }
         assert_eq!(f.vehicles().len(), MAX_VEHICLES);
-        // A known vehicle still updates.
-        f.on_message("usim/v0/status", b"offline", 0.0).unwrap();
+        assert_eq!(f.evicted, 10);
+        // v0..v9 were silent longest: gone; v10 stays.
+        assert!(!f.vehicles().contains_key("v0"));
+        assert!(f.vehicles().contains_key("v10"));
+        // A vehicle heard from again is kept over a newer silent one.
+        f.on_message("usim/v10/status", b"offline", 1e6).unwrap();
+        f.on_message("usim/new/NODE_REPORT", b"{}", 1e6).unwrap();
+        assert!(f.vehicles().contains_key("v10"));
+        assert!(!f.vehicles().contains_key("v11"));
+        assert!(f.vehicles().contains_key("new"));
         let long = "n".repeat(MAX_NAME_LEN + 1);
         assert!(Fleet::new("usim")
             .on_message(&format!("usim/{long}/status"), b"online", 0.0)
@@ -598,15 +879,89 @@ mod tests {
         assert!(!f.is_dirty());
         assert_eq!(frame["type"], "frame");
         let vs = frame["vehicles"].as_array().unwrap();
-        assert_eq!(vs.len(), 2);
+        // bravo only sent a status (as a fleet's own name does): not a vehicle.
+        assert_eq!(vs.len(), 1);
         assert_eq!(vs[0]["name"], "alpha");
         assert_eq!(vs[0]["online"], true);
         assert_eq!(vs[0]["age"], 0.5);
         assert_eq!(vs[0]["report"]["x"], 10.5);
         assert_eq!(vs[0]["report"]["y"], -3.25);
-        assert_eq!(vs[1]["name"], "bravo");
-        assert_eq!(vs[1]["online"], false);
-        assert!(vs[1]["report"].is_null());
+        assert!(f
+            .check_command(&command("bravo", "DESIRED_THRUST", "1"))
+            .is_err());
+    }
+
+    #[test]
+    fn silent_vehicles_expire() {
+        let mut f = Fleet::with_limits("usim", 10, 60.0);
+        f.on_message("usim/a/NODE_REPORT", br#"{"x":0,"y":0}"#, 0.0)
+            .unwrap();
+        f.on_message("usim/b/NODE_REPORT", br#"{"x":0,"y":0}"#, 30.0)
+            .unwrap();
+        assert_eq!(f.expire(60.0), 0);
+        assert_eq!(f.expire(60.5), 1);
+        assert!(f.vehicles().contains_key("b"));
+        assert_eq!(f.expire(91.0), 1);
+        assert!(f.vehicles().is_empty());
+        assert_eq!(f.expired, 2);
+    }
+
+    #[test]
+    fn trails_are_bounded_and_sent_as_json() {
+        let mut f = Fleet::new("usim");
+        for i in 0..(TRAIL_POINTS + 50) {
+            let x = i as f64;
+            f.on_message(
+                "usim/a/NODE_REPORT",
+                format!(r#"{{"x":{x},"y":0}}"#).as_bytes(),
+                x,
+            )
+            .unwrap();
+            // Closer than TRAIL_STEP_M: no new point.
+            f.on_message(
+                "usim/a/NODE_REPORT",
+                format!(r#"{{"x":{},"y":0}}"#, x + 0.1).as_bytes(),
+                x,
+            )
+            .unwrap();
+        }
+        let t = &f.vehicles()["a"].trail;
+        assert_eq!(t.len(), TRAIL_POINTS);
+        assert_eq!(t.back(), Some(&[(TRAIL_POINTS + 49) as f64, 0.0]));
+        let v: serde_json::Value = serde_json::from_str(&f.trails_json()).unwrap();
+        assert_eq!(v["type"], "trails");
+        assert_eq!(v["trails"][0][0], "a");
+        assert_eq!(v["trails"][0][1].as_array().unwrap().len(), TRAIL_POINTS);
+    }
+
+    #[test]
+    fn clock_platform_and_warp() {
+        let mut f = Fleet::new("usim");
+        f.on_message(
+            "usim/u/NODE_REPORT",
+            br#"{"x":0,"y":0,"platform_type":"UUV","platform_length":3.5}"#,
+            0.0,
+        )
+        .unwrap();
+        for i in 0..20 {
+            let now = f64::from(i) * 0.1;
+            f.on_message(
+                "usim/u/USM_TIME",
+                format!("{}", 1000.0 + 4.0 * now).as_bytes(),
+                now,
+            )
+            .unwrap();
+        }
+        assert!(f.on_message("usim/u/USM_TIME", b"nan", 2.0).is_err());
+        let v = &f.vehicles()["u"];
+        assert_eq!(v.platform_type.as_deref(), Some("uuv"));
+        assert_eq!(v.platform_length, Some(3.5));
+        let w = v.warp.unwrap();
+        assert!((w - 4.0).abs() < 1e-6, "{w}");
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(1.9)).unwrap();
+        assert_eq!(frame["vehicles"][0]["platform_type"], "uuv");
+        let c = frame["vehicles"][0]["clock"].as_f64().unwrap();
+        assert!((c - 1007.6).abs() < 1e-6, "{c}");
     }
 
     #[test]
@@ -773,8 +1128,8 @@ mod tests {
         // Bound to the network: any host name, but still same-origin sockets.
         assert_eq!(
             ok(
-                None,
-                None,
+                Some("s3"),
+                Some("s3"),
                 Some("sim.lan:8080"),
                 Some("http://sim.lan:8080"),
                 false
@@ -783,13 +1138,18 @@ mod tests {
         );
         assert_eq!(
             ok(
-                None,
-                None,
+                Some("s3"),
+                Some("s3"),
                 Some("sim.lan:8080"),
                 Some("http://evil.example"),
                 false
             ),
             Err(Denied::Origin)
+        );
+        // No token: the Host check holds even on the network (DNS rebinding).
+        assert_eq!(
+            ok(None, None, Some("evil.example:8080"), None, false),
+            Err(Denied::Host)
         );
     }
 

@@ -172,3 +172,177 @@ pub fn http_get(addr: &str, path: &str, extra_headers: &str) -> (u16, String) {
         .unwrap_or_default();
     (code, body)
 }
+
+/// A standalone `usim view` on the embedded broker (a `usim broker` child).
+pub struct Standalone {
+    pub view: Proc,
+    pub broker: crate::mqtt_util::Broker,
+    pub dir: tempfile::TempDir,
+    /// The URL `usim view` printed (with its token, if any).
+    pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub http_addr: String,
+    /// The token in the URL (empty with `--no-token`).
+    pub token: String,
+}
+
+/// `usim view --broker … --topic-root ROOT --bind 127.0.0.1:0 EXTRA…`.
+pub fn standalone(extra: &[&str]) -> Standalone {
+    standalone_on(crate::mqtt_util::BrokerKind::Embedded, extra).expect("embedded broker")
+}
+
+/// [`standalone`] on a broker of `kind`; `None` (SKIPPED said) without mosquitto.
+pub fn standalone_on(kind: crate::mqtt_util::BrokerKind, extra: &[&str]) -> Option<Standalone> {
+    let broker = crate::mqtt_util::Broker::start(kind)?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(usim());
+    cmd.args([
+        "view",
+        "--broker",
+        &broker.url(),
+        "--topic-root",
+        ROOT,
+        "--bind",
+        "127.0.0.1:0",
+    ])
+    .args(extra);
+    let view = Proc::spawn("usim view", cmd, dir.path().join("view.log"));
+    assert!(
+        view.wait_log("usim view: open http://", Duration::from_secs(20)),
+        "no view URL printed:\n{}",
+        view.log()
+    );
+    let url = view
+        .log()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("usim view: open ")
+                .map(|u| u.trim().to_string())
+        })
+        .expect("URL line");
+    let http_addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_string();
+    let token = url
+        .split_once("?token=")
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default();
+    Some(Standalone {
+        view,
+        broker,
+        dir,
+        url,
+        http_addr,
+        token,
+    })
+}
+
+impl Standalone {
+    /// The server's counters (`/status.json`).
+    pub fn status(&self) -> serde_json::Value {
+        let (code, body) = http_get(
+            &self.http_addr,
+            &format!("/status.json?token={}", self.token),
+            "",
+        );
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).expect("status JSON")
+    }
+
+    /// Wait until `f(status)` holds.
+    pub fn wait_status(&self, timeout: Duration, f: impl Fn(&serde_json::Value) -> bool) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if f(&self.status()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// The view process's resident memory, KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        proc_status_kib(self.view.pid(), "VmRSS:")
+    }
+
+    /// Open file descriptors of the view process.
+    pub fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.view.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    /// A plain MQTT publisher on the embedded broker that may send large
+    /// payloads (the test's own client: not usim code).
+    pub fn publisher(&self) -> Publisher {
+        Publisher::new(self.broker.port)
+    }
+}
+
+/// A field of `/proc/PID/status` in KiB.
+pub fn proc_status_kib(pid: u32, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A rumqttc client (large packets allowed) driven by its own thread.
+pub struct Publisher {
+    client: rumqttc::Client,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Publisher {
+    pub fn new(port: u16) -> Publisher {
+        let mut o = rumqttc::MqttOptions::new(
+            format!("view-test-pub-{}-{port}", std::process::id()),
+            "127.0.0.1",
+            port,
+        );
+        o.set_max_packet_size(4 << 20, 4 << 20);
+        o.set_keep_alive(Duration::from_secs(5));
+        let (client, mut conn) = rumqttc::Client::new(o, 10_000);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            for ev in conn.iter() {
+                if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                if ev.is_err() {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        Publisher {
+            client,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn publish(&self, topic: &str, payload: impl Into<Vec<u8>>, retain: bool) {
+        self.client
+            .publish(topic, rumqttc::QoS::AtLeastOnce, retain, payload)
+            .expect("queue publish");
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.client.disconnect();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
