@@ -347,14 +347,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     };
 
     let start_time = match &m.start_time {
-        Some(s) if !s.get_ref().is_finite() => {
-            return Err(src.error(
-                s.span().start,
-                "start_time",
-                "must be a finite number of seconds",
-            ))
+        Some(s) => {
+            let v = *s.get_ref();
+            if let Err(why) = crate::config::check_start_time("start_time", v) {
+                return Err(src.error(s.span().start, "start_time", why));
+            }
+            v
         }
-        Some(s) => *s.get_ref(),
         None => 0.0,
     };
     let timing = match (&m.dt, &m.dt_pattern) {
