@@ -33,6 +33,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_import", moos_import),
     ("v22_strings", v22_strings),
     ("sweep", sweep),
+    ("mqtt_connect", mqtt_connect),
+    ("claim", claim),
 ];
 
 /// The function of target `name`.
@@ -420,4 +422,48 @@ pub fn sweep(data: &[u8]) {
         .map(|(i, p)| (format!("part{i}"), p.to_string()))
         .collect();
     let _ = crate::sweep::merge(&parts);
+}
+
+/// The embedded broker's gate ([`crate::mqtt::gate::check_connect`]): the
+/// first bytes a client sends. Fed whole and cut at every prefix of the
+/// first 256 bytes: a prefix is never accepted as longer than itself, an
+/// accepted client id never holds a character that stops rumqttd, and the
+/// verdict on the whole input never depends on where the bytes were cut
+/// (a prefix is `Incomplete` or the same verdict).
+pub fn mqtt_connect(data: &[u8]) {
+    use crate::mqtt::gate::{check_connect, ConnectCheck, MAX_CONNECT_BYTES};
+    let whole = check_connect(data);
+    if let ConnectCheck::Accept { len, client_id } = &whole {
+        assert!(*len <= data.len() && *len <= MAX_CONNECT_BYTES);
+        assert!(!client_id.is_empty());
+        assert!(!client_id
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '+' | '$' | '#' | '/')));
+    }
+    for cut in 0..data.len().min(256) {
+        match check_connect(&data[..cut]) {
+            ConnectCheck::Incomplete => {}
+            ConnectCheck::Accept { len, .. } => {
+                assert!(len <= cut);
+                assert_eq!(whole, check_connect(&data[..cut]));
+            }
+            other => assert_eq!(other, whole, "cut at {cut}"),
+        }
+    }
+}
+
+/// Claim messages on `{root}/NAME/claim` ([`crate::mqtt::claim`]): a
+/// parsed message writes back to the same payload, and judging any payload
+/// or answering it as an owner never panics.
+pub fn claim(data: &[u8]) {
+    use crate::mqtt::claim::{owner_answer, ClaimMsg, Claimant};
+    if let Some(m) = ClaimMsg::parse(data) {
+        assert_eq!(m.payload().as_bytes(), data);
+    }
+    let me = Claimant {
+        nonce: "0123456789abcdef".into(),
+        rand: 1 << 63,
+    };
+    let _ = me.judge(data);
+    let _ = owner_answer(&me.nonce, data);
 }

@@ -103,3 +103,13 @@ fn moos_import() {
 fn v22_strings() {
     replay("v22_strings");
 }
+
+#[test]
+fn mqtt_connect() {
+    replay("mqtt_connect");
+}
+
+#[test]
+fn claim() {
+    replay("claim");
+}

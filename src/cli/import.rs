@@ -28,19 +28,25 @@ pub struct ImportArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Text from the MOOS file with control and bidi characters escaped,
+/// so a file cannot rewrite the terminal (issue 20 item 24).
+fn esc(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::mqtt::escape_control(text)
+}
+
 /// Run `usim import-moos`.
 pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&a.file)
         .with_context(|| format!("cannot read {}", a.file.display()))?;
     let imported = moos_import::import(&text, a.process.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
     for u in &imported.unmapped {
         eprintln!(
             "usim: {}:{}: key `{}`: not imported: {}",
             a.file.display(),
             u.line,
-            u.key,
-            u.reason
+            esc(&u.key),
+            esc(&u.reason)
         );
     }
     // The result must load: check it as `usim run` will, and show its warnings.
@@ -52,7 +58,7 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("the imported config does not load ({e}); please report this")
     })?;
     for w in &cfg.warnings {
-        eprintln!("usim: warning: {w}");
+        eprintln!("usim: warning: {}", esc(w));
     }
     match &a.output {
         Some(out) => {
@@ -61,7 +67,7 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "usim: wrote {} (ProcessConfig = {}; {} line(s) not imported)",
                 out.display(),
-                imported.process,
+                esc(&imported.process),
                 imported.unmapped.len()
             );
         }
