@@ -40,9 +40,9 @@ impl Topics {
     /// NUL, and the vehicle name may not contain `/`.
     pub fn new(topic_root: &str, vehicle: &str) -> Result<Topics, BridgeError> {
         check_level("topic root", topic_root, true)?;
-        check_level("vehicle name", vehicle, false)?;
         crate::config::check_vehicle_name(vehicle)
             .map_err(|why| BridgeError::BadTopic(format!("vehicle name {vehicle:?}: {why}")))?;
+        check_level("vehicle name", vehicle, false)?;
         Ok(Topics {
             base: format!("{topic_root}/{vehicle}/"),
             root_len: topic_root.len(),
