@@ -553,3 +553,51 @@ fn a_fleet_log_stays_under_100_lines_per_10_s_under_a_flood() {
         );
     }
 }
+
+/// Caught (item 23): `usim record` logged every malformed report. Under a
+/// flood of them (and of oversize-named junk) it stays under 100 lines
+/// per 10 s, and still says what it dropped.
+#[test]
+fn a_record_log_stays_under_100_lines_per_10_s_under_a_flood() {
+    for broker in brokers() {
+        let out = broker.dir.path().join("rec.csv");
+        let mut cmd = Command::new(usim());
+        cmd.args(["record", "--all", "-o"]).arg(&out).args([
+            "--duration",
+            "14",
+            "--broker",
+            &broker.url(),
+            "--topic-root",
+            ROOT,
+        ]);
+        let mut rec = Proc::spawn("record", cmd, broker.dir.path().join("record.log"));
+        assert!(rec.wait_log("recording", WAIT), "{}", rec.log());
+        let w = Watcher::new(broker.port, &[format!("{ROOT}/none/x")]);
+        let t0 = Instant::now();
+        let mut i = 0u32;
+        while t0.elapsed() < Duration::from_secs(12) {
+            for _ in 0..200 {
+                let name = format!("v{}", i % 40);
+                w.publish(
+                    &topic(&name, "NODE_REPORT"),
+                    format!("{{\"x\": \"junk {i}\""),
+                );
+                i += 1;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let st = rec
+            .wait_exit(Duration::from_secs(30))
+            .expect("record ends after --duration");
+        assert!(st.success(), "{}", rec.log());
+        let log = rec.log();
+        let worst = max_lines_per_window(&log, 10.0);
+        eprintln!(
+            "{:?}: {i} malformed reports; at most {worst} log lines in 10 s",
+            broker.kind
+        );
+        assert!(worst < 100, "{worst} lines in 10 s:\n{log}");
+        assert!(log.contains("dropped"), "{log}");
+        assert!(log.contains("suppressed"), "{log}");
+    }
+}
