@@ -229,23 +229,22 @@ fn ids_are_unambiguous_across_topic_roots() {
                 panic!("{:?}: no {t}:\n{}\n{}", broker.kind, va.log(), vb.log())
             });
         }
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(5));
         va.terminate(WAIT).expect("exits");
         vb.terminate(WAIT).expect("exits");
-        assert_eq!(
-            stats(&sa)["connections"],
-            1,
-            "{:?}: {}",
-            broker.kind,
-            va.log()
-        );
-        assert_eq!(
-            stats(&sb)["connections"],
-            1,
-            "{:?}: {}",
-            broker.kind,
-            vb.log()
-        );
+        // Colliding ids reconnect every 0.1-2 s (one takes the other's
+        // connection each time): dozens in 5 s. One spare reconnection is
+        // allowed: on a loaded machine rumqttd 0.20 now and then closes a
+        // connection made just after the same process's probe closed.
+        for (s, v) in [(&sa, &va), (&sb, &vb)] {
+            let n = stats(s)["connections"].as_u64().unwrap_or(0);
+            assert!(
+                (1..=2).contains(&n),
+                "{:?}: {n} connections: {}",
+                broker.kind,
+                v.log()
+            );
+        }
     }
 }
 
@@ -600,4 +599,42 @@ fn a_record_log_stays_under_100_lines_per_10_s_under_a_flood() {
         assert!(log.contains("dropped"), "{log}");
         assert!(log.contains("suppressed"), "{log}");
     }
+}
+
+/// Issue 24: on a terminal, log lines are coloured unless `NO_COLOR` is
+/// set. The terminal is a pseudo-terminal made by util-linux `script`
+/// (SKIPPED without it).
+#[test]
+fn no_color_turns_colour_off_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    let run = |no_color: bool| {
+        let port = free_port();
+        let inner = format!("timeout -s INT 3 {} broker --bind 127.0.0.1:{port}", usim());
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &inner, "/dev/null"])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null());
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        let out = cmd.output().expect("run script");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = run(false);
+    assert!(coloured.contains("listening"), "{coloured:?}");
+    assert!(
+        coloured.contains("\u{1b}["),
+        "no colour on a terminal: {coloured:?}"
+    );
+    let plain = run(true);
+    assert!(plain.contains("listening"), "{plain:?}");
+    assert!(
+        !plain.contains('\u{1b}'),
+        "colour despite NO_COLOR: {plain:?}"
+    );
 }

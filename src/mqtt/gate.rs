@@ -201,6 +201,65 @@ pub fn check_connect(buf: &[u8]) -> ConnectCheck {
     }
 }
 
+/// Follows the packets a client sends after its CONNECT (sans-IO), to
+/// find the end of a DISCONNECT. rumqttd 0.20 handles a DISCONNECT and
+/// then the closed socket as two disconnections of one connection id; if
+/// a new client got that id in between, the second one closed the new
+/// client (seen as a vehicle's connection dropped right after it was
+/// made). The gate forwards the DISCONNECT and then lets rumqttd close the
+/// connection itself, so only one disconnection is reported.
+#[derive(Debug, Default, Clone)]
+pub struct Framer {
+    /// Body bytes of the current packet still to pass.
+    skip: usize,
+    /// The fixed header read so far (type byte and length bytes).
+    header: Vec<u8>,
+}
+
+impl Framer {
+    /// Pass `data`; `Ok(Some(end))` if a DISCONNECT ends at `end` in
+    /// `data`, `Ok(None)` if none does, `Err` for a malformed length.
+    pub fn feed(&mut self, data: &[u8]) -> Result<Option<usize>, &'static str> {
+        let mut i = 0;
+        while i < data.len() {
+            if self.skip > 0 {
+                let n = self.skip.min(data.len() - i);
+                self.skip -= n;
+                i += n;
+                continue;
+            }
+            self.header.push(data[i]);
+            i += 1;
+            if self.header.len() == 1 {
+                continue;
+            }
+            let last = self.header[self.header.len() - 1];
+            if last & 0x80 != 0 {
+                if self.header.len() >= 5 {
+                    return Err("remaining length longer than 4 bytes");
+                }
+                continue;
+            }
+            let mut len = 0usize;
+            for (k, b) in self.header[1..].iter().enumerate() {
+                len |= usize::from(b & 0x7f) << (7 * k);
+            }
+            let kind = self.header[0] >> 4;
+            self.header.clear();
+            self.skip = len;
+            if kind == 14 {
+                // DISCONNECT has no body (a length is skipped all the same).
+                let n = self.skip.min(data.len() - i);
+                if n == self.skip {
+                    self.skip = 0;
+                    return Ok(Some(i + n));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// The gate's limits (defaults: [`GateLimits::default`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GateLimits {
@@ -405,18 +464,67 @@ async fn handle(mut sock: TcpStream, peer: SocketAddr, upstream: SocketAddr, tim
             let _ = sock.shutdown().await;
         }
         Ok(Some(ConnectCheck::Incomplete)) => {}
-        Ok(Some(ConnectCheck::Accept { .. })) => {
-            let Ok(mut up) = TcpStream::connect(upstream).await else {
+        Ok(Some(ConnectCheck::Accept { len, .. })) => {
+            let Ok(up) = TcpStream::connect(upstream).await else {
                 tracing::debug!("broker gate: cannot reach the broker core at {upstream}");
                 return;
             };
             let _ = up.set_nodelay(true);
-            if up.write_all(&buf).await.is_err() {
-                return;
-            }
-            let _ = tokio::io::copy_bidirectional(&mut sock, &mut up).await;
+            forward(sock, up, buf, len).await;
         }
     }
+}
+
+/// How long the gate waits for rumqttd to close a connection after the
+/// client's DISCONNECT.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Forward `first` (the CONNECT, `connect_len` bytes, and what followed
+/// it) and then both directions, until either side closes; after a
+/// client's DISCONNECT, until rumqttd closes (see [`Framer`]).
+async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: usize) {
+    let (mut cr, mut cw) = sock.into_split();
+    let (mut ur, mut uw) = up.into_split();
+    let mut down = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut ur, &mut cw).await;
+        let _ = cw.shutdown().await;
+    });
+    let mut framer = Framer::default();
+    let mut chunk = vec![0u8; 16 * 1024];
+    let mut pending: Vec<u8> = first;
+    let mut from = connect_len;
+    let disconnected = loop {
+        // `pending[..from]` was checked already (the CONNECT).
+        let found = match framer.feed(&pending[from..]) {
+            Ok(f) => f,
+            Err(_) => break false,
+        };
+        let end = found.map_or(pending.len(), |e| from + e);
+        if uw.write_all(&pending[..end]).await.is_err() {
+            break false;
+        }
+        if found.is_some() {
+            break true;
+        }
+        let n = tokio::select! {
+            r = cr.read(&mut chunk) => match r {
+                Ok(0) | Err(_) => break false,
+                Ok(n) => n,
+            },
+            _ = &mut down => return,
+        };
+        pending.clear();
+        pending.extend_from_slice(&chunk[..n]);
+        from = 0;
+    };
+    if disconnected {
+        // rumqttd closes the connection itself after a DISCONNECT.
+        let _ = tokio::time::timeout(CLOSE_WAIT, &mut down).await;
+    } else {
+        let _ = uw.shutdown().await;
+        let _ = tokio::time::timeout(CLOSE_WAIT, &mut down).await;
+    }
+    down.abort();
 }
 
 #[cfg(test)]
@@ -521,6 +629,28 @@ mod tests {
             check_connect(&[0x10, 0x00]),
             ConnectCheck::Invalid(_)
         ));
+    }
+
+    #[test]
+    fn the_framer_finds_a_disconnect_behind_other_packets_in_any_cut() {
+        // PUBLISH "a/b" "hi" (remaining length 7), PINGREQ, DISCONNECT, junk.
+        let stream = [
+            0x30, 7, 0, 3, b'a', b'/', b'b', b'h', b'i', 0xC0, 0, 0xE0, 0, 0x30,
+        ];
+        for cut in 0..stream.len() {
+            let mut f = Framer::default();
+            let a = f.feed(&stream[..cut]).unwrap();
+            let b = f.feed(&stream[cut..]).unwrap();
+            let end = a.or(b.map(|e| e + cut));
+            assert_eq!(end, Some(13), "cut {cut}");
+        }
+        // A large PUBLISH whose body holds 0xE0 0x00 is not a DISCONNECT.
+        let mut big = vec![0x30, 0x80, 0x01]; // 128 bytes
+        big.extend(std::iter::repeat_n(0xE0, 128));
+        assert_eq!(Framer::default().feed(&big), Ok(None));
+        assert!(Framer::default()
+            .feed(&[0x30, 0xff, 0xff, 0xff, 0xff, 0x01])
+            .is_err());
     }
 
     #[test]
