@@ -424,8 +424,9 @@ pub fn sweep(data: &[u8]) {
     let _ = crate::sweep::merge(&parts);
 }
 
-/// The embedded broker's gate ([`crate::mqtt::gate::check_connect`]): the
-/// first bytes a client sends. Fed whole and cut at every prefix of the
+/// The embedded broker's gate ([`crate::mqtt::gate::check_connect`] and
+/// the [`crate::mqtt::gate::Framer`] of what follows): the first bytes a
+/// client sends. Fed whole and cut at every prefix of the
 /// first 256 bytes: a prefix is never accepted as longer than itself, an
 /// accepted client id never holds a character that stops rumqttd, and the
 /// verdict on the whole input never depends on where the bytes were cut
@@ -439,6 +440,21 @@ pub fn mqtt_connect(data: &[u8]) {
         assert!(!client_id
             .chars()
             .any(|c| c.is_control() || matches!(c, '+' | '$' | '#' | '/')));
+    }
+    // The packet framer of the forwarded stream: cutting the stream
+    // anywhere finds the same DISCONNECT end (or the same error).
+    let whole_frame = crate::mqtt::gate::Framer::default().feed(data);
+    for cut in [data.len() / 3, data.len() / 2, data.len().saturating_sub(1)] {
+        let mut f = crate::mqtt::gate::Framer::default();
+        let split = match f.feed(&data[..cut]) {
+            Ok(Some(end)) => Ok(Some(end)),
+            Ok(None) => f.feed(&data[cut..]).map(|e| e.map(|e| e + cut)),
+            Err(e) => Err(e),
+        };
+        assert_eq!(split, whole_frame, "framer cut at {cut}");
+        if let Ok(Some(end)) = split {
+            assert!(end <= data.len());
+        }
     }
     for cut in 0..data.len().min(256) {
         match check_connect(&data[..cut]) {
