@@ -180,3 +180,45 @@ fn a_vehicle_connects_while_2000_idle_clients_and_2000_silent_sockets_are_connec
     v.terminate(Duration::from_secs(10)).expect("exits");
     drop(idle);
 }
+
+fn raw_connect(port: u16, id: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(&connect_packet(id)).unwrap();
+    let mut ack = [0u8; 4];
+    s.read_exact(&mut ack).expect("CONNACK");
+    assert_eq!(ack, [0x20, 2, 0, 0], "{id}");
+    s
+}
+
+/// Caught while testing issue 20: rumqttd 0.20 handles a client's
+/// DISCONNECT and then its closed socket as two disconnections of one
+/// connection id; a client that took the freed id in between was closed
+/// (a vehicle dropped right after connecting while a tool disconnected).
+/// Each round, one client disconnects cleanly while another connects; the
+/// newcomer must stay connected (it answers a PINGREQ).
+#[test]
+fn a_clean_disconnect_never_closes_a_client_connecting_meanwhile() {
+    use std::io::{Read, Write};
+    let Some(broker) = Broker::start(BrokerKind::Embedded) else {
+        return;
+    };
+    let port = broker.port;
+    let mut dropped = 0;
+    let rounds = 40;
+    for round in 0..rounds {
+        let mut leaving = raw_connect(port, &format!("leaving-{round}"));
+        let joiner = std::thread::spawn(move || raw_connect(port, &format!("joining-{round}")));
+        leaving.write_all(&[0xE0, 0]).unwrap();
+        drop(leaving);
+        let mut joined = joiner.join().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut resp = [0u8; 2];
+        let alive = joined.write_all(&[0xC0, 0]).is_ok() && joined.read_exact(&mut resp).is_ok();
+        if !alive || resp != [0xD0, 0] {
+            dropped += 1;
+        }
+    }
+    assert_eq!(dropped, 0, "{dropped} of {rounds} newcomers were closed");
+}
