@@ -202,12 +202,15 @@ pub fn check_connect(buf: &[u8]) -> ConnectCheck {
 }
 
 /// Follows the packets a client sends after its CONNECT (sans-IO), to
-/// find the end of a DISCONNECT. rumqttd 0.20 handles a DISCONNECT and
-/// then the closed socket as two disconnections of one connection id; if
-/// a new client got that id in between, the second one closed the new
-/// client (seen as a vehicle's connection dropped right after it was
-/// made). The gate forwards the DISCONNECT and then lets rumqttd close the
-/// connection itself, so only one disconnection is reported.
+/// find a DISCONNECT. rumqttd 0.20 handles a DISCONNECT and then the
+/// closed socket as two disconnections of one connection id (it does not
+/// close the socket itself); if a new client got that id in between, the
+/// second one closed the new client (seen as a vehicle's connection
+/// dropped right after it was made). The gate does not forward the
+/// DISCONNECT: it closes the connection to rumqttd, one disconnection.
+/// The price: rumqttd then publishes the client's last will, as after a
+/// lost connection (a usim vehicle's will, `offline`, is what it has just
+/// published itself).
 #[derive(Debug, Default, Clone)]
 pub struct Framer {
     /// Body bytes of the current packet still to pass.
@@ -217,8 +220,9 @@ pub struct Framer {
 }
 
 impl Framer {
-    /// Pass `data`; `Ok(Some(end))` if a DISCONNECT ends at `end` in
-    /// `data`, `Ok(None)` if none does, `Err` for a malformed length.
+    /// Pass `data`; `Ok(Some(start))` if a DISCONNECT starts at `start` in
+    /// `data` (0 if it started in an earlier piece), `Ok(None)` if none
+    /// does, `Err` for a malformed length.
     pub fn feed(&mut self, data: &[u8]) -> Result<Option<usize>, &'static str> {
         let mut i = 0;
         while i < data.len() {
@@ -245,15 +249,11 @@ impl Framer {
                 len |= usize::from(b & 0x7f) << (7 * k);
             }
             let kind = self.header[0] >> 4;
+            let header_len = self.header.len();
             self.header.clear();
             self.skip = len;
             if kind == 14 {
-                // DISCONNECT has no body (a length is skipped all the same).
-                let n = self.skip.min(data.len() - i);
-                if n == self.skip {
-                    self.skip = 0;
-                    return Ok(Some(i + n));
-                }
+                return Ok(Some(i.saturating_sub(header_len)));
             }
         }
         Ok(None)
@@ -475,13 +475,12 @@ async fn handle(mut sock: TcpStream, peer: SocketAddr, upstream: SocketAddr, tim
     }
 }
 
-/// How long the gate waits for rumqttd to close a connection after the
-/// client's DISCONNECT.
+/// How long the gate waits for rumqttd's side to end after closing towards it.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// Forward `first` (the CONNECT, `connect_len` bytes, and what followed
-/// it) and then both directions, until either side closes; after a
-/// client's DISCONNECT, until rumqttd closes (see [`Framer`]).
+/// it) and then both directions, until either side closes or the client
+/// sends DISCONNECT (not forwarded, see [`Framer`]).
 async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: usize) {
     let (mut cr, mut cw) = sock.into_split();
     let (mut ur, mut uw) = up.into_split();
@@ -493,22 +492,20 @@ async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: us
     let mut chunk = vec![0u8; 16 * 1024];
     let mut pending: Vec<u8> = first;
     let mut from = connect_len;
-    let disconnected = loop {
+    loop {
         // `pending[..from]` was checked already (the CONNECT).
         let found = match framer.feed(&pending[from..]) {
             Ok(f) => f,
-            Err(_) => break false,
+            Err(_) => break,
         };
-        let end = found.map_or(pending.len(), |e| from + e);
-        if uw.write_all(&pending[..end]).await.is_err() {
-            break false;
-        }
-        if found.is_some() {
-            break true;
+        // Up to a DISCONNECT (not included), or everything.
+        let end = found.map_or(pending.len(), |start| from + start);
+        if uw.write_all(&pending[..end]).await.is_err() || found.is_some() {
+            break;
         }
         let n = tokio::select! {
             r = cr.read(&mut chunk) => match r {
-                Ok(0) | Err(_) => break false,
+                Ok(0) | Err(_) => break,
                 Ok(n) => n,
             },
             _ = &mut down => return,
@@ -516,14 +513,11 @@ async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: us
         pending.clear();
         pending.extend_from_slice(&chunk[..n]);
         from = 0;
-    };
-    if disconnected {
-        // rumqttd closes the connection itself after a DISCONNECT.
-        let _ = tokio::time::timeout(CLOSE_WAIT, &mut down).await;
-    } else {
-        let _ = uw.shutdown().await;
-        let _ = tokio::time::timeout(CLOSE_WAIT, &mut down).await;
     }
+    // Close towards rumqttd: one disconnection (see [`Framer`]).
+    let _ = uw.shutdown().await;
+    drop(uw);
+    let _ = tokio::time::timeout(CLOSE_WAIT, &mut down).await;
     down.abort();
 }
 
@@ -641,8 +635,10 @@ mod tests {
             let mut f = Framer::default();
             let a = f.feed(&stream[..cut]).unwrap();
             let b = f.feed(&stream[cut..]).unwrap();
-            let end = a.or(b.map(|e| e + cut));
-            assert_eq!(end, Some(13), "cut {cut}");
+            let start = a.or(b.map(|e| e + cut));
+            // Starts at 11; a cut inside the DISCONNECT says 0 in the second piece.
+            let want = if cut == 12 { 12 } else { 11 };
+            assert_eq!(start, Some(want), "cut {cut}");
         }
         // A large PUBLISH whose body holds 0xE0 0x00 is not a DISCONNECT.
         let mut big = vec![0x30, 0x80, 0x01]; // 128 bytes
