@@ -492,12 +492,9 @@ async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: us
     let mut chunk = vec![0u8; 16 * 1024];
     let mut pending: Vec<u8> = first;
     let mut from = connect_len;
-    loop {
-        // `pending[..from]` was checked already (the CONNECT).
-        let found = match framer.feed(&pending[from..]) {
-            Ok(f) => f,
-            Err(_) => break,
-        };
+    // `pending[..from]` was checked already (the CONNECT); a malformed
+    // length ends the forwarding.
+    while let Ok(found) = framer.feed(&pending[from..]) {
         // Up to a DISCONNECT (not included), or everything.
         let end = found.map_or(pending.len(), |start| from + start);
         if uw.write_all(&pending[..end]).await.is_err() || found.is_some() {
