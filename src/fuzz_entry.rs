@@ -36,6 +36,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("sweep", sweep),
     ("sweep_part", sweep_part),
     ("mcap_recover", mcap_recover),
+    ("mqtt_connect", mqtt_connect),
+    ("claim", claim),
 ];
 
 /// The function of target `name`.
@@ -515,4 +517,71 @@ pub fn mcap_recover(data: &[u8]) {
     }
     assert_eq!(n, got.messages);
     assert!(mcap::Summary::read(&bytes).expect("a summary").is_some());
+}
+
+/// The embedded broker's gate ([`crate::mqtt::gate::check_connect`] and
+/// the [`crate::mqtt::gate::Framer`] of what follows): the first bytes a
+/// client sends. Fed whole and cut at every prefix of the
+/// first 256 bytes: a prefix is never accepted as longer than itself, an
+/// accepted client id never holds a character that stops rumqttd, and the
+/// verdict on the whole input never depends on where the bytes were cut
+/// (a prefix is `Incomplete` or the same verdict).
+pub fn mqtt_connect(data: &[u8]) {
+    use crate::mqtt::gate::{check_connect, ConnectCheck, MAX_CONNECT_BYTES};
+    let whole = check_connect(data);
+    if let ConnectCheck::Accept { len, client_id } = &whole {
+        assert!(*len <= data.len() && *len <= MAX_CONNECT_BYTES);
+        assert!(!client_id.is_empty());
+        assert!(!client_id
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '+' | '$' | '#' | '/')));
+    }
+    // The packet framer of the forwarded stream: cutting the stream
+    // anywhere finds the same DISCONNECT (or the same error); a DISCONNECT
+    // whose header the cut splits is reported at the cut.
+    let whole_frame = crate::mqtt::gate::Framer::default().feed(data);
+    for cut in [data.len() / 3, data.len() / 2, data.len().saturating_sub(1)] {
+        let mut f = crate::mqtt::gate::Framer::default();
+        let split = match f.feed(&data[..cut]) {
+            Ok(Some(start)) => Ok(Some(start)),
+            Ok(None) => f.feed(&data[cut..]).map(|e| e.map(|e| e + cut)),
+            Err(e) => Err(e),
+        };
+        match (split, whole_frame) {
+            (Ok(Some(a)), Ok(Some(b))) => {
+                assert!(
+                    a == b || (a == cut && b < cut),
+                    "framer cut at {cut}: {a} vs {b}"
+                );
+                assert!(a <= data.len());
+            }
+            (a, b) => assert_eq!(a, b, "framer cut at {cut}"),
+        }
+    }
+    for cut in 0..data.len().min(256) {
+        match check_connect(&data[..cut]) {
+            ConnectCheck::Incomplete => {}
+            ConnectCheck::Accept { len, .. } => {
+                assert!(len <= cut);
+                assert_eq!(whole, check_connect(&data[..cut]));
+            }
+            other => assert_eq!(other, whole, "cut at {cut}"),
+        }
+    }
+}
+
+/// Claim messages on `{root}/NAME/claim` ([`crate::mqtt::claim`]): a
+/// parsed message writes back to the same payload, and judging any payload
+/// or answering it as an owner never panics.
+pub fn claim(data: &[u8]) {
+    use crate::mqtt::claim::{owner_answer, ClaimMsg, Claimant};
+    if let Some(m) = ClaimMsg::parse(data) {
+        assert_eq!(m.payload().as_bytes(), data);
+    }
+    let me = Claimant {
+        nonce: "0123456789abcdef".into(),
+        rand: 1 << 63,
+    };
+    let _ = me.judge(data);
+    let _ = owner_answer(&me.nonce, data);
 }

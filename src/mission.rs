@@ -437,17 +437,16 @@ fn encounter_ranges(
     })
 }
 
-/// `start_time`, s: the clock at start-up.
+/// `start_time`, s: the clock at start-up (the same range as `--start-time`).
 fn start_time(src: &Source<'_>, m: &RawMission) -> Result<f64, ConfigError> {
     Ok(match &m.start_time {
-        Some(s) if !s.get_ref().is_finite() => {
-            return Err(src.error(
-                s.span().start,
-                "start_time",
-                "must be a finite number of seconds",
-            ))
+        Some(s) => {
+            let v = *s.get_ref();
+            if let Err(why) = crate::config::check_start_time("start_time", v) {
+                return Err(src.error(s.span().start, "start_time", why));
+            }
+            v
         }
-        Some(s) => *s.get_ref(),
         None => 0.0,
     })
 }

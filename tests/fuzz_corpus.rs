@@ -118,3 +118,13 @@ fn sweep_part() {
 fn mcap_recover() {
     replay("mcap_recover");
 }
+
+#[test]
+fn mqtt_connect() {
+    replay("mqtt_connect");
+}
+
+#[test]
+fn claim() {
+    replay("claim");
+}

@@ -28,18 +28,24 @@ pub struct ImportArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Text from the MOOS file with control and bidi characters escaped,
+/// so a file cannot rewrite the terminal (issue 20 item 24).
+fn esc(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::mqtt::escape_control(text)
+}
+
 /// Run `usim import-moos`.
 pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let text = crate::input_file::read_text(&a.file, crate::input_file::MAX_TEXT_BYTES)?;
     let imported = moos_import::import(&text, a.process.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
     for u in &imported.unmapped {
         eprintln!(
             "usim: {}:{}: key `{}`: not imported: {}",
             a.file.display(),
             u.line,
-            u.key,
-            u.reason
+            esc(&u.key),
+            esc(&u.reason)
         );
     }
     // The result must load: check it as `usim run` will, and show its warnings.
@@ -51,7 +57,7 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("the imported config does not load ({e}); please report this")
     })?;
     for w in &cfg.warnings {
-        eprintln!("usim: warning: {w}");
+        eprintln!("usim: warning: {}", esc(w));
     }
     match &a.output {
         Some(out) => {
@@ -60,7 +66,7 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "usim: wrote {} (ProcessConfig = {}; {} line(s) not imported)",
                 out.display(),
-                imported.process,
+                esc(&imported.process),
                 imported.unmapped.len()
             );
         }

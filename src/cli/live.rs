@@ -57,6 +57,14 @@ pub struct RunArgs {
 
 /// Arguments of `usim broker`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Limits (docs/security.md): at most 1000 connections in all; the last 100 of them\n\
+only for this host's own clients (127.0.0.1, ::1), so local vehicles still connect when\n\
+other hosts fill the rest; at most 64 connections per other address; a client has 5 s to\n\
+send its MQTT CONNECT (at most 64 KiB) or is closed; client ids with `$`, `+`, `#`, `/` or\n\
+control characters are refused (CONNACK \"identifier rejected\"); payloads up to 32 KiB.\n\
+A connection over a limit is closed at once and logged (rate-limited)."
+)]
 pub struct BrokerArgs {
     /// Listen address (loopback by default; 0.0.0.0:1883 opens it to the network).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_BIND)]

@@ -8,6 +8,7 @@ pub mod import;
 pub mod info;
 pub mod interp;
 pub mod live;
+pub mod logging;
 pub mod plot;
 pub mod profile;
 pub mod record;
@@ -102,9 +103,5 @@ fn init_logging(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+    logging::init(filter);
 }

@@ -99,8 +99,10 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
     let mut total = 0;
     for (v, c) in &summary.vehicles {
         total += c.reports + c.commands;
+        // Names come from topics on the broker: escaped (issue 20 item 24).
         eprintln!(
-            "usim: {v}: {} reports, {} commands{}",
+            "usim: {}: {} reports, {} commands{}",
+            crate::mqtt::escape_control(v),
             c.reports,
             c.commands,
             if c.bad > 0 {

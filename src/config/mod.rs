@@ -181,27 +181,62 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
     })
 }
 
-/// The one rule for vehicle names, in a config and on the command line
-/// (`--name`): 1 to 64 characters, none of them whitespace, a control
-/// character, `/`, `+` or `#` (a name is an MQTT topic level and part of
-/// the client id).
+/// The one rule for vehicle names, in a config (`name`), on the command
+/// line (`--name`, `usim fleet --fleet-name`) and for spawned copies: 1 to
+/// 64 characters, each an ASCII letter, digit, `_`, `-` or `.` ([`NAME_RULE`]).
+/// A name is an MQTT topic level and part of the client id: `$`, `+`, `#`,
+/// `/`, spaces and control characters would break one or the other (a `$`
+/// in a client id stopped the embedded broker, issue 20).
 pub fn check_vehicle_name(name: &str) -> Result<(), String> {
     let n = name.chars().count();
-    let bad = name
-        .chars()
-        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '+' | '#'));
-    if n == 0 || n > 64 {
-        Err(format!(
-            "a vehicle name must have 1 to 64 characters, this one has {n}"
-        ))
-    } else if let Some(c) = bad {
-        Err(format!(
-            "a vehicle name may not contain whitespace, control characters, `/`, `+` or `#` \
-             (it is an MQTT topic level); found {:?}",
-            c
-        ))
-    } else {
+    if n == 0 || n > MAX_NAME_CHARS {
+        return Err(format!("{NAME_RULE}; this one has {n} characters"));
+    }
+    if let Some(c) = name.chars().find(|c| !name_char_ok(*c)) {
+        return Err(format!("{NAME_RULE}; found {}", c.escape_default()));
+    }
+    Ok(())
+}
+
+/// Longest vehicle (and fleet) name, characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// The vehicle-name rule as stated in every error that refuses a name.
+pub const NAME_RULE: &str = "a vehicle name has 1 to 64 characters, each an ASCII letter, digit, \
+     `_`, `-` or `.` (it is an MQTT topic level and part of the client id)";
+
+fn name_char_ok(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Smallest and largest time warp (`--time-warp`): outside, the iteration
+/// period (whole nanoseconds) or the clock would leave their useful range.
+pub const TIME_WARP_RANGE: (f64, f64) = (0.001, 1000.0);
+/// Largest start time (`--start-time`, mission `start_time`), s: 1e10 s is
+/// the year 2286 as Unix time, where an f64 still resolves 2 µs.
+pub const MAX_START_TIME_S: f64 = 1e10;
+
+/// Check a time warp given as `what` (a flag or a key).
+pub fn check_time_warp(what: &str, w: f64) -> Result<(), String> {
+    let (lo, hi) = TIME_WARP_RANGE;
+    if w.is_finite() && (lo..=hi).contains(&w) {
         Ok(())
+    } else {
+        Err(format!(
+            "{what} must be a number from {lo} to {hi}, got {w:?}"
+        ))
+    }
+}
+
+/// Check a start time (clock value at start-up, s) given as `what`.
+pub fn check_start_time(what: &str, s: f64) -> Result<(), String> {
+    if s.is_finite() && (0.0..=MAX_START_TIME_S).contains(&s) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} must be a number of seconds from 0 to 1e10 (Unix time up to the year \
+             2286), got {s:?}"
+        ))
     }
 }
 

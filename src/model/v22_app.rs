@@ -155,7 +155,8 @@ impl Vehicle {
             return Err(dropped(
                 var,
                 format!("{cmd:?}"),
-                "a uSimMarineV22 variable; this vehicle runs the classic model (model = \"v22\")",
+                "not read by the classic model this vehicle runs: only the v22 model (uSimMarineV22) \
+                 reads it (model = \"v22\" in the config)",
             ));
         }
         const NO_PID: &str =

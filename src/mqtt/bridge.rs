@@ -55,9 +55,6 @@ const STATUS_ECHO_WITHIN: Duration = Duration::from_secs(3);
 /// A connection closed sooner than this after it was made counts as a
 /// quick drop (three in a row: duplicate client id suspected).
 const QUICK_DROP: Duration = Duration::from_secs(2);
-/// How long the start-up check listens for another vehicle's `USM_TIME`
-/// when the name's retained status says `online`.
-const DUPLICATE_LISTEN: Duration = Duration::from_secs(2);
 /// How often tick statistics are logged at debug level (`-v`).
 const STATS_EVERY: Duration = Duration::from_secs(10);
 
@@ -162,6 +159,11 @@ pub(crate) trait Router {
 struct OneVehicle {
     topics: Topics,
     status: String,
+    /// `{root}/{name}/claim`, answered while the vehicle runs.
+    claim: String,
+    /// `{root}/{name}/model` and the model's name (retained at each connection).
+    model: (String, &'static str),
+    client: AsyncClient,
     filters: Vec<SubscribeFilter>,
     inbox: Arc<Inbox>,
 }
@@ -171,8 +173,10 @@ impl Router for OneVehicle {
         if let Err(e) = client.try_publish(self.status.clone(), QoS::AtLeastOnce, true, ONLINE) {
             warn!("cannot queue the online status: {e}");
         }
+        let _ = client.try_publish(self.model.0.clone(), QoS::AtLeastOnce, true, self.model.1);
         let mut with_status = self.filters.clone();
         with_status.push(SubscribeFilter::new(self.status.clone(), QoS::AtLeastOnce));
+        with_status.push(SubscribeFilter::new(self.claim.clone(), QoS::AtMostOnce));
         if let Err(e) = client.try_subscribe_many(with_status) {
             error!("cannot queue the subscriptions: {e}");
         }
@@ -187,9 +191,22 @@ impl Router for OneVehicle {
         "this vehicle's"
     }
     fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
+        if p.topic == self.claim {
+            answer_claim(&self.client, &p.topic, &p.payload);
+            return;
+        }
         let var = self.topics.var_of(&p.topic);
         self.inbox
             .accept(&p.topic, var, &p.payload, p.retain, drops);
+    }
+}
+
+/// Answer another process's claim probe on `topic` (the owner's side of
+/// [`super::claim`]); anything else heard there is ignored.
+pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
+    if let Some(answer) = super::claim::owner_answer(super::claim::process_nonce(), payload) {
+        // QoS 0 and never retained: an answer is only for who asks now.
+        let _ = client.try_publish(topic.to_string(), QoS::AtMostOnce, false, answer);
     }
 }
 
@@ -197,11 +214,10 @@ impl Router for OneVehicle {
 /// runtime with time and I/O enabled (a current-thread one is enough).
 pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let cfg = &opts.config;
-    if !(opts.time_warp.is_finite() && opts.time_warp > 0.0) {
-        return Err(BridgeError::BadOption(format!(
-            "time warp must be a positive number, got {}",
-            opts.time_warp
-        )));
+    crate::config::check_time_warp("--time-warp", opts.time_warp)
+        .map_err(BridgeError::BadOption)?;
+    if let Some(s) = opts.start_time_s {
+        crate::config::check_start_time("--start-time", s).map_err(BridgeError::BadOption)?;
     }
     if !(cfg.app_tick.is_finite() && cfg.app_tick > 0.0) {
         return Err(BridgeError::BadOption(format!(
@@ -214,7 +230,10 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         warn!("config: {w}");
     }
 
-    let mut spec = ConnectSpec::new(opts.broker.clone(), client_id(&opts.topic_root, &cfg.name));
+    let mut spec = ConnectSpec::new(
+        opts.broker.clone(),
+        client_id("run", &opts.topic_root, &cfg.name),
+    );
     // rumqttc closes the connection on a packet over its limit, and a
     // retained one would then come back on every reconnection: take any
     // packet MQTT allows and drop payloads over [mqtt] max_payload here.
@@ -234,6 +253,12 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let shared = Arc::new(LinkState::default());
     let router = OneVehicle {
         status: topics.status(),
+        claim: topics.var(super::claim::CLAIM),
+        model: (
+            topics.var(super::topics::MODEL),
+            super::topics::model_name(cfg.params.variant),
+        ),
+        client: client.clone(),
         filters: topics
             .command_filters_except(&link.echoes)
             .into_iter()
@@ -558,13 +583,14 @@ pub(crate) async fn drive_connection(
 
 /// Refuse to start a second vehicle with a name that is already running.
 ///
-/// Before its own connection (whose client id would take the first one's
-/// connection away), the vehicle connects with a probe client id,
-/// subscribes to its name's retained `status` and to its `USM_TIME`. If the
-/// status is `online` and a `USM_TIME` arrives within [`DUPLICATE_LISTEN`],
-/// another vehicle of that name is running: [`BridgeError::Duplicate`]. A
-/// stale `online` with no `USM_TIME` is taken over with a warning. If the
-/// broker cannot be reached, the check is skipped (the run reports it).
+/// Before its own connection, the vehicle connects with a probe client,
+/// subscribes to its name's claim topic and `USM_TIME`, and sends its
+/// claim probe a few times within [`CLAIM_WINDOW`] ([`super::claim`]). A
+/// running owner answers the probe: [`BridgeError::Duplicate`]; so does a
+/// live (not retained) `USM_TIME` of that name. Of two processes claiming
+/// at once, the lower random number starts and the other refuses. The
+/// retained `status` is not read: anyone can forge it. If the broker
+/// cannot be reached, the check is skipped (the run reports it).
 async fn check_name_is_free(
     spec: &ConnectSpec,
     topics: &Topics,
@@ -573,28 +599,40 @@ async fn check_name_is_free(
     check_names_are_free(spec, topics.root(), &[name.to_string()]).await
 }
 
+/// How long a claimant listens for owners and rival claimants after its
+/// subscriptions are in place.
+pub const CLAIM_WINDOW: Duration = Duration::from_millis(1200);
+/// How often the claim probe is repeated within [`CLAIM_WINDOW`] (an
+/// owner still setting up its connection hears a later one).
+const CLAIM_REPEAT: Duration = Duration::from_millis(300);
+
 /// [`check_name_is_free`] for many names on one probe connection (`usim
 /// fleet`): one name subscribes to its own two topics, several to
-/// `{topic_root}/+/status` and `{topic_root}/+/USM_TIME`. The first name
-/// found running is reported.
+/// `{topic_root}/+/claim` and `{topic_root}/+/USM_TIME`. The first name
+/// found taken is reported.
 pub(crate) async fn check_names_are_free(
     spec: &ConnectSpec,
     topic_root: &str,
     names: &[String],
 ) -> Result<(), BridgeError> {
+    use super::claim::{Claimant, Verdict, CLAIM};
+    let me = Claimant::this_process();
     let mut probe = spec.clone();
-    probe.client_id = format!("{}-probe-{}", spec.client_id, std::process::id());
+    probe.client_id = format!("{}-probe", spec.client_id);
     probe.last_will = None;
-    probe.max_incoming_packet = 64 * 1024;
-    let (client, mut eventloop) = probe.client(8)?;
+    // As the vehicle's own connection: take any packet MQTT allows (a huge
+    // retained message must not end the check and so skip it), and ignore
+    // what is not a claim message.
+    probe.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
+    let (client, mut eventloop) = probe.client(names.len() + 16)?;
     let ours: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
-    let (status_filter, time_filter) = match names {
+    let (claim_filter, time_filter) = match names {
         [one] => (
-            format!("{topic_root}/{one}/status"),
+            format!("{topic_root}/{one}/{CLAIM}"),
             format!("{topic_root}/{one}/{USM_TIME}"),
         ),
         _ => (
-            format!("{topic_root}/+/status"),
+            format!("{topic_root}/+/{CLAIM}"),
             format!("{topic_root}/+/{USM_TIME}"),
         ),
     };
@@ -605,38 +643,78 @@ pub(crate) async fn check_names_are_free(
         ours.contains(name)
             .then(|| (name.to_string(), var.to_string()))
     };
+    let send_probes = |client: &AsyncClient| {
+        let payload = me.probe().payload();
+        for n in names {
+            let _ = client.try_publish(
+                format!("{topic_root}/{n}/{CLAIM}"),
+                QoS::AtMostOnce,
+                false,
+                payload.clone(),
+            );
+        }
+    };
     let url = spec.url.to_string();
-    let mut online: std::collections::BTreeSet<String> = Default::default();
     let mut subacks = 0;
-    let mut listen_until: Option<tokio::time::Instant> = None;
-    let outcome = tokio::time::timeout(Duration::from_secs(5), async {
+    let mut window: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
+    let mut answered: std::collections::HashSet<String> = Default::default();
+    let outcome = tokio::time::timeout(Duration::from_secs(8), async {
         loop {
-            let ev = match listen_until {
-                Some(d) => match tokio::time::timeout_at(d, eventloop.poll()).await {
-                    Ok(ev) => ev,
-                    Err(_) => break Ok(()),
-                },
+            let ev = match window {
+                Some((end, next_probe)) => {
+                    let wake = end.min(next_probe);
+                    match tokio::time::timeout_at(wake, eventloop.poll()).await {
+                        Ok(ev) => ev,
+                        Err(_) if tokio::time::Instant::now() >= end => break Ok(()),
+                        Err(_) => {
+                            send_probes(&client);
+                            window = Some((end, next_probe + CLAIM_REPEAT));
+                            continue;
+                        }
+                    }
+                }
                 None => eventloop.poll().await,
             };
             match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    // Two subscriptions: the retained statuses of the first
-                    // are delivered before the second's SubAck.
-                    let _ = client.try_subscribe(status_filter.clone(), QoS::AtMostOnce);
+                    let _ = client.try_subscribe(claim_filter.clone(), QoS::AtMostOnce);
                     let _ = client.try_subscribe(time_filter.clone(), QoS::AtMostOnce);
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => match split(&p.topic) {
-                    Some((name, var)) if var == "status" => {
-                        if p.payload.as_ref() == ONLINE.as_bytes() {
-                            online.insert(name);
-                        } else {
-                            online.remove(&name);
+                    Some((name, var)) if var == CLAIM => match me.judge(&p.payload) {
+                        Verdict::Taken => {
+                            break Err(BridgeError::Duplicate {
+                                name,
+                                url: url.clone(),
+                                race: false,
+                            })
                         }
-                    }
-                    Some((name, var)) if var == USM_TIME && online.contains(&name) => {
+                        Verdict::LostRace => {
+                            break Err(BridgeError::Duplicate {
+                                name,
+                                url: url.clone(),
+                                race: true,
+                            })
+                        }
+                        Verdict::AnswerWithProbe => {
+                            // Once per rival and name (bounded by the window).
+                            if answered.len() < 4096 && answered.insert(p.topic.clone()) {
+                                let _ = client.try_publish(
+                                    p.topic.clone(),
+                                    QoS::AtMostOnce,
+                                    false,
+                                    me.probe().payload(),
+                                );
+                            }
+                        }
+                        Verdict::Ignore => {}
+                    },
+                    // A live USM_TIME (a stored, retained one proves nothing).
+                    Some((name, var)) if var == USM_TIME && !p.retain => {
                         break Err(BridgeError::Duplicate {
                             name,
                             url: url.clone(),
+                            race: false,
                         });
                     }
                     _ => {}
@@ -644,14 +722,9 @@ pub(crate) async fn check_names_are_free(
                 Ok(Event::Incoming(Packet::SubAck(_))) => {
                     subacks += 1;
                     if subacks == 2 {
-                        // A short grace for brokers that send retained
-                        // messages late; longer if a name claims online.
-                        let wait = if online.is_empty() {
-                            Duration::from_millis(150)
-                        } else {
-                            DUPLICATE_LISTEN
-                        };
-                        listen_until = Some(tokio::time::Instant::now() + wait);
+                        send_probes(&client);
+                        let now = tokio::time::Instant::now();
+                        window = Some((now + CLAIM_WINDOW, now + CLAIM_REPEAT));
                     }
                 }
                 Ok(_) => {}
@@ -673,26 +746,6 @@ pub(crate) async fn check_names_are_free(
         }
     })
     .await;
-    if outcome.is_ok() && online.len() > 3 {
-        let some: Vec<&str> = online.iter().take(3).map(String::as_str).collect();
-        warn!(
-            "the retained statuses of {} of these vehicles ({}, …) say online, but they \
-             published nothing for {} s: taking over the names (a fleet or vehicles that \
-             lost the broker connection uncleanly?)",
-            online.len(),
-            some.join(", "),
-            DUPLICATE_LISTEN.as_secs()
-        );
-    } else if outcome.is_ok() {
-        for name in &online {
-            warn!(
-                "the retained status of vehicle {name} says online, but it published nothing \
-                 for {} s: taking over the name (a vehicle that lost its broker connection \
-                 uncleanly?)",
-                DUPLICATE_LISTEN.as_secs()
-            );
-        }
-    }
     outcome
 }
 
@@ -726,9 +779,35 @@ pub fn shutdown_signal() -> Result<impl Future<Output = &'static str>, BridgeErr
     })
 }
 
-/// The MQTT client id of a vehicle: unique per vehicle name and topic root.
-pub fn client_id(topic_root: &str, vehicle: &str) -> String {
-    format!("usim-{}-{vehicle}", topic_root.replace('/', "-"))
+/// The MQTT client id of a process of `kind` (`run`, `fleet`, ...) for
+/// `name` under `topic_root`: `usim-KIND-ROOT-NAME-NONCE`, where ROOT and
+/// NAME keep ASCII letters, digits and `.` and write every other byte as
+/// `_XX` (hex), so `-` only ever separates the parts and two different
+/// (root, name) pairs never give one id (vehicle `x-y` under `usim` and `y`
+/// under `usim-x` collided before, issue 20); NONCE is this process's
+/// random [`super::claim::process_nonce`], so two processes never share an
+/// id and never take each other's connection.
+pub fn client_id(kind: &str, topic_root: &str, name: &str) -> String {
+    format!(
+        "usim-{kind}-{}-{}-{}",
+        escape_id_part(topic_root),
+        escape_id_part(name),
+        super::claim::process_nonce()
+    )
+}
+
+/// `s` with every byte other than ASCII letters, digits and `.` as `_XX`.
+fn escape_id_part(s: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'.' {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "_{b:02X}");
+        }
+    }
+    out
 }
 
 /// Seconds since the Unix epoch (MOOSTime's origin).
@@ -754,10 +833,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn client_ids_are_flat_and_distinct() {
-        assert_eq!(client_id("usim", "alpha"), "usim-usim-alpha");
-        assert_eq!(client_id("a/b", "c"), "usim-a-b-c");
-        assert_ne!(client_id("usim", "a"), client_id("usim", "b"));
+    fn client_ids_are_unambiguous_and_safe_for_any_broker() {
+        let n = super::super::claim::process_nonce();
+        assert_eq!(
+            client_id("run", "usim", "alpha"),
+            format!("usim-run-usim-alpha-{n}")
+        );
+        assert_eq!(
+            client_id("run", "a/b", "c"),
+            format!("usim-run-a_2Fb-c-{n}")
+        );
+        // Issue 20: vehicle `x-y` under `usim` and `y` under `usim-x`.
+        assert_ne!(
+            client_id("run", "usim", "x-y"),
+            client_id("run", "usim-x", "y")
+        );
+        assert_ne!(
+            client_id("run", "usim", "fleet"),
+            client_id("fleet", "usim", "fleet")
+        );
+        for id in [
+            client_id("run", "a/$+#", "n_a.me"),
+            client_id("fleet", "é", "x"),
+        ] {
+            assert!(
+                id.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                "{id}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The embedded MQTT broker (rumqttd, MQTT 3.1.1) of `usim broker` and
 //! `usim up`: loopback by default, no TLS, no authentication, small
 //! in-memory limits. Its configuration is `src/mqtt/rumqttd.toml`,
-//! embedded with `include_str!`; only the listen address changes.
+//! embedded with `include_str!`; rumqttd listens on a private loopback
+//! port behind the connection gate ([`super::gate`]), which listens on the
+//! user's address and enforces the connection limits of docs/security.md.
 //!
 //! Any standard broker works instead (mosquitto, EMQX): see docs/mqtt.md.
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -35,15 +37,16 @@ pub fn config(bind: SocketAddr) -> Result<rumqttd::Config, BridgeError> {
 pub struct EmbeddedBroker {
     addr: SocketAddr,
     thread: JoinHandle<Result<(), String>>,
+    /// The connection gate (super::gate) in front of rumqttd.
+    gate: JoinHandle<()>,
 }
 
 impl EmbeddedBroker {
     /// Start a broker listening on `bind` and wait (up to 5 s) until it
     /// accepts connections. A port already in use is reported with a hint.
     pub fn start(bind: SocketAddr) -> Result<EmbeddedBroker, BridgeError> {
-        // rumqttd only logs a failed bind from its server thread: check first.
-        match TcpListener::bind(bind) {
-            Ok(l) => drop(l),
+        let listener = match TcpListener::bind(bind) {
+            Ok(l) => l,
             Err(e) => {
                 let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
                     " (another broker, e.g. mosquitto, may already listen there: use it with \
@@ -55,15 +58,27 @@ impl EmbeddedBroker {
                     "cannot listen on {bind}: {e}{hint}"
                 )));
             }
-        }
-        let cfg = config(bind)?;
+        };
+        // The address as bound (port 0 → the port chosen).
+        let bind = listener.local_addr()?;
+        super::gate::raise_fd_limit();
+        // rumqttd itself listens on a private loopback port; only the gate
+        // (super::gate) talks to it. It only logs a failed bind, so pick a
+        // port that was free a moment ago.
+        let core: SocketAddr = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        let cfg = config(core)?;
         let thread = std::thread::Builder::new()
             .name("broker".into())
             .spawn(move || {
                 let mut broker = rumqttd::Broker::new(cfg);
                 broker.start().map_err(|e| e.to_string())
             })?;
-        let broker = EmbeddedBroker { addr: bind, thread };
+        let gate = super::gate::spawn_gate(listener, core, super::gate::GateLimits::default())?;
+        let broker = EmbeddedBroker {
+            addr: bind,
+            thread,
+            gate,
+        };
         broker.wait_ready(Duration::from_secs(5))?;
         Ok(broker)
     }
@@ -75,7 +90,7 @@ impl EmbeddedBroker {
             if mqtt_ping(probe).is_ok() {
                 return Ok(());
             }
-            if self.thread.is_finished() {
+            if !self.is_running() {
                 return Err(BridgeError::Broker(format!(
                     "stopped during start-up (listening on {})",
                     self.addr
@@ -108,7 +123,7 @@ impl EmbeddedBroker {
 
     /// False once the broker's servers have all stopped.
     pub fn is_running(&self) -> bool {
-        !self.thread.is_finished()
+        !self.thread.is_finished() && !self.gate.is_finished()
     }
 }
 

@@ -132,9 +132,15 @@ struct FleetRouter {
     root_prefix: String,
     fleet_status: String,
     statuses: Vec<String>,
+    /// Each vehicle's `{root}/{name}/model` topic and model name (retained).
+    models: Vec<(String, &'static str)>,
     filters: Vec<SubscribeFilter>,
     inboxes: HashMap<String, Arc<Inbox>>,
     scope: String,
+    /// The fleet's own name (its claim is answered too).
+    fleet_name: String,
+    /// Where claim answers go (`None` in unit tests).
+    client: Option<AsyncClient>,
 }
 
 impl Router for FleetRouter {
@@ -148,13 +154,26 @@ impl Router for FleetRouter {
                 failed += 1;
             }
         }
+        for (topic, model) in &self.models {
+            if client
+                .try_publish(topic.clone(), QoS::AtLeastOnce, true, *model)
+                .is_err()
+            {
+                failed += 1;
+            }
+        }
         if failed > 0 {
-            warn!("cannot queue {failed} online statuses (outgoing queue full)");
+            warn!("cannot queue {failed} online statuses and models (outgoing queue full)");
         }
         let mut with_status = self.filters.clone();
         with_status.push(SubscribeFilter::new(
             self.fleet_status.clone(),
             QoS::AtLeastOnce,
+        ));
+        // Claims of every name under the root: ours are answered.
+        with_status.push(SubscribeFilter::new(
+            format!("{}+/{}", self.root_prefix, super::claim::CLAIM),
+            QoS::AtMostOnce,
         ));
         // Several SUBSCRIBE packets when per-vehicle filters make many
         // (a packet stays well under the 64 KiB outgoing limit).
@@ -186,6 +205,14 @@ impl Router for FleetRouter {
             debug!("ignored message on {:?}: not under our topic root", p.topic);
             return;
         };
+        if var == super::claim::CLAIM {
+            if let Some(client) = &self.client {
+                if name == self.fleet_name || self.inboxes.contains_key(name) {
+                    super::bridge::answer_claim(client, &p.topic, &p.payload);
+                }
+            }
+            return;
+        }
         // A name not in the fleet is another process's vehicle: the
         // wildcard brought its mail here; ignored.
         if let Some(inbox) = self.inboxes.get(name) {
@@ -288,11 +315,10 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
             "a fleet needs at least one vehicle".into(),
         ));
     }
-    if !(opts.time_warp.is_finite() && opts.time_warp > 0.0) {
-        return Err(BridgeError::BadOption(format!(
-            "time warp must be a positive number, got {}",
-            opts.time_warp
-        )));
+    crate::config::check_time_warp("--time-warp", opts.time_warp)
+        .map_err(BridgeError::BadOption)?;
+    if let Some(s) = opts.start_time_s {
+        crate::config::check_start_time("--start-time", s).map_err(BridgeError::BadOption)?;
     }
     if !(opts.app_tick.is_finite() && opts.app_tick > 0.0) {
         return Err(BridgeError::BadOption(format!(
@@ -311,7 +337,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
 
     let mut spec = ConnectSpec::new(
         opts.broker.clone(),
-        client_id(&opts.topic_root, &opts.fleet_name),
+        client_id("fleet", &opts.topic_root, &opts.fleet_name),
     );
     // As `usim run`: take any packet MQTT allows, drop over max_payload here.
     spec.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
@@ -337,12 +363,24 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         root_prefix: format!("{}/", opts.topic_root),
         fleet_status: fleet_topics.status(),
         statuses: links.iter().map(|l| l.topics.status()).collect(),
+        models: links
+            .iter()
+            .zip(&opts.vehicles)
+            .map(|(l, c)| {
+                (
+                    l.topics.var(super::topics::MODEL),
+                    super::topics::model_name(c.params.variant),
+                )
+            })
+            .collect(),
         filters: fleet_filters(&opts.topic_root, &links),
         inboxes: links
             .iter()
             .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
             .collect(),
         scope: format!("{}/#", opts.topic_root),
+        fleet_name: opts.fleet_name.clone(),
+        client: Some(client.clone()),
     };
     let shared = Arc::new(LinkState::default());
     let shutdown = shutdown_signal()?;
@@ -672,12 +710,15 @@ mod tests {
             root_prefix: "usim/".into(),
             fleet_status: "usim/fleet/status".into(),
             statuses: vec![],
+            models: vec![],
             filters: fleet_filters("usim", &links),
             inboxes: links
                 .iter()
                 .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
                 .collect(),
             scope: "usim/#".into(),
+            fleet_name: "fleet".into(),
+            client: None,
         };
         let mut drops = DropLog::new();
         let publish = |topic: &str, payload: &str| {

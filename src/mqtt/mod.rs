@@ -25,9 +25,11 @@ use std::fmt;
 
 pub mod bridge;
 pub mod broker;
+pub mod claim;
 pub mod endpoint;
 pub mod fleet;
 pub mod fleet_runtime;
+pub mod gate;
 pub mod mailbox;
 pub mod node_report;
 pub mod record;
@@ -77,6 +79,9 @@ pub enum BridgeError {
         name: String,
         /// The broker URL.
         url: String,
+        /// True when another process claimed the name at the same moment
+        /// (and won the draw), false when a running owner answered.
+        race: bool,
     },
 }
 
@@ -103,13 +108,26 @@ impl fmt::Display for BridgeError {
             BridgeError::Broker(s) => write!(f, "embedded broker: {s}"),
             BridgeError::Io(e) => write!(f, "{e}"),
             BridgeError::Tls(s) => write!(f, "TLS: {s}"),
-            BridgeError::Duplicate { name, url } => write!(
-                f,
-                "a vehicle named {name:?} is already running on the broker at {url} (its \
-                 status is online and its USM_TIME is being published); two vehicles with one \
-                 name would take the connection from each other. Give this one another name \
-                 (--name or `name` in the config), or stop the other first"
-            ),
+            BridgeError::Duplicate { name, url, race } => {
+                if *race {
+                    write!(
+                        f,
+                        "another process claimed the vehicle name {name:?} on the broker at \
+                         {url} at the same moment and won the draw, so this one does not start \
+                         (two vehicles with one name would mix their topics). Give this one \
+                         another name (--name or `name` in the config)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "a vehicle named {name:?} is already running on the broker at {url} (it \
+                         answered this name's claim on {{root}}/{name}/claim, or its USM_TIME is \
+                         being published); two vehicles with one name would mix their topics. \
+                         Give this one another name (--name or `name` in the config), or stop \
+                         the other first"
+                    )
+                }
+            }
         }
     }
 }

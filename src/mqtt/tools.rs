@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::bridge::shutdown_signal;
 use super::endpoint::{connection_failure, BrokerUrl, ConnectSpec};
-use super::topics::{check_var, Topics, ONLINE, STATUS, USM_TIME};
+use super::topics::{check_var, model_name, Topics, MODEL, ONLINE, STATUS, USM_TIME};
 use super::BridgeError;
 use crate::command::parse_text;
 
@@ -72,16 +72,29 @@ pub struct PostOptions {
 /// and disabled for the NAV overrides) accepts it (so `"bad"` for
 /// `DRIFT_VECTOR_ADD` or `x=abc` for `USM_RESET` are caught before sending).
 pub fn would_accept(var: &str, value: &str) -> Result<(), crate::command::MessageError> {
+    use crate::model::ModelVariant;
+    match accepted_by(var, value, ModelVariant::Classic) {
+        Ok(()) => Ok(()),
+        Err(e) => accepted_by(var, value, ModelVariant::V22).map_err(|_| e),
+    }
+}
+
+/// Whether a vehicle of model `variant` would take `value` for `var` (a
+/// V22 vehicle with or without the embedded PID, enabled or not).
+pub fn accepted_by(
+    var: &str,
+    value: &str,
+    variant: crate::model::ModelVariant,
+) -> Result<(), crate::command::MessageError> {
     use crate::command::Command;
     use crate::model::{pid::PidSettings, ModelVariant, Params, Vehicle};
     let cmd = parse_text(var, value)?;
+    let setups: &[(bool, bool)] = match variant {
+        ModelVariant::Classic => &[(false, false)],
+        ModelVariant::V22 => &[(false, false), (true, false), (true, true)],
+    };
     let mut first_err = None;
-    for (variant, pid, disabled) in [
-        (ModelVariant::Classic, false, false),
-        (ModelVariant::V22, false, false),
-        (ModelVariant::V22, true, false),
-        (ModelVariant::V22, true, true),
-    ] {
+    for &(pid, disabled) in setups {
         let params = Params {
             variant,
             pid: pid.then(PidSettings::default),
@@ -101,6 +114,32 @@ pub fn would_accept(var: &str, value: &str) -> Result<(), crate::command::Messag
         None => Ok(()),
     }
 }
+
+/// The warning `post` gives when the vehicle runs `model` (its retained
+/// [`MODEL`] payload) and that model does not read `var` while the other
+/// one does, or `None`.
+pub fn model_warning(vehicle: &str, model: &str, var: &str, value: &str) -> Option<String> {
+    use crate::model::ModelVariant;
+    let (runs, other) = match model {
+        "classic" => (ModelVariant::Classic, ModelVariant::V22),
+        "v22" => (ModelVariant::V22, ModelVariant::Classic),
+        _ => return None,
+    };
+    if accepted_by(var, value, runs).is_ok() || accepted_by(var, value, other).is_err() {
+        return None;
+    }
+    let other = model_name(other);
+    Some(format!(
+        "vehicle `{}` runs the {model} model, which does not read {var}: only the {other} \
+         model reads it (model = \"{other}\" in the vehicle's config); the message was sent \
+         anyway and the vehicle will drop it",
+        super::escape_control(vehicle)
+    ))
+}
+
+/// Largest retained `status` payload `post` reads, bytes: a usim status is
+/// `online` or `offline`; anything longer is reported as oversize.
+pub const MAX_STATUS_BYTES: usize = 64 * 1024;
 
 /// How long `post` listens for the retained `status` of the vehicles
 /// after its subscription is acknowledged (the broker sends the stored
@@ -123,13 +162,25 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
     }
     let topic = topics.var(&o.var);
     let status_filter = format!("{}/+/{STATUS}", o.conn.topic_root);
+    let model_topic = topics.var(MODEL);
     let (client, mut eventloop) = o.conn.spec("post").client(8)?;
     let exchange = async {
         let mut sent = false;
         let mut subscribed = false;
         let mut statuses: BTreeMap<String, String> = BTreeMap::new();
+        let mut model: Option<String> = None;
         let mut listen_until: Option<tokio::time::Instant> = None;
         let mut warning = None;
+        // A retained message over our packet limit on a status topic ends
+        // the connection (rumqttc): reconnect without the check and say so.
+        let mut oversize: Option<usize> = None;
+        let warnings = |statuses: &BTreeMap<String, String>, model: Option<&str>| {
+            let model_note = model.and_then(|m| model_warning(&o.vehicle, m, &o.var, &o.value));
+            match (offline_warning(&o.vehicle, statuses), model_note) {
+                (Some(a), Some(b)) => Some(format!("{a}\nusim: warning: {b}")),
+                (a, b) => a.or(b),
+            }
+        };
         let publish = || {
             client
                 .try_publish(
@@ -150,18 +201,25 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
             let event = tokio::select! {
                 ev = eventloop.poll() => ev,
                 _ = listening => {
-                    warning = offline_warning(&o.vehicle, &statuses);
+                    warning = warnings(&statuses, model.as_deref());
                     sent = true;
                     publish()?;
                     continue;
                 }
             };
             match event {
+                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && oversize.is_some() => {
+                    sent = true;
+                    publish()?;
+                }
                 Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && !subscribed => {
                     if o.check {
                         subscribed = true;
                         client
-                            .try_subscribe(status_filter.clone(), QoS::AtMostOnce)
+                            .try_subscribe_many([
+                                SubscribeFilter::new(status_filter.clone(), QoS::AtMostOnce),
+                                SubscribeFilter::new(model_topic.clone(), QoS::AtMostOnce),
+                            ])
                             .map_err(|e| o.conn.connect_error(e))?;
                     } else {
                         sent = true;
@@ -171,6 +229,16 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
                 Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
                     listen_until = Some(tokio::time::Instant::now() + STATUS_WAIT);
                 }
+                Ok(Event::Incoming(Packet::Publish(p))) if !sent && p.topic == model_topic => {
+                    if p.payload.len() <= 16 {
+                        model = Some(String::from_utf8_lossy(&p.payload).into_owned());
+                    }
+                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE) {
+                        warning = warnings(&statuses, model.as_deref());
+                        sent = true;
+                        publish()?;
+                    }
+                }
                 Ok(Event::Incoming(Packet::Publish(p))) if !sent => {
                     if let Some(name) = p
                         .topic
@@ -178,10 +246,21 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
                         .and_then(|rest| rest.strip_suffix(&format!("/{STATUS}")))
                         .filter(|n| !n.contains('/'))
                     {
-                        let payload = String::from_utf8_lossy(&p.payload).into_owned();
-                        statuses.insert(name.to_string(), payload);
+                        let payload = if p.payload.len() > MAX_STATUS_BYTES {
+                            format!("an oversize payload of {} bytes", p.payload.len())
+                        } else {
+                            String::from_utf8_lossy(&p.payload).into_owned()
+                        };
+                        // Bounded: one entry per name, at most 64 KiB each.
+                        if statuses.len() < 65_536 || statuses.contains_key(name) {
+                            statuses.insert(name.to_string(), payload);
+                        }
                     }
-                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE) {
+                    // Online and its model known: no need to wait longer.
+                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE)
+                        && model.is_some()
+                    {
+                        warning = warnings(&statuses, model.as_deref());
                         sent = true;
                         publish()?;
                     }
@@ -191,6 +270,18 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
                 }
                 Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(warning),
                 Ok(_) => {}
+                Err(e) if !sent && oversize.is_none() && oversize_packet(&e).is_some() => {
+                    let n = oversize_packet(&e).unwrap_or(0);
+                    oversize = Some(n);
+                    warning = Some(format!(
+                        "a retained message of {n} bytes on {status_filter} is over the \
+                         {} KiB this check reads: not a usim status (those are `online` or \
+                         `offline`; someone published it there). The online check was \
+                         skipped and the message sent anyway",
+                        o.conn.spec("post").max_incoming_packet / 1024
+                    ));
+                    // The next poll reconnects (clean session: no subscription).
+                }
                 Err(e) => return Err(connection_failure(&o.conn.url, &e)),
             }
         }
@@ -201,6 +292,16 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
             "no acknowledgement within {:.1} s",
             o.timeout.as_secs_f64()
         ))),
+    }
+}
+
+/// The size of an incoming packet rumqttc refused as over its limit.
+fn oversize_packet(e: &rumqttc::ConnectionError) -> Option<usize> {
+    match e {
+        rumqttc::ConnectionError::MqttState(rumqttc::StateError::Deserialization(
+            rumqttc::Error::PayloadSizeLimitExceeded(n),
+        )) => Some(*n),
+        _ => None,
     }
 }
 
@@ -215,17 +316,35 @@ pub fn offline_warning(vehicle: &str, statuses: &BTreeMap<String, String>) -> Op
     if online.contains(&vehicle) {
         return None;
     }
+    // Names and statuses come from the network: escaped, and clipped.
     let list = if online.is_empty() {
         "none".to_string()
     } else {
-        online.join(", ")
+        let shown: Vec<String> = online
+            .iter()
+            .take(20)
+            .map(|n| super::escape_control(n).into_owned())
+            .collect();
+        let more = online.len().saturating_sub(shown.len());
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
     };
     let last = match statuses.get(vehicle) {
-        Some(s) => format!(" (its last status: {s})"),
+        Some(s) if s.starts_with("an oversize payload") => format!(
+            " (its retained status is {s}: not a usim status, which is `online` or `offline`)"
+        ),
+        Some(s) => format!(
+            " (its last status: {})",
+            super::escape_control(&super::clip_for_log(s, 80))
+        ),
         None => String::new(),
     };
     Some(format!(
-        "no vehicle `{vehicle}` is online on this broker{last} (online: {list}); the message was sent anyway (--no-check skips this check)"
+        "no vehicle `{}` is online on this broker{last} (online: {list}); the message was sent anyway (--no-check skips this check)",
+        super::escape_control(vehicle)
     ))
 }
 

@@ -40,9 +40,9 @@ impl Topics {
     /// NUL, and the vehicle name may not contain `/`.
     pub fn new(topic_root: &str, vehicle: &str) -> Result<Topics, BridgeError> {
         check_level("topic root", topic_root, true)?;
-        check_level("vehicle name", vehicle, false)?;
         crate::config::check_vehicle_name(vehicle)
             .map_err(|why| BridgeError::BadTopic(format!("vehicle name {vehicle:?}: {why}")))?;
+        check_level("vehicle name", vehicle, false)?;
         Ok(Topics {
             base: format!("{topic_root}/{vehicle}/"),
             root_len: topic_root.len(),
@@ -114,6 +114,19 @@ fn check_level(what: &str, s: &str, slash_ok: bool) -> Result<(), BridgeError> {
         return bad("may not start or end with '/' or have an empty level");
     }
     Ok(())
+}
+
+/// The last topic level of a vehicle's retained model (`classic` or `v22`),
+/// published at each connection so that `usim post` can tell whether the
+/// vehicle reads a variable.
+pub const MODEL: &str = "model";
+
+/// The model name a vehicle publishes on [`MODEL`].
+pub fn model_name(variant: crate::model::ModelVariant) -> &'static str {
+    match variant {
+        crate::model::ModelVariant::Classic => "classic",
+        crate::model::ModelVariant::V22 => "v22",
+    }
 }
 
 #[cfg(test)]
