@@ -17,8 +17,8 @@ use tracing::{info, warn};
 
 use super::codec::DataType;
 use super::conn::{Conn, ConnOptions, Incoming};
+use super::log_safe;
 use super::mission::{read_globals, MissionGlobals};
-use super::{log_safe, unix_now};
 use crate::command::{parse, Payload, SUBSCRIPTIONS};
 use crate::config::VehicleConfig;
 use crate::model::{PubValue, Vehicle};
@@ -178,6 +178,11 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
                 }
                 Incoming::Disconnected(_) => continue,
             };
+            if m.source == opts.moos_name {
+                // Our own posting coming back (a prefix such as NAV makes
+                // NAV_X both posted and a V22 input): never a command.
+                continue;
+            }
             let payload = match m.data_type {
                 DataType::Double => Payload::Number(m.dval),
                 _ => Payload::Text(m.sval.clone()),
@@ -206,18 +211,20 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
             let report = platform
                 .as_ref()
                 .map(|p| node_report_local(p, &vehicle.snapshot(), clock));
+            // Stamped with the iteration's MOOS time (the state's time);
+            // a value that is not finite is never posted.
             conn.notify_many(
                 pubs.iter()
-                    .map(|p| match &p.value {
-                        PubValue::Number(v) => (p.var.as_str(), Ok(*v)),
-                        PubValue::Text(s) => (p.var.as_str(), Err(s.as_str())),
+                    .filter_map(|p| match &p.value {
+                        PubValue::Number(v) => v.is_finite().then_some((p.var.as_str(), Ok(*v))),
+                        PubValue::Text(s) => Some((p.var.as_str(), Err(s.as_str()))),
                     })
                     .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r)))),
+                clock,
             );
         }
         summary.moos_seconds = clock - start_clock;
     }
-    let _ = unix_now;
     info!(
         "vehicle {} stopping after {} iterations ({} skipped)",
         cfg.name, summary.iterations, summary.skipped

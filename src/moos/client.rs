@@ -262,6 +262,16 @@ impl Client {
         self.push(m);
     }
 
+    /// Post a message stamped with MOOS time `moos_time` (s), e.g. a
+    /// simulator's iteration time: a double or a string.
+    pub fn notify_at(&mut self, var: &str, value: Result<f64, &str>, moos_time: f64) {
+        let m = match value {
+            Ok(v) => Message::notify_double(var, v, moos_time),
+            Err(s) => Message::notify_string(var, s, moos_time),
+        };
+        self.push(m);
+    }
+
     /// Whether something should be sent now: queued messages, or the
     /// timing heartbeat is due.
     pub fn wants_to_send(&self, unix: f64) -> bool {

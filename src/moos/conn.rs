@@ -125,19 +125,17 @@ impl Conn {
         self.inner.wake.notify_all();
     }
 
-    /// Post many at once under one lock (one packet): `(var, double or string)`.
+    /// Post many at once under one lock (one packet), all stamped with
+    /// MOOS time `moos_time` (s): `(var, double or string)`.
     pub fn notify_many<'a>(
         &self,
         posts: impl IntoIterator<Item = (&'a str, Result<f64, &'a str>)>,
+        moos_time: f64,
     ) {
-        let now = unix_now();
         {
             let mut c = self.inner.client();
             for (var, v) in posts {
-                match v {
-                    Ok(d) => c.notify_double(var, d, now),
-                    Err(s) => c.notify_string(var, s, now),
-                }
+                c.notify_at(var, v, moos_time);
             }
         }
         self.inner.wake.notify_all();
