@@ -103,3 +103,13 @@ fn moos_import() {
 fn v22_strings() {
     replay("v22_strings");
 }
+
+#[test]
+fn moos_packet() {
+    replay("moos_packet");
+}
+
+#[test]
+fn moos_db() {
+    replay("moos_db");
+}
