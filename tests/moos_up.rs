@@ -61,7 +61,7 @@ fn two_communities_from_one_command_keep_up_at_warp_50() {
             "at warp 50, 4 s of counting span > 50 MOOS s: {c}"
         );
         assert!(
-            rate >= 4.0 && rate <= 10.5,
+            (4.0..=10.5).contains(&rate),
             "NAV_X per MOOS second {rate}: {c}"
         );
         // Times are warped MOOS time (a helm's ok_skew is 60 s).
@@ -80,6 +80,6 @@ fn two_communities_from_one_command_keep_up_at_warp_50() {
     for v in vs {
         let per = v["iterations"].as_f64().unwrap() / v["moos_seconds"].as_f64().unwrap();
         println!("vehicle summary {v}: {per:.2} iterations per MOOS s");
-        assert!(per >= 4.0 && per <= 10.5, "{v}");
+        assert!((4.0..=10.5).contains(&per), "{v}");
     }
 }

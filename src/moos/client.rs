@@ -315,14 +315,14 @@ impl Client {
         for m in msgs {
             match m.msg_type {
                 MsgType::Notify => mail.push(m),
-                MsgType::Timing => {
-                    if self.estimate_skew && m.dval.is_finite() && m.time.is_finite() {
-                        // (sent, DB, received): the DB's time at the midpoint.
-                        let mid = (m.time + unix * self.warp) / 2.0;
-                        let s = m.dval - mid;
-                        if s.is_finite() {
-                            self.skew = s;
-                        }
+                MsgType::Timing
+                    if self.estimate_skew && m.dval.is_finite() && m.time.is_finite() =>
+                {
+                    // (sent, DB, received): the DB's time at the midpoint.
+                    let mid = (m.time + unix * self.warp) / 2.0;
+                    let s = m.dval - mid;
+                    if s.is_finite() {
+                        self.skew = s;
                     }
                 }
                 MsgType::Poison => {

@@ -157,13 +157,20 @@ impl Db {
     /// The handshake's second step: the client's `i` message (`hello`).
     /// `Ok(welcome)` registers the client; `Err(poison)` refuses it (the
     /// runtime sends it and closes the socket).
-    pub fn handshake(&mut self, hello: &Message, now: f64, real: f64) -> Result<Message, Message> {
-        let poison = |why: String| Message {
-            msg_type: MsgType::Poison,
-            data_type: DataType::String,
-            sval: why,
-            time: now,
-            ..Message::default()
+    pub fn handshake(
+        &mut self,
+        hello: &Message,
+        now: f64,
+        real: f64,
+    ) -> Result<Message, Box<Message>> {
+        let poison = |why: String| {
+            Box::new(Message {
+                msg_type: MsgType::Poison,
+                data_type: DataType::String,
+                sval: why,
+                time: now,
+                ..Message::default()
+            })
         };
         if hello.msg_type != MsgType::Data || hello.sval.is_empty() {
             return Err(poison("Failed to read receive client's name".into()));

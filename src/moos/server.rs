@@ -48,6 +48,8 @@ struct Shared {
     warp: f64,
     origin: Instant,
     stop: AtomicBool,
+    /// `ClientTimeout`, s (for the log).
+    timeout: f64,
 }
 
 impl Shared {
@@ -137,6 +139,7 @@ impl Server {
             warp,
             origin: Instant::now(),
             stop: AtomicBool::new(false),
+            timeout: opts.db.client_timeout,
         });
         let s = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -201,9 +204,9 @@ fn tick_loop(shared: Arc<Shared>) {
         let (gone, out) = db.tick(now, real);
         for name in gone {
             info!(
-                "disconnecting {} after {:.1} s of silence (ClientTimeout)",
+                "disconnecting {} after {} s of silence (ClientTimeout)",
                 log_safe(&name, 80),
-                real - real.min(real)
+                shared.timeout
             );
             if let Some(p) = shared.peers().remove(&name) {
                 let _ = p.stream.shutdown(Shutdown::Both);
@@ -291,7 +294,7 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
             }
             Err(poison) => {
                 warn!("{peer}: refused: {}", log_safe(&poison.sval, 200));
-                let _ = stream.write_all(&encode_packet(&[poison]));
+                let _ = stream.write_all(&encode_packet(&[*poison]));
                 let _ = stream.shutdown(Shutdown::Both);
                 return;
             }
