@@ -33,6 +33,21 @@ pub fn antler_args(args: Vec<OsString>) -> Vec<OsString> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let is_db_alias = |a: &OsString| {
+        let a = a.to_string_lossy();
+        a == "MOOSDB" || a == "--alias=MOOSDB"
+    };
+    // `Run = usim @ NewConsole = false ~ MOOSDB` (or usim installed as
+    // `MOOSDB`): the server, with the mission file; the alias is dropped.
+    let db_by_alias = args
+        .get(1)
+        .is_some_and(|a| a.to_string_lossy().ends_with(".moos"))
+        && args.iter().skip(2).any(is_db_alias);
+    if base == "MOOSDB" || db_by_alias {
+        let mut out: Vec<OsString> = vec!["usim".into(), "moosdb".into()];
+        out.extend(args.into_iter().skip(1).filter(|a| !is_db_alias(a)));
+        return out;
+    }
     let mut out: Vec<OsString> = vec!["usim".into(), "moos".into()];
     if let Some(name) = APP_NAMES.iter().find(|n| n.eq_ignore_ascii_case(&base)) {
         out.push(format!("--process={name}").into());
