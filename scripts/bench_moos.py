@@ -54,6 +54,18 @@ def rss_kib(pid):
     return 0
 
 
+def pss_kib(pid):
+    """Proportional set size: shared pages (the binary) split among sharers."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         parts = f.read().rsplit(")", 1)[1].split()
@@ -187,6 +199,7 @@ def fleet(a, d):
     cpu = [(cpu_s(p.pid) - c) / dt for p, c in zip(procs, c0)]
     db_cpu = (cpu_s(db.pid) - d0) / dt
     rss = [rss_kib(p.pid) for p in procs]
+    pss = [pss_kib(p.pid) for p in procs]
     db_rss = rss_kib(db.pid)
     for p in procs:
         p.terminate()
@@ -195,6 +208,7 @@ def fleet(a, d):
     db.terminate()
     db.wait()
     return {"cpu_per_vehicle_pct": 100 * statistics.mean(cpu), "rss_per_vehicle_kib": statistics.mean(rss),
+            "pss_per_vehicle_kib": statistics.mean(pss),
             "moosdb_cpu_pct": 100 * db_cpu, "moosdb_rss_kib": db_rss}
 
 
