@@ -206,3 +206,58 @@ fn moos_community_mirrored_onto_mqtt_both_ways_and_into_the_view() {
     );
     drop(bridge);
 }
+
+/// `usim moosdb --mqtt URL` mirrors its own community (the bridge inside
+/// the DB process): a pymoos posting shows on MQTT with its value.
+#[test]
+fn moosdb_with_mqtt_mirrors_its_community() {
+    if !have_pymoos("moosdb_with_mqtt_mirrors_its_community") {
+        return;
+    }
+    let Some(broker) = Broker::start(BrokerKind::Mosquitto) else {
+        return;
+    };
+    let mport: u16 = broker.url().rsplit(':').next().unwrap().parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let w = Watcher::new(mport, &[format!("{ROOT}/#")]);
+    let url = broker.url();
+    let (db, port) = moosdb(
+        dir.path(),
+        "mirror",
+        &[
+            "--moos_community=charlie",
+            "--mqtt",
+            &url,
+            "--topic-root",
+            ROOT,
+        ],
+    );
+    assert!(
+        db.wait_log("mirroring community charlie", Duration::from_secs(30)),
+        "{}",
+        db.log()
+    );
+    let script = format!(
+        "import pymoos, time\nc = pymoos.comms()\nc.set_quiet(True)\nc.run('localhost', {port}, 'poster')\n\
+         assert c.wait_until_connected(10000)\ntime.sleep(0.5)\n\
+         for _ in range(10):\n    c.notify('NAV_X', 2.25, -1)\n    time.sleep(0.3)\nc.close(True)\n"
+    );
+    let out = Command::new(python())
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = w
+        .wait_after(
+            0,
+            &format!("{ROOT}/charlie/NAV_X"),
+            Duration::from_secs(30),
+            |_| true,
+        )
+        .unwrap_or_else(|| panic!("NAV_X mirrored:\n{}", db.log()));
+    assert_eq!(m.payload.parse::<f64>().unwrap(), 2.25);
+}
