@@ -38,6 +38,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("mcap_recover", mcap_recover),
     ("mqtt_connect", mqtt_connect),
     ("claim", claim),
+    ("moos_packet", moos_packet),
+    ("moos_db", moos_db),
 ];
 
 /// The function of target `name`.
@@ -584,4 +586,126 @@ pub fn claim(data: &[u8]) {
     };
     let _ = me.judge(data);
     let _ = owner_answer(&me.nonce, data);
+}
+
+/// MOOS bytes from a socket (`usim moosdb`, `usim moos`, the bridge). The
+/// first byte sets the chunk size the stream arrives in (1..=64 bytes);
+/// the rest goes through the [`crate::moos::codec::FrameReader`] (a
+/// framing error ends the stream, as the runtimes close the socket). Every
+/// decoded packet must re-encode to bytes that decode to the same bytes
+/// again; string payloads also go through the node-report converter and
+/// the wildcard parser and matcher.
+pub fn moos_packet(data: &[u8]) {
+    use crate::moos::codec::{decode_packet, encode_packet, FrameReader};
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let chunk = usize::from(sel % 64) + 1;
+    let mut r = FrameReader::new(1 << 16);
+    'outer: for piece in rest.chunks(chunk) {
+        r.push(piece);
+        loop {
+            match r.next_packet() {
+                Ok(Some(msgs)) => {
+                    let bytes = encode_packet(&msgs);
+                    let again = decode_packet(&bytes).expect("our own packet decodes");
+                    assert_eq!(encode_packet(&again), bytes, "re-encoding is stable");
+                    for m in &msgs {
+                        let _ = crate::moos::bridge::node_report_json(&m.sval);
+                        if let Some(f) = crate::moos::wildcard::Filter::parse(&m.sval) {
+                            let _ = f.matches(&m.source, &m.key);
+                        }
+                        let _ = crate::moos::wildcard::wild_match(&m.key, &m.sval);
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => break 'outer,
+            }
+        }
+        assert!(r.buffered() <= (1 << 16) + chunk);
+    }
+}
+
+/// The MOOSDB core fed by hostile clients. The input is records separated
+/// by `0xff 0xfe`: the first byte of a record picks one of four clients
+/// (low 2 bits) and an action (next 2 bits: handshake with the record as
+/// name, a packet, a disconnect, a tick of `byte` seconds); a packet record
+/// is decoded as a MOOS packet and, if it is one, processed. Invariants:
+/// held mail stays within bounds, every outgoing packet goes to a connected
+/// client, and times stay finite.
+pub fn moos_db(data: &[u8]) {
+    use crate::moos::codec::{decode_packet, DataType, Message, MsgType};
+    use crate::moos::db::{Db, DbConfig};
+    let mut db = Db::new(
+        DbConfig {
+            community: "fuzz".into(),
+            host: "h".into(),
+            client_timeout: 5.0,
+        },
+        1000.0,
+    );
+    let (mut now, mut real) = (1000.0f64, 0.0f64);
+    let names = ["a", "b", "c", "d"];
+    let mut records = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i + 1 < data.len() {
+        if data[i] == 0xff && data[i + 1] == 0xfe {
+            records.push(&data[start..i]);
+            start = i + 2;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    records.push(&data[start.min(data.len())..]);
+    for rec in records.into_iter().take(256) {
+        let Some((&sel, body)) = rec.split_first() else {
+            continue;
+        };
+        let who = names[usize::from(sel & 3)];
+        let outs = match (sel >> 2) & 3 {
+            0 => {
+                let hello = Message {
+                    msg_type: MsgType::Data,
+                    data_type: DataType::String,
+                    key: if sel & 16 != 0 {
+                        "asynchronous".into()
+                    } else {
+                        String::new()
+                    },
+                    sval: if body.is_empty() {
+                        who.to_string()
+                    } else {
+                        String::from_utf8_lossy(body).into_owned()
+                    },
+                    time: now,
+                    ..Message::default()
+                };
+                let _ = db.handshake(&hello, now, real);
+                Vec::new()
+            }
+            1 => match decode_packet(body) {
+                Ok(msgs) => db.on_packet(who, msgs, now, real),
+                Err(_) => Vec::new(),
+            },
+            2 => {
+                db.disconnect(who, now);
+                Vec::new()
+            }
+            _ => {
+                let dt = f64::from(body.first().copied().unwrap_or(1));
+                now += dt;
+                real += dt;
+                db.tick(now, real).1
+            }
+        };
+        for o in outs {
+            assert!(
+                db.has_client(&o.to),
+                "mail for a client that is not connected"
+            );
+        }
+        let _ = db.take_events();
+    }
 }

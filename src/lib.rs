@@ -8,6 +8,7 @@
 //! * [`interp`]: setpoint shaping: timed-command lists and jerk-limited profiles.
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
+//! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
 //! * [`moos_import`]: a MOOS `.moos` uSimMarine block → a vehicle config.
 //! * [`replay`]: the deterministic mission runner and its CSV and MCAP output
 //!   (Foxglove, Rerun, PlotJuggler).
@@ -28,6 +29,7 @@ pub mod input_file;
 pub mod interp;
 pub mod mission;
 pub mod model;
+pub mod moos;
 pub mod moos_import;
 pub mod mqtt;
 pub mod plot;

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = usim::cli::Cli::parse();
+    // pAntler starts apps as `APP MISSION.moos ALIAS` (docs/moos.md).
+    let args = usim::cli::moos::antler_args(std::env::args_os().collect());
+    let cli = usim::cli::Cli::parse_from(args);
     match usim::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -128,3 +128,13 @@ fn mqtt_connect() {
 fn claim() {
     replay("claim");
 }
+
+#[test]
+fn moos_packet() {
+    replay("moos_packet");
+}
+
+#[test]
+fn moos_db() {
+    replay("moos_db");
+}

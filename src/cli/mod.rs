@@ -9,6 +9,7 @@ pub mod info;
 pub mod interp;
 pub mod live;
 pub mod logging;
+pub mod moos;
 pub mod plot;
 pub mod profile;
 pub mod record;
@@ -68,6 +69,14 @@ pub enum Command {
     View(view::ViewArgs),
     /// Turn a MOOS file's uSimMarine block into a usim vehicle config.
     ImportMoos(import::ImportArgs),
+    /// Run a MOOSDB-compatible server (MOOS V10), optionally mirrored onto MQTT.
+    Moosdb(moos::MoosDbArgs),
+    /// Run one vehicle as a MOOS app in place of uSimMarine (config from the .moos file).
+    Moos(moos::MoosArgs),
+    /// Mirror a MOOS community onto MQTT, and chosen variables back.
+    MoosBridge(moos::BridgeArgs),
+    /// One MOOSDB and one vehicle per mission file, from one command.
+    MoosUp(moos::MoosUpArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -90,6 +99,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Watch(a) => live::watch(a),
         Command::View(a) => view::run(a),
         Command::ImportMoos(a) => import::run(a),
+        Command::Moosdb(a) => moos::moosdb(a),
+        Command::Moos(a) => moos::moos(a),
+        Command::MoosBridge(a) => moos::bridge(a),
+        Command::MoosUp(a) => moos::up(a),
     }
 }
 

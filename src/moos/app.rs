@@ -1,0 +1,233 @@
+//! `usim moos`: one usim vehicle as a MOOS app, in place of uSimMarine.
+//!
+//! Each iteration (AppTick per MOOS second, as a MOOSApp under
+//! `MOOSTimeWarp`): the mail since the last iteration is parsed as
+//! uSimMarine reads it ([`crate::command::parse`]: doubles and strings as
+//! their MOOS types), the model steps to the MOOS time, and the
+//! iteration's postings (NAV_*, USM_*, with their double/string types;
+//! `NODE_REPORT_LOCAL` when configured) go to the MOOSDB in one packet.
+//! The configuration comes from the mission's `.moos` file through
+//! [`crate::moos_import`], the same mapping as `usim import-moos`.
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::{info, warn};
+
+use super::codec::DataType;
+use super::conn::{Conn, ConnOptions, Incoming};
+use super::log_safe;
+use super::mission::{read_globals, MissionGlobals};
+use crate::command::{parse, Payload, SUBSCRIPTIONS};
+use crate::config::VehicleConfig;
+use crate::model::{PubValue, Vehicle};
+use crate::mqtt::node_report::{node_report_local, Platform};
+use crate::mqtt::vehicle_link::echo_vars;
+
+/// A vehicle and its community, read from a `.moos` file.
+#[derive(Debug, Clone)]
+pub struct MoosVehicle {
+    /// The vehicle config (name = `Community`).
+    pub config: VehicleConfig,
+    /// Mission-wide keys.
+    pub globals: MissionGlobals,
+    /// The block's process name (`uSimMarine` / `uSimMarineV22`).
+    pub process: String,
+    /// Lines of the block usim does not carry over, as `usim import-moos`
+    /// reports them (`line N: key ...: reason`).
+    pub warnings: Vec<String>,
+}
+
+/// Read the vehicle of `path`'s `ProcessConfig = uSimMarine` (or
+/// `uSimMarineV22`, or the block named `alias` when it is one of those).
+pub fn load_mission(path: &Path, alias: Option<&str>) -> anyhow::Result<MoosVehicle> {
+    let text = crate::config::read_capped(path, 4 * 1024 * 1024)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let globals = read_globals(&text);
+    let block = alias.filter(|a| {
+        a.eq_ignore_ascii_case("usimmarine") || a.eq_ignore_ascii_case("usimmarinev22")
+    });
+    let imported = crate::moos_import::import(&text, block)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let config = crate::config::parse_vehicle(path, &imported.toml)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut warnings: Vec<String> = imported.unmapped.iter().map(|u| u.to_string()).collect();
+    warnings.extend(globals.warnings.iter().cloned());
+    warnings.extend(config.warnings.iter().cloned());
+    Ok(MoosVehicle {
+        config,
+        globals,
+        process: imported.process,
+        warnings,
+    })
+}
+
+/// Everything a running app needs.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    /// The vehicle.
+    pub config: VehicleConfig,
+    /// Our MOOS name (pAntler's alias; default the process name).
+    pub moos_name: String,
+    /// DB host.
+    pub host: String,
+    /// DB port.
+    pub port: u16,
+    /// `MOOSTimeWarp`.
+    pub time_warp: f64,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct AppSummary {
+    /// Iterations run.
+    pub iterations: u64,
+    /// Deadlines skipped because an iteration was more than a period late.
+    pub skipped: u64,
+    /// MOOS seconds the run covered.
+    pub moos_seconds: f64,
+    /// Mail messages that did not parse or were refused by the model.
+    pub bad_messages: u64,
+    /// Connections made.
+    pub connections: u64,
+}
+
+/// Run until `stop` is set.
+pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSummary> {
+    let cfg = &opts.config;
+    anyhow::ensure!(
+        opts.time_warp.is_finite() && opts.time_warp > 0.0,
+        "MOOSTimeWarp must be a positive number, got {}",
+        opts.time_warp
+    );
+    anyhow::ensure!(
+        cfg.app_tick.is_finite() && cfg.app_tick > 0.0,
+        "AppTick must be a positive number, got {}",
+        cfg.app_tick
+    );
+    let conn = Conn::start(ConnOptions {
+        host: opts.host.clone(),
+        port: opts.port,
+        name: opts.moos_name.clone(),
+        time_warp: opts.time_warp,
+    });
+    let echoes = echo_vars(cfg);
+    for (var, _, _) in SUBSCRIPTIONS {
+        if !echoes.contains(var) {
+            conn.register(var, 0.0);
+        }
+    }
+    let platform = cfg.node_report_local.then(|| Platform {
+        name: cfg.name.clone(),
+        kind: cfg.platform_type.clone(),
+        length_m: cfg.platform_length,
+    });
+    let start_clock = conn.moos_time();
+    let mut vehicle = Vehicle::new(cfg, start_clock);
+    let period = Duration::from_secs_f64(1.0 / (cfg.app_tick * opts.time_warp));
+    info!(
+        "vehicle {} as MOOS app {} ({}): AppTick {} Hz, MOOSTimeWarp {}, MOOSDB {}:{}",
+        cfg.name,
+        log_safe(&opts.moos_name, 80),
+        format!("{:?}", cfg.params.variant),
+        cfg.app_tick,
+        opts.time_warp,
+        opts.host,
+        opts.port
+    );
+    let mut summary = AppSummary::default();
+    let origin = Instant::now();
+    let mut k: u64 = 0;
+    let mut bad_logged = Instant::now() - Duration::from_secs(10);
+    let mut bad_unlogged = 0u64;
+    let mut mail = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        k += 1;
+        let mut deadline = origin + period.mul_f64(k as f64);
+        let now = Instant::now();
+        if now > deadline + period {
+            // More than a period late: skip to the next deadline ahead.
+            let behind = (now - deadline).as_secs_f64() / period.as_secs_f64();
+            let skip = behind.floor() as u64;
+            summary.skipped += skip;
+            k += skip;
+            deadline = origin + period.mul_f64(k as f64);
+        }
+        // Wait for the deadline, taking mail as it comes.
+        loop {
+            let now = Instant::now();
+            if now >= deadline || stop.load(Ordering::SeqCst) {
+                break;
+            }
+            match conn.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
+                Some(ev) => mail.push(ev),
+                None => continue,
+            }
+        }
+        while let Some(ev) = conn.try_recv() {
+            mail.push(ev);
+        }
+        let clock = conn.moos_time();
+        for ev in mail.drain(..) {
+            let m = match ev {
+                Incoming::Mail(m) => m,
+                Incoming::Connected(_) => {
+                    summary.connections += 1;
+                    continue;
+                }
+                Incoming::Disconnected(_) => continue,
+            };
+            if m.source == opts.moos_name {
+                // Our own posting coming back (a prefix such as NAV makes
+                // NAV_X both posted and a V22 input): never a command.
+                continue;
+            }
+            let payload = match m.data_type {
+                DataType::Double => Payload::Number(m.dval),
+                _ => Payload::Text(m.sval.clone()),
+            };
+            let r = parse(&m.key, &payload).and_then(|cmd| vehicle.handle_command(cmd, clock));
+            if let Err(e) = r {
+                summary.bad_messages += 1;
+                bad_unlogged += 1;
+                if bad_logged.elapsed() >= Duration::from_secs(1) {
+                    bad_logged = Instant::now();
+                    warn!(
+                        "mail {} = {} from {} refused: {} ({} refused since the last line)",
+                        log_safe(&m.key, 80),
+                        log_safe(&payload.to_string(), 120),
+                        log_safe(&m.source, 80),
+                        log_safe(&e.reason, 200),
+                        std::mem::take(&mut bad_unlogged)
+                    );
+                }
+            }
+        }
+        vehicle.step(clock);
+        summary.iterations += 1;
+        if conn.is_connected() {
+            let pubs = vehicle.publications();
+            let report = platform
+                .as_ref()
+                .map(|p| node_report_local(p, &vehicle.snapshot(), clock));
+            // Stamped with the iteration's MOOS time (the state's time);
+            // a value that is not finite is never posted.
+            conn.notify_many(
+                pubs.iter()
+                    .filter_map(|p| match &p.value {
+                        PubValue::Number(v) => v.is_finite().then_some((p.var.as_str(), Ok(*v))),
+                        PubValue::Text(s) => Some((p.var.as_str(), Err(s.as_str()))),
+                    })
+                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r)))),
+                clock,
+            );
+        }
+        summary.moos_seconds = clock - start_clock;
+    }
+    info!(
+        "vehicle {} stopping after {} iterations ({} skipped)",
+        cfg.name, summary.iterations, summary.skipped
+    );
+    Ok(summary)
+}
