@@ -87,8 +87,14 @@ pub struct VehicleConfig {
     pub node_report_local: bool,
     /// `TYPE=` of `NODE_REPORT_LOCAL` (default `"unknown"`).
     pub platform_type: String,
-    /// `LENGTH=` of `NODE_REPORT_LOCAL`, m (default 0).
+    /// `LENGTH=` of `NODE_REPORT_LOCAL`, m (default 0); also the AIS length.
     pub platform_length: f64,
+    /// Beam, m (default 0: not available), for AIS static data (docs/nmea.md).
+    pub platform_beam: f64,
+    /// AIS MMSI (`None`: the default of docs/nmea.md).
+    pub mmsi: Option<u32>,
+    /// AIS ship type 0..=99 (default 0: not available).
+    pub ais_ship_type: u8,
     /// Warnings for values uSimMarine would reject ("unhandled config"), naming the key.
     pub warnings: Vec<String>,
 }
@@ -103,6 +109,9 @@ impl Default for VehicleConfig {
             node_report_local: false,
             platform_type: "unknown".to_string(),
             platform_length: 0.0,
+            platform_beam: 0.0,
+            mmsi: None,
+            ais_ship_type: 0,
             warnings: Vec::new(),
         }
     }
@@ -499,6 +508,9 @@ pub struct RawVehicle {
     pub node_report_local: S<bool>,
     pub platform_type: S<String>,
     pub platform_length: S<f64>,
+    pub platform_beam: S<f64>,
+    pub mmsi: S<i64>,
+    pub ais_ship_type: S<i64>,
     pub mqtt: Option<RawMqtt>,
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
@@ -589,6 +601,9 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "node_report_local",
     "platform_type",
     "platform_length",
+    "platform_beam",
+    "mmsi",
+    "ais_ship_type",
     "mqtt",
     "actuators",
     "aliases",
@@ -645,6 +660,45 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, ConfigError> {
         key: None,
         message: format!("cannot read the {what}: {message}"),
     })
+}
+
+/// The AIS keys (docs/nmea.md): `platform_beam` (m, ≥ 0), `mmsi` (1 to
+/// 999999999) and `ais_ship_type` (0 to 99).
+fn parse_ais_keys(
+    src: &Source,
+    raw: &RawVehicle,
+    cfg: &mut VehicleConfig,
+) -> Result<(), ConfigError> {
+    if let Some(b) = &raw.platform_beam {
+        let v = *b.get_ref();
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(src.error(b.span().start, "platform_beam", "must be a beam >= 0 in m"));
+        }
+        cfg.platform_beam = v;
+    }
+    if let Some(m) = &raw.mmsi {
+        let v = *m.get_ref();
+        if !(1..=999_999_999).contains(&v) {
+            return Err(src.error(
+                m.span().start,
+                "mmsi",
+                "must be a 9-digit MMSI, 1 to 999999999",
+            ));
+        }
+        cfg.mmsi = Some(v as u32);
+    }
+    if let Some(t) = &raw.ais_ship_type {
+        let v = *t.get_ref();
+        if !(0..=99).contains(&v) {
+            return Err(src.error(
+                t.span().start,
+                "ais_ship_type",
+                "must be an AIS ship type 0 to 99",
+            ));
+        }
+        cfg.ais_ship_type = v as u8;
+    }
+    Ok(())
 }
 
 /// The one rule for vehicle names, in a config and on the command line
@@ -963,6 +1017,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
         }
         cfg.platform_length = v;
     }
+    parse_ais_keys(src, raw, &mut cfg)?;
     if let Some(m) = &raw.mqtt {
         if let Some(b) = &m.broker {
             cfg.mqtt.broker = b.clone();
@@ -1308,6 +1363,7 @@ mod tests {
             | "current_field_active"
             | "node_report_local" => "false",
             "mqtt" | "actuators" | "aliases" => "{}",
+            "mmsi" | "ais_ship_type" => "1",
             _ => "1.0",
         }
     }

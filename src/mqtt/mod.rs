@@ -20,6 +20,7 @@
 //! * [`vehicle_link`]: the per-vehicle part shared by `usim run` and `usim fleet`.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
 //! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
+//! * [`nmea_bridge`]: `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP/TCP.
 //! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
 use std::fmt;
 
@@ -29,6 +30,7 @@ pub mod endpoint;
 pub mod fleet;
 pub mod fleet_runtime;
 pub mod mailbox;
+pub mod nmea_bridge;
 pub mod node_report;
 pub mod record;
 pub mod schedule;
