@@ -103,3 +103,13 @@ fn moos_import() {
 fn v22_strings() {
     replay("v22_strings");
 }
+
+#[test]
+fn nmea_report() {
+    replay("nmea_report");
+}
+
+#[test]
+fn ais_in() {
+    replay("ais_in");
+}

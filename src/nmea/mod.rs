@@ -323,6 +323,9 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// One own-ship sentence writer of [`sentence`].
+type SentenceFn = fn(&mut Vec<u8>, &str, &Fix);
+
 /// Per-vehicle pacing.
 #[derive(Debug, Clone)]
 struct Track {
@@ -467,7 +470,7 @@ impl Engine {
                     altitude_m: s.altitude,
                 };
                 let (gp, ii) = (&self.opts.talker, &self.opts.instrument_talker);
-                let table: [(bool, fn(&mut Vec<u8>, &str, &Fix), &str); 6] = [
+                let table: [(bool, SentenceFn, &str); 6] = [
                     (sel.gga, sentence::gga, gp),
                     (sel.rmc, sentence::rmc, gp),
                     (sel.vtg, sentence::vtg, gp),
