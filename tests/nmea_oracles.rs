@@ -586,3 +586,104 @@ fn gpsd_reads_the_stream_and_its_fix_is_the_vehicles() {
     }
     assert!(tpvs >= 3, "gpsd gave {tpvs} fixes: {out}\n{}", nmea.log());
 }
+
+#[test]
+fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/ais/#")]);
+    let ais_port = free_port();
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--all",
+            "--udp",
+            &sink.local_addr().unwrap().to_string(),
+            "--ais-in",
+            &format!("127.0.0.1:{ais_port}"),
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    // A published textbook type 1, a type 5 in two fragments (from our
+    // replay of nmea_harbour), garbage and a bad checksum.
+    let replay = dir.path().join("h.nmea");
+    let o = Command::new(usim())
+        .arg("replay")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/missions/nmea_harbour.toml"
+        ))
+        .arg("-o")
+        .arg(dir.path().join("h.csv"))
+        .arg("--nmea")
+        .arg(&replay)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = std::fs::read_to_string(&replay).unwrap();
+    let type5: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("!AIVDM,2,"))
+        .take(2)
+        .collect();
+    let lines = [
+        "!AIVDM,1,1,,B,177KQJ5000G?tO`K>RA1wUbN0TKH,0*5C".to_string(),
+        format!("{}\r\n{}", type5[0], type5[1]),
+        "not AIS at all".to_string(),
+        "!AIVDM,1,1,,B,177KQJ5000G?tO`K>RA1wUbN0TKH,0*00".to_string(),
+    ];
+    let out = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for l in &lines {
+        out.send_to(l.as_bytes(), ("127.0.0.1", ais_port)).unwrap();
+    }
+    let decoded = decode(
+        dir.path(),
+        &[format!("{}\n", lines[0]), format!("{}\n", lines[1])],
+    );
+    for d in &decoded {
+        let mmsi = d["mmsi"].as_u64().unwrap();
+        let m = watch
+            .wait_after(
+                0,
+                &format!("{ROOT}/ais/{mmsi}"),
+                Duration::from_secs(20),
+                |p| p.contains(&format!("\"last_type\":{}", d["msg_type"])),
+            )
+            .unwrap_or_else(|| panic!("no {ROOT}/ais/{mmsi}: {}", nmea.log()));
+        let j: serde_json::Value = serde_json::from_str(&m.payload).unwrap();
+        assert_eq!(j["mmsi"].as_u64(), Some(mmsi));
+        if d["msg_type"] == 1 {
+            assert!(
+                (j["lat"].as_f64().unwrap() - d["lat"].as_f64().unwrap()).abs() < 1e-6,
+                "{j} {d}"
+            );
+            assert!(
+                (j["lon"].as_f64().unwrap() - d["lon"].as_f64().unwrap()).abs() < 1e-6,
+                "{j} {d}"
+            );
+            assert_eq!(j["sog_kn"].as_f64(), d["speed"].as_f64());
+            assert_eq!(j["cog_deg"].as_f64(), d["course"].as_f64());
+            assert_eq!(j["heading_deg"], d["heading"]);
+        } else {
+            assert_eq!(j["name"], d["shipname"]);
+            assert_eq!(j["ship_type"], d["ship_type"]);
+            let len = d["to_bow"].as_u64().unwrap() + d["to_stern"].as_u64().unwrap();
+            assert_eq!(j["length_m"].as_u64(), Some(len));
+        }
+    }
+    assert!(
+        nmea.wait_log("AIS input: line", Duration::from_secs(10)),
+        "{}",
+        nmea.log()
+    );
+    assert!(!nmea.log().contains("panicked"));
+}
