@@ -131,20 +131,22 @@ pub fn sog_field(sog_ms: f64) -> i64 {
     ((sog_ms * MS_TO_KN * 10.0).round() as i64).min(1022)
 }
 
-/// COG field: 0.1°, 3600 not available.
+/// COG field: 0.1°, 3600 not available (also for |COG| > 1e9°).
 pub fn cog_field(cog_deg: f64) -> i64 {
-    if !cog_deg.is_finite() {
+    let c = super::sentence::wrap360(cog_deg);
+    if c.is_nan() {
         return 3600;
     }
-    ((cog_deg.rem_euclid(360.0) * 10.0).round() as i64) % 3600
+    ((c * 10.0).round() as i64) % 3600
 }
 
-/// True heading field: whole degrees, 511 not available.
+/// True heading field: whole degrees, 511 not available (also for |h| > 1e9°).
 pub fn heading_field(h: f64) -> i64 {
-    if !h.is_finite() {
+    let h = super::sentence::wrap360(h);
+    if h.is_nan() {
         return 511;
     }
-    (h.rem_euclid(360.0).round() as i64) % 360
+    (h.round() as i64) % 360
 }
 
 /// ROT field: 4.733·√|ROT| signed (ROT in °/min), capped at ±126; −128 not

@@ -474,7 +474,11 @@ impl Engine {
                     (sel.gga, sentence::gga, gp),
                     (sel.rmc, sentence::rmc, gp),
                     (sel.vtg, sentence::vtg, gp),
-                    (sel.hdt && s.heading.is_finite(), sentence::hdt, ii),
+                    (
+                        sel.hdt && !sentence::wrap360(s.heading).is_nan(),
+                        sentence::hdt,
+                        ii,
+                    ),
                     (sel.zda && utc.is_some(), sentence::zda, gp),
                     (
                         sel.dpt && (s.depth > 0.0 || s.altitude.is_finite()),

@@ -97,14 +97,25 @@ fn push_pos(b: &mut Vec<u8>, pos: Option<(f64, f64)>) {
     let _ = write!(b, ",{d:03}{m:08.5},{}", if lon < 0.0 { 'W' } else { 'E' });
 }
 
+/// Largest |value| written into a numeric field (depth, speed, ...): beyond
+/// it the field is left empty, so no sentence outgrows 82 characters.
+pub const MAX_FIELD: f64 = 1e6;
+
 fn push_num(b: &mut Vec<u8>, v: f64, decimals: usize) {
-    if v.is_finite() {
+    if v.abs() < MAX_FIELD {
         let _ = write!(b, "{v:.decimals$}");
     }
 }
 
-/// Degrees into [0, 360), NaN kept.
+/// Largest |angle| taken as an angle, degrees: beyond it the value is
+/// garbage (its remainder by 360 means nothing) and is "not available".
+pub const MAX_ANGLE_DEG: f64 = 1e9;
+
+/// Degrees into [0, 360); NaN for NaN, infinities and |d| > [`MAX_ANGLE_DEG`].
 pub fn wrap360(d: f64) -> f64 {
+    if !(d.abs() <= MAX_ANGLE_DEG) {
+        return f64::NAN;
+    }
     let w = d.rem_euclid(360.0);
     // rem_euclid of a tiny negative number can round to 360.0.
     if w >= 360.0 {
