@@ -75,14 +75,14 @@ proptest! {
                         let diff = (f64::from(h) - heading + 540.0).rem_euclid(360.0) - 180.0;
                         prop_assert!(diff.abs() <= 0.5 + 1e-9, "{} {}", h, heading);
                     }
-                    None => prop_assert!(!(heading.abs() <= 1e9)),
+                    None => prop_assert!(heading.is_nan() || heading.abs() > 1e9),
                 }
                 match d.cog_deg {
                     Some(c) => {
                         let diff = (c - cog + 540.0).rem_euclid(360.0) - 180.0;
                         prop_assert!(diff.abs() <= 0.05 + 1e-6, "{} {}", c, cog);
                     }
-                    None => prop_assert!(!(cog.abs() <= 1e9)),
+                    None => prop_assert!(cog.is_nan() || cog.abs() > 1e9),
                 }
             }
         }

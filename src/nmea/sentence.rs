@@ -113,7 +113,7 @@ pub const MAX_ANGLE_DEG: f64 = 1e9;
 
 /// Degrees into [0, 360); NaN for NaN, infinities and |d| > [`MAX_ANGLE_DEG`].
 pub fn wrap360(d: f64) -> f64 {
-    if !(d.abs() <= MAX_ANGLE_DEG) {
+    if d.is_nan() || d.abs() > MAX_ANGLE_DEG {
         return f64::NAN;
     }
     let w = d.rem_euclid(360.0);
