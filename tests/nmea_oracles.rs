@@ -687,3 +687,34 @@ fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
     );
     assert!(!nmea.log().contains("panicked"));
 }
+
+#[test]
+fn bad_options_are_refused_with_clear_messages() {
+    for (args, want) in [
+        (
+            &["--udp", "255.255.255.255:10110"][..],
+            "a broadcast address needs --broadcast",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--talker", "gp"][..],
+            "a talker id is two capital letters",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--sentences", "GGA,XYZ"][..],
+            "unknown sentence \"XYZ\"",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--own-rate", "0"][..],
+            "--own-rate must be a positive number",
+        ),
+        (&["--udp", "nowhere"][..], "expected HOST:PORT"),
+    ] {
+        let o = Command::new(usim())
+            .args(["nmea", "--all", "--broker", "mqtt://127.0.0.1:1"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+    }
+}
