@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Latency of `usim nmea`: a NODE_REPORT published on MQTT → its AIS
-# sentence received on UDP. One report at a time (ping-pong): the
+# Latency of `usim nmea`: a NODE_REPORT (and the USM_TIME a vehicle posts
+# right after it) published on MQTT → its AIS sentence received on UDP. One report at a time (ping-pong): the
 # publisher (paho-mqtt) publishes a report of vehicle `lat` (an AIS target
 # reported on every report: --ais-interval 0.001 and t stepping by 1 s) and
 # waits for the datagram; N rounds, p50/p90/p99/max in ms.
@@ -58,6 +58,9 @@ for i in range(n + 50):
     rep = {"k": i, "t": float(i), "lat": 42.0 + i * 1e-6, "lon": -71.0, "sog": 2.0, "hog": 90.0, "heading": 90.0, "depth": 0.0}
     t0 = time.perf_counter()
     c.publish("bench/lat/NODE_REPORT", json.dumps(rep), qos=0)
+    # As a vehicle does: its clock right after the report (the bridge
+    # holds a report for it once it has seen one).
+    c.publish("bench/lat/USM_TIME", str(1.7e9 + i), qos=0)
     try:
         while True:
             d = u.recv(2048)

@@ -286,7 +286,16 @@ fn live_bridge_sentences_decode_to_the_published_states() {
     watch.post("kayak", "DESIRED_THRUST", "80");
     watch.post("tgt", "DESIRED_THRUST", "50");
     watch.post("tgt", "DESIRED_RUDDER", "10");
-    let lines = udp_lines(&good, Duration::from_secs(6));
+    // Until enough of everything arrived (vehicles start slowly on a loaded machine).
+    let mut lines = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(120) {
+        lines.extend(udp_lines(&good, Duration::from_secs(2)));
+        let n = |p: &str| lines.iter().filter(|l| l.starts_with(p)).count();
+        if t0.elapsed() > Duration::from_secs(6) && n("$GPGGA") >= 5 && n("!AIVDM,1,1") >= 3 {
+            break;
+        }
+    }
     tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let mut tcp_text = vec![0u8; 65536];
     let n = tcp.read(&mut tcp_text).unwrap_or(0);

@@ -24,7 +24,7 @@ use super::tools::ToolConnection;
 use super::topics::{Topics, NODE_REPORT, USM_TIME};
 use super::BridgeError;
 use crate::nmea::input::AisInput;
-use crate::nmea::{parse_node_report, Engine, Identity, Options};
+use crate::nmea::{parse_node_report, Engine, Identity, Options, ShipState};
 
 /// Most vehicles one bridge serves (reports from further names are ignored).
 pub const MAX_VEHICLES: usize = 4096;
@@ -187,18 +187,24 @@ pub async fn run(
         engine.set_identity(id.clone());
     }
     let mut ais_in = AisInput::new();
-    let mut bucket = Bucket {
-        rate: o.max_rate,
-        tokens: o.max_rate.max(1.0),
-        at: Instant::now(),
+    let mut out = Out {
+        engine,
+        bucket: Bucket {
+            rate: o.max_rate,
+            tokens: o.max_rate.max(1.0),
+            at: Instant::now(),
+        },
+        udp,
+        clients: Vec::new(),
+        refused: HashSet::new(),
+        summary: NmeaSummary::default(),
+        last_drop_log: Instant::now() - Duration::from_secs(10),
+        unlogged_drops: 0,
+        buf: Vec::with_capacity(4096),
     };
-    let mut clients: Vec<mpsc::Sender<Bytes>> = Vec::new();
-    // Vehicle clock offset (USM_TIME − t) and the last mission time, per vehicle.
-    let mut clock: HashMap<String, (f64, f64)> = HashMap::new();
-    let mut refused: HashSet<String> = HashSet::new();
-    let mut summary = NmeaSummary::default();
-    let mut last_drop_log = Instant::now() - Duration::from_secs(10);
-    let mut unlogged_drops = 0u64;
+    // Per vehicle: the clock offset (USM_TIME − t, NaN until known) and the
+    // report waiting for its USM_TIME.
+    let mut clock: HashMap<String, (f64, Option<ShipState>)> = HashMap::new();
 
     let (client, mut eventloop) = o.conn.spec("nmea").client(64)?;
     let shutdown = shutdown_signal()?;
@@ -213,7 +219,6 @@ pub async fn run(
     let prefix = format!("{root}/");
     let mut connected_once = false;
     let mut ready = Some(ready);
-    let mut buf = Vec::with_capacity(4096);
     let mut dgram = vec![0u8; 65_536];
     loop {
         let accept = async {
@@ -230,18 +235,18 @@ pub async fn run(
         };
         tokio::select! {
             biased;
-            _ = &mut shutdown => { summary.interrupted = true; break; }
+            _ = &mut shutdown => { out.summary.interrupted = true; break; }
             _ = &mut deadline => break,
             acc = accept => match acc {
                 Ok((stream, peer)) => {
-                    clients.retain(|c| !c.is_closed());
-                    if clients.len() >= MAX_CLIENTS {
+                    out.clients.retain(|c| !c.is_closed());
+                    if out.clients.len() >= MAX_CLIENTS {
                         warn!("TCP client {peer} refused: {MAX_CLIENTS} clients already");
                         drop(stream);
                     } else {
                         info!("TCP client {peer} connected");
                         let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_QUEUE);
-                        clients.push(tx);
+                        out.clients.push(tx);
                         tokio::spawn(serve_client(stream, peer, rx));
                     }
                 }
@@ -256,7 +261,7 @@ pub async fn run(
                                 match serde_json::to_vec(t) {
                                     Ok(json) => {
                                         if client.try_publish(topic, QoS::AtMostOnce, false, json).is_ok() {
-                                            summary.ais_published += 1;
+                                            out.summary.ais_published += 1;
                                         }
                                     }
                                     Err(e) => warn!("AIS target not serialised: {e}"),
@@ -264,12 +269,12 @@ pub async fn run(
                             }
                             Ok(None) => {}
                             Err(e) => {
-                                summary.ais_bad += 1;
-                                if summary.ais_bad.is_power_of_two() {
+                                out.summary.ais_bad += 1;
+                                if out.summary.ais_bad.is_power_of_two() {
                                     warn!(
                                         "AIS input: line {:?} refused: {e} ({} refused so far)",
                                         super::escape_control(&String::from_utf8_lossy(&line[..line.len().min(100)])),
-                                        summary.ais_bad
+                                        out.summary.ais_bad
                                     );
                                 }
                             }
@@ -300,16 +305,21 @@ pub async fn run(
                         continue;
                     };
                     if !clock.contains_key(vehicle) && clock.len() >= MAX_VEHICLES {
-                        if refused.len() < MAX_VEHICLES && refused.insert(vehicle.to_string()) {
+                        if out.refused.len() < MAX_VEHICLES && out.refused.insert(vehicle.to_string()) {
                             warn!("{MAX_VEHICLES} vehicles served; ignoring {}", super::escape_control(vehicle));
-                            summary.refused += 1;
+                            out.summary.refused += 1;
                         }
                         continue;
                     }
                     if var == USM_TIME {
                         let usm = std::str::from_utf8(&p.payload).ok().and_then(|s| s.trim().parse::<f64>().ok());
-                        if let (Some(usm), Some(c)) = (usm.filter(|u| u.is_finite()), clock.get_mut(vehicle)) {
-                            c.0 = usm - c.1;
+                        let Some(usm) = usm.filter(|u| u.is_finite()) else { continue };
+                        if let Some(c) = clock.get_mut(vehicle) {
+                            if let Some(mut held) = c.1.take() {
+                                held.clock = usm;
+                                c.0 = usm - held.t;
+                                out.emit(vehicle, &held);
+                            }
                         }
                         continue;
                     }
@@ -323,56 +333,15 @@ pub async fn run(
                             continue;
                         }
                     };
-                    let entry = clock.entry(vehicle.to_string()).or_insert((f64::NAN, s.t));
-                    entry.1 = s.t;
-                    // Before the first USM_TIME: the bridge's clock.
-                    s.clock = if entry.0.is_finite() { entry.0 + s.t } else { unix_now() };
-                    if engine.identity(vehicle).is_none() {
-                        engine.set_identity(Identity::named(vehicle));
-                        if let Some(other) = engine.mmsi_clash(vehicle) {
-                            warn!(
-                                "{} and {} have the same MMSI {}: give one an `mmsi` in its config",
-                                super::escape_control(vehicle),
-                                super::escape_control(other),
-                                engine.identity(vehicle).map_or(0, |i| i.mmsi)
-                            );
-                        }
-                    }
-                    buf.clear();
-                    match engine.update(vehicle, &s, &mut buf) {
-                        Ok(0) => summary.reports += 1,
-                        Ok(n) => {
-                            summary.reports += 1;
-                            if !bucket.take(n) {
-                                summary.rate_dropped += n as u64;
-                                unlogged_drops += n as u64;
-                                if last_drop_log.elapsed() >= Duration::from_secs(5) {
-                                    last_drop_log = Instant::now();
-                                    warn!("{} sentences dropped by --max-rate {} /s", std::mem::take(&mut unlogged_drops), o.max_rate);
-                                }
-                                continue;
-                            }
-                            summary.lines += n as u64;
-                            send(&mut udp, &buf, &mut summary);
-                            if !clients.is_empty() {
-                                let batch = Bytes::copy_from_slice(&buf);
-                                clients.retain(|c| match c.try_send(batch.clone()) {
-                                    Ok(()) => true,
-                                    Err(mpsc::error::TrySendError::Full(_)) => {
-                                        summary.slow_clients += 1;
-                                        warn!("a TCP client fell {CLIENT_QUEUE} reports behind: dropped");
-                                        false
-                                    }
-                                    Err(mpsc::error::TrySendError::Closed(_)) => false,
-                                });
-                            }
-                        }
-                        Err(e) => {
-                            if refused.len() < MAX_VEHICLES && refused.insert(vehicle.to_string()) {
-                                summary.refused += 1;
-                                warn!("{}: no NMEA/AIS: {e}", super::escape_control(vehicle));
-                            }
-                        }
+                    // Held for the USM_TIME the vehicle posts right after it
+                    // (its exact clock); a report still held when the next
+                    // one comes (no USM_TIME) goes out with the estimate, or
+                    // the bridge's clock before any USM_TIME.
+                    let entry = clock.entry(vehicle.to_string()).or_insert((f64::NAN, None));
+                    s.clock = f64::NAN;
+                    if let Some(mut old) = entry.1.replace(s) {
+                        old.clock = if entry.0.is_finite() { entry.0 + old.t } else { unix_now() };
+                        out.emit(vehicle, &old);
                     }
                 }
                 Ok(Event::Outgoing(Outgoing::Disconnect)) => break,
@@ -386,31 +355,95 @@ pub async fn run(
         }
     }
     let _ = client.try_disconnect();
-    Ok(summary)
+    Ok(out.summary)
+}
+
+/// The sending half: the engine and every destination.
+struct Out {
+    engine: Engine,
+    bucket: Bucket,
+    udp: Vec<Udp>,
+    clients: Vec<mpsc::Sender<Bytes>>,
+    refused: HashSet<String>,
+    summary: NmeaSummary,
+    last_drop_log: Instant,
+    unlogged_drops: u64,
+    buf: Vec<u8>,
+}
+
+impl Out {
+    /// One state of `vehicle` (its clock set) through the engine to UDP and TCP.
+    fn emit(&mut self, vehicle: &str, s: &ShipState) {
+        let engine = &mut self.engine;
+        if engine.identity(vehicle).is_none() {
+            engine.set_identity(Identity::named(vehicle));
+            if let Some(other) = engine.mmsi_clash(vehicle) {
+                warn!(
+                    "{} and {} have the same MMSI {}: give one an `mmsi` in its config",
+                    super::escape_control(vehicle),
+                    super::escape_control(other),
+                    engine.identity(vehicle).map_or(0, |i| i.mmsi)
+                );
+            }
+        }
+        self.buf.clear();
+        let summary = &mut self.summary;
+        match engine.update(vehicle, s, &mut self.buf) {
+            Ok(0) => summary.reports += 1,
+            Ok(n) => {
+                summary.reports += 1;
+                if !self.bucket.take(n) {
+                    summary.rate_dropped += n as u64;
+                    self.unlogged_drops += n as u64;
+                    if self.last_drop_log.elapsed() >= Duration::from_secs(5) {
+                        self.last_drop_log = Instant::now();
+                        warn!(
+                            "{} sentences dropped by --max-rate {} /s",
+                            std::mem::take(&mut self.unlogged_drops),
+                            self.bucket.rate
+                        );
+                    }
+                    return;
+                }
+                summary.lines += n as u64;
+                send(&mut self.udp, &self.buf, summary);
+                if !self.clients.is_empty() {
+                    let batch = Bytes::copy_from_slice(&self.buf);
+                    self.clients.retain(|c| match c.try_send(batch.clone()) {
+                        Ok(()) => true,
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            summary.slow_clients += 1;
+                            warn!("a TCP client fell {CLIENT_QUEUE} reports behind: dropped");
+                            false
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => false,
+                    });
+                }
+            }
+            Err(e) => {
+                if self.refused.len() < MAX_VEHICLES && self.refused.insert(vehicle.to_string()) {
+                    summary.refused += 1;
+                    warn!("{}: no NMEA/AIS: {e}", super::escape_control(vehicle));
+                }
+            }
+        }
+    }
 }
 
 /// Each line of `buf` as one datagram to every destination. A refusal
 /// (nothing listening: ICMP port unreachable) is logged once per
-/// destination until a send succeeds again.
+/// destination; later errors are counted in the summary.
 fn send(udp: &mut [Udp], buf: &[u8], summary: &mut NmeaSummary) {
     for u in udp.iter_mut() {
         for line in buf.split_inclusive(|&b| b == b'\n') {
-            match u.sock.try_send(line) {
-                Ok(_) => {
-                    if u.failing {
-                        info!("UDP {}: sending again", u.dest);
-                        u.failing = false;
-                    }
-                }
-                Err(e) => {
-                    summary.udp_errors += 1;
-                    if !u.failing {
-                        u.failing = true;
-                        warn!(
-                            "UDP {}: {e} (logged once; sentences keep being sent)",
-                            u.dest
-                        );
-                    }
+            if let Err(e) = u.sock.try_send(line) {
+                summary.udp_errors += 1;
+                if !u.failing {
+                    u.failing = true;
+                    warn!(
+                        "UDP {}: {e} (logged once; sentences keep being sent, errors counted)",
+                        u.dest
+                    );
                 }
             }
         }
