@@ -40,6 +40,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("claim", claim),
     ("moos_packet", moos_packet),
     ("moos_db", moos_db),
+    ("nmea_report", nmea_report),
+    ("ais_in", ais_in),
 ];
 
 /// The function of target `name`.
@@ -708,4 +710,88 @@ pub fn moos_db(data: &[u8]) {
         }
         let _ = db.take_events();
     }
+}
+
+/// `NODE_REPORT` payloads (one per line) into the NMEA/AIS engine
+/// (`nmea::parse_node_report`, `nmea::Engine::update`). The first byte
+/// picks the vehicle name (plain, lower-case, unencodable, empty-after-
+/// mapping), own ship or AIS target, fixed or class A intervals, and a
+/// clock offset (ordinary, before 1970, past year 9999). Every line written
+/// must be ASCII, at most 82 characters, `$`/`!`-framed with a right
+/// checksum, free of `NaN`/`inf`, and every AIS payload must decode with
+/// the vehicle's MMSI.
+pub fn nmea_report(data: &[u8]) {
+    use crate::nmea::{ais, parse_node_report, sentence, Engine, Identity, Options};
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let name = [
+        "alpha",
+        "Ålesund{~}",
+        "ü",
+        "a-very-long-vehicle-name-beyond-twenty",
+    ][usize::from(sel & 3)];
+    let own = sel & 4 != 0;
+    let opts = Options {
+        ais_interval_s: (sel & 8 != 0).then_some(0.0001),
+        ..Options::default()
+    };
+    let offset = [1.7e9, -1e12, 3e11, f64::NAN][usize::from((sel >> 4) & 3)];
+    let mut e = Engine::new(opts, own.then(|| name.to_string()));
+    e.set_identity(Identity::named(name));
+    let mmsi = crate::nmea::default_mmsi(name);
+    let mut out = Vec::new();
+    for line in rest.split(|&b| b == b'\n') {
+        let Ok(mut s) = parse_node_report(line) else {
+            continue;
+        };
+        s.clock = offset + s.t;
+        out.clear();
+        let _ = e.update(name, &s, &mut out);
+        let text = std::str::from_utf8(&out).expect("ASCII output");
+        let mut frags = String::new();
+        for l in text.split_terminator("\r\n") {
+            assert!(l.len() <= 82 && l.is_ascii(), "bad line {l:?}");
+            let lower = l.to_ascii_lowercase();
+            assert!(!lower.contains("nan") && !lower.contains("inf"), "{l}");
+            let (body, ck) = l[1..].split_once('*').expect("a checksum");
+            assert!(l.starts_with('$') || l.starts_with('!'), "{l}");
+            assert_eq!(
+                ck,
+                format!("{:02X}", sentence::checksum(body.as_bytes())),
+                "{l}"
+            );
+            if l.starts_with('!') {
+                let f: Vec<&str> = body.split(',').collect();
+                frags.push_str(f[5]);
+                if f[1] == f[2] {
+                    let d = ais::decode(frags.as_bytes()).expect("our AIS decodes");
+                    assert_eq!(d.mmsi, mmsi);
+                    frags.clear();
+                }
+            }
+        }
+    }
+}
+
+/// AIS input lines (`usim nmea --ais-in`, `nmea::input::AisInput`): every
+/// target returned has an in-range position or none, finite numbers, and
+/// serialises to JSON.
+pub fn ais_in(data: &[u8]) {
+    let mut a = crate::nmea::input::AisInput::new();
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(Some(t)) = a.line(line) {
+            if let Some(lat) = t.lat {
+                assert!(lat.abs() <= 90.0);
+            }
+            if let Some(lon) = t.lon {
+                assert!(lon.abs() <= 180.0);
+            }
+            for v in [t.sog_kn, t.cog_deg].into_iter().flatten() {
+                assert!(v.is_finite() && v >= 0.0);
+            }
+            serde_json::to_vec(t).expect("a target serialises");
+        }
+    }
+    assert!(a.targets() <= crate::nmea::input::MAX_TARGETS);
 }

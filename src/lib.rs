@@ -15,6 +15,7 @@
 //! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
+//! * [`nmea`]: NMEA 0183 and AIS output (and AIS input), sans-IO.
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
@@ -32,6 +33,7 @@ pub mod model;
 pub mod moos;
 pub mod moos_import;
 pub mod mqtt;
+pub mod nmea;
 pub mod plot;
 pub mod replay;
 pub mod sweep;

@@ -42,3 +42,27 @@ fn levenshtein(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+/// `text` with every control character (C0, DEL, C1 — so ESC of ANSI and
+/// OSC sequences, BEL, CR, LF) and every bidirectional-override character
+/// written as a Rust escape (`\u{1b}`, `\n`), so that text from the
+/// network printed on a terminal cannot move the cursor, recolour, retitle
+/// or reorder it. Other text is returned as is.
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    fn risky(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(risky) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if risky(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

@@ -138,3 +138,13 @@ fn moos_packet() {
 fn moos_db() {
     replay("moos_db");
 }
+
+#[test]
+fn nmea_report() {
+    replay("nmea_report");
+}
+
+#[test]
+fn ais_in() {
+    replay("ais_in");
+}

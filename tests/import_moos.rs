@@ -188,6 +188,9 @@ fn the_test_files_cover_every_importable_key() {
         "node_report_local",
         "platform_type",
         "platform_length",
+        "platform_beam",
+        "mmsi",
+        "ais_ship_type",
     ];
     for key in usim::config::VEHICLE_KEYS {
         if !own.contains(key) {

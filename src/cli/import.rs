@@ -31,7 +31,7 @@ pub struct ImportArgs {
 /// Text from the MOOS file with control and bidi characters escaped,
 /// so a file cannot rewrite the terminal (issue 20 item 24).
 fn esc(text: &str) -> std::borrow::Cow<'_, str> {
-    crate::mqtt::escape_control(text)
+    crate::text::escape_control(text)
 }
 
 /// Run `usim import-moos`.

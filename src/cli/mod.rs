@@ -10,6 +10,7 @@ pub mod interp;
 pub mod live;
 pub mod logging;
 pub mod moos;
+pub mod nmea;
 pub mod plot;
 pub mod profile;
 pub mod record;
@@ -65,6 +66,8 @@ pub enum Command {
     Post(live::PostArgs),
     /// Watch a vehicle's published variables as a live table (like uXMS).
     Watch(live::WatchArgs),
+    /// Serve live vehicles as NMEA 0183 and AIS over UDP/TCP (chart plotters, gpsd).
+    Nmea(nmea::NmeaArgs),
     /// Serve a live view of the fleet in the browser, with commanding (like pMarineViewer).
     View(view::ViewArgs),
     /// Turn a MOOS file's uSimMarine block into a usim vehicle config.
@@ -97,6 +100,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fleet(a) => live::fleet(a),
         Command::Post(a) => live::post(a),
         Command::Watch(a) => live::watch(a),
+        Command::Nmea(a) => nmea::run(a),
         Command::View(a) => view::run(a),
         Command::ImportMoos(a) => import::run(a),
         Command::Moosdb(a) => moos::moosdb(a),

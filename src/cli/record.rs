@@ -102,7 +102,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
         // Names come from topics on the broker: escaped (issue 20 item 24).
         eprintln!(
             "usim: {}: {} reports, {} commands{}",
-            crate::mqtt::escape_control(v),
+            crate::text::escape_control(v),
             c.reports,
             c.commands,
             if c.bad > 0 {

@@ -29,6 +29,14 @@ pub struct ReplayArgs {
     /// clear; ranges from the mission's `near_miss` and `collision`) here.
     #[arg(long, value_name = "ENCOUNTERS.csv")]
     pub encounters: Option<PathBuf>,
+    /// Also write the run as NMEA 0183 and AIS here (docs/nmea.md): own-ship
+    /// sentences for one vehicle, `!AIVDM` for the others; UTC from the
+    /// mission's clock. Every vehicle needs a lat/lon origin.
+    #[arg(long, value_name = "OUT.nmea")]
+    pub nmea: Option<PathBuf>,
+    /// Own ship of --nmea (default: the first vehicle of the mission).
+    #[arg(long, value_name = "NAME", requires = "nmea")]
+    pub nmea_own: Option<String>,
     /// Do not print warnings, dropped messages or progress.
     #[arg(short, long)]
     pub quiet: bool,
@@ -202,7 +210,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         if let Some(name) = fast_v22_vehicle(&mission) {
             eprintln!(
                 "usim: note: vehicle `{}` is V22 under math = \"fast\": its posted NAV_SPEED/GT_SPEED are snapped to 0.01 m/s and can differ from uSimMarineV22 by one step; set math = \"libm\" for bit-identical posts (docs/v22.md §17)",
-                crate::mqtt::escape_control(&name)
+                crate::text::escape_control(&name)
             );
         }
     }
@@ -236,9 +244,16 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let mut nmea = match &a.nmea {
+        Some(path) => Some(NmeaLog::new(&mission, path, a.nmea_own.as_deref())?),
+        None => None,
+    };
     let mut on_step = |_k: u64, t: f64, vs: &[crate::model::Vehicle]| {
         if let Some(e) = enc.as_mut() {
             e.observe(t, vs);
+        }
+        if let Some(n) = nmea.as_mut() {
+            n.observe(vs);
         }
     };
     let summary = match &a.output {
@@ -304,6 +319,14 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             s
         }
     };
+    if let (Some(n), Some(path)) = (nmea, &a.nmea) {
+        let lines = n
+            .commit()
+            .with_context(|| format!("writing {}", path.display()))?;
+        if !a.quiet {
+            eprintln!("usim: wrote {lines} NMEA/AIS lines to {}", path.display());
+        }
+    }
     if let (Some(e), Some(path)) = (enc, &a.encounters) {
         e.commit()
             .with_context(|| format!("writing {}", path.display()))?;
@@ -373,4 +396,87 @@ fn fast_v22_vehicle(mission: &crate::mission::Mission) -> Option<String> {
         .map(|i| mission.vehicle_at(i))
         .find(|v| v.params.variant == ModelVariant::V22 && v.params.math == MathMode::Fast)
         .map(|v| v.name.clone())
+}
+
+/// The `--nmea` file being written: the engine, the vehicles' names and
+/// clock, and the file.
+struct NmeaLog {
+    engine: crate::nmea::Engine,
+    names: Vec<String>,
+    start_time: f64,
+    tmp: crate::atomic_file::AtomicFile,
+    w: std::io::BufWriter<std::fs::File>,
+    buf: Vec<u8>,
+    lines: u64,
+    error: Option<std::io::Error>,
+}
+
+impl NmeaLog {
+    fn new(
+        mission: &crate::mission::Mission,
+        path: &std::path::Path,
+        own: Option<&str>,
+    ) -> anyhow::Result<NmeaLog> {
+        let n = mission.vehicle_count();
+        let names: Vec<String> = (0..n).map(|i| mission.vehicle_at(i).name.clone()).collect();
+        let own = match own {
+            Some(o) if names.iter().any(|n| n == o) => o.to_string(),
+            Some(o) => anyhow::bail!(
+                "--nmea-own {:?}: no such vehicle in the mission (it has {})",
+                crate::text::escape_control(o),
+                names.join(", ")
+            ),
+            None => names[0].clone(),
+        };
+        let mut engine = crate::nmea::Engine::new(crate::nmea::Options::default(), Some(own));
+        for i in 0..n {
+            let cfg = mission.vehicle_at(i);
+            if cfg.params.origin.is_none() {
+                anyhow::bail!(
+                    "--nmea: vehicle {} has no lat/lon origin, so no position to send: set \
+                     lat_origin and lon_origin in its config (docs/nmea.md)",
+                    cfg.name
+                );
+            }
+            engine.set_identity(crate::nmea::Identity::of_config(cfg));
+        }
+        let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
+        let w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
+        Ok(NmeaLog {
+            engine,
+            names,
+            start_time: mission.start_time,
+            tmp,
+            w,
+            buf: Vec::with_capacity(4096),
+            lines: 0,
+            error: None,
+        })
+    }
+
+    fn observe(&mut self, vehicles: &[crate::model::Vehicle]) {
+        self.buf.clear();
+        for (v, name) in vehicles.iter().zip(&self.names) {
+            let snap = v.snapshot();
+            let s = crate::nmea::ShipState::from_snapshot(&snap, self.start_time + snap.t);
+            // The origin was checked up front; a refusal here sends nothing.
+            if let Ok(n) = self.engine.update(name, &s, &mut self.buf) {
+                self.lines += n as u64;
+            }
+        }
+        if self.error.is_none() && !self.buf.is_empty() {
+            if let Err(e) = self.w.write_all(&self.buf) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn commit(self) -> std::io::Result<u64> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let file = self.w.into_inner().map_err(|e| e.into_error())?;
+        self.tmp.commit_file(file)?;
+        Ok(self.lines)
+    }
 }

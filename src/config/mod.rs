@@ -88,8 +88,14 @@ pub struct VehicleConfig {
     pub node_report_local: bool,
     /// `TYPE=` of `NODE_REPORT_LOCAL` (default `"unknown"`).
     pub platform_type: String,
-    /// `LENGTH=` of `NODE_REPORT_LOCAL`, m (default 0).
+    /// `LENGTH=` of `NODE_REPORT_LOCAL`, m (default 0); also the AIS length.
     pub platform_length: f64,
+    /// Beam, m (default 0: not available), for AIS static data (docs/nmea.md).
+    pub platform_beam: f64,
+    /// AIS MMSI (`None`: the default of docs/nmea.md).
+    pub mmsi: Option<u32>,
+    /// AIS ship type 0..=99 (default 0: not available).
+    pub ais_ship_type: u8,
     /// Warnings for values uSimMarine would reject ("unhandled config"), naming the key.
     pub warnings: Vec<String>,
 }
@@ -110,6 +116,9 @@ impl Default for VehicleConfig {
             node_report_local: false,
             platform_type: "unknown".to_string(),
             platform_length: 0.0,
+            platform_beam: 0.0,
+            mmsi: None,
+            ais_ship_type: 0,
             warnings: Vec::new(),
         }
     }
@@ -278,6 +287,7 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     conversions(src, raw, &mut p)?;
     current_field(src, raw, &mut p, &mut warnings)?;
     live_settings(src, raw, &mut cfg)?;
+    parse_ais_keys(src, raw, &mut cfg)?;
     if let Some(m) = &raw.mqtt {
         mqtt_settings(src, m, &mut cfg.mqtt)?;
     }
@@ -535,6 +545,45 @@ fn current_field(
             }
             p.current_field = Some(field);
         }
+    }
+    Ok(())
+}
+
+/// The AIS keys (docs/nmea.md): `platform_beam` (m, ≥ 0), `mmsi` (1 to
+/// 999999999) and `ais_ship_type` (0 to 99).
+fn parse_ais_keys(
+    src: &Source,
+    raw: &RawVehicle,
+    cfg: &mut VehicleConfig,
+) -> Result<(), ConfigError> {
+    if let Some(b) = &raw.platform_beam {
+        let v = *b.get_ref();
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(src.error(b.span().start, "platform_beam", "must be a beam >= 0 in m"));
+        }
+        cfg.platform_beam = v;
+    }
+    if let Some(m) = &raw.mmsi {
+        let v = *m.get_ref();
+        if !(1..=999_999_999).contains(&v) {
+            return Err(src.error(
+                m.span().start,
+                "mmsi",
+                "must be a 9-digit MMSI, 1 to 999999999",
+            ));
+        }
+        cfg.mmsi = Some(v as u32);
+    }
+    if let Some(t) = &raw.ais_ship_type {
+        let v = *t.get_ref();
+        if !(0..=99).contains(&v) {
+            return Err(src.error(
+                t.span().start,
+                "ais_ship_type",
+                "must be an AIS ship type 0 to 99",
+            ));
+        }
+        cfg.ais_ship_type = v as u8;
     }
     Ok(())
 }
@@ -920,6 +969,7 @@ mod tests {
             | "current_field_active"
             | "node_report_local" => "false",
             "mqtt" | "actuators" | "aliases" => "{}",
+            "mmsi" | "ais_ship_type" => "1",
             _ => "1.0",
         }
     }

@@ -46,7 +46,7 @@ pub fn host_name() -> String {
 /// characters escaped, at most `max` characters.
 pub fn log_safe(text: &str, max: usize) -> String {
     let clipped: String = text.chars().take(max).collect();
-    let mut s = crate::mqtt::escape_control(&clipped).into_owned();
+    let mut s = crate::text::escape_control(&clipped).into_owned();
     if text.chars().count() > max {
         s.push('…');
     }

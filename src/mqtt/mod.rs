@@ -20,6 +20,7 @@
 //! * [`vehicle_link`]: the per-vehicle part shared by `usim run` and `usim fleet`.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
 //! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
+//! * [`nmea_bridge`]: `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP/TCP.
 //! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
 use std::fmt;
 
@@ -31,6 +32,7 @@ pub mod fleet;
 pub mod fleet_runtime;
 pub mod gate;
 pub mod mailbox;
+pub mod nmea_bridge;
 pub mod node_report;
 pub mod record;
 pub mod schedule;
@@ -165,29 +167,7 @@ pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
     }
 }
 
-/// `text` with every control character (C0, DEL, C1 — so ESC of ANSI and
-/// OSC sequences, BEL, CR, LF) and every bidirectional-override character
-/// written as a Rust escape (`\u{1b}`, `\n`), so that text from the
-/// network printed on a terminal cannot move the cursor, recolour, retitle
-/// or reorder it. Other text is returned as is.
-pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
-    fn risky(c: char) -> bool {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    }
-    if !text.chars().any(risky) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if risky(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::text::escape_control;
 
 #[cfg(test)]
 mod escape_tests {

@@ -370,7 +370,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                         if summary.oversize == 0 {
                             tracing::warn!(
                                 "{}: a {} byte message, larger than the {MAX_RECORDED_PAYLOAD} bytes recorded: skipped (further ones are counted)",
-                                crate::mqtt::escape_control(&p.topic),
+                                crate::text::escape_control(&p.topic),
                                 p.payload.len()
                             );
                         }

@@ -545,7 +545,7 @@ async fn mqtt_poller(
                         warn!(
                             "ignored {} MQTT message(s) over {MAX_PAYLOAD} bytes (latest on {})",
                             n + 1,
-                            crate::mqtt::escape_control(&crate::mqtt::clip_for_log(&p.topic, 80))
+                            crate::text::escape_control(&crate::mqtt::clip_for_log(&p.topic, 80))
                         );
                     }
                     continue;
@@ -619,8 +619,8 @@ async fn hub(
                             counters.commands.fetch_add(1, Ordering::Relaxed);
                             info!(
                                 "page posted {} = {}",
-                                crate::mqtt::escape_control(&p.topic),
-                                crate::mqtt::escape_control(&p.payload)
+                                crate::text::escape_control(&p.topic),
+                                crate::text::escape_control(&p.payload)
                             );
                             reply_json(p.id, Ok(&format!("sent {} = {}", p.topic, p.payload)))
                         }
@@ -631,7 +631,7 @@ async fn hub(
                     },
                     Err(r) => {
                         counters.refused.fetch_add(1, Ordering::Relaxed);
-                        info!("page command refused: {}", crate::mqtt::escape_control(&r.reason));
+                        info!("page command refused: {}", crate::text::escape_control(&r.reason));
                         reply_json(r.id, Err(&r.reason))
                     }
                 };
@@ -887,7 +887,7 @@ async fn command(s: &AppState, text: &str) -> String {
             s.counters.refused.fetch_add(1, Ordering::Relaxed);
             info!(
                 "page message refused: {}",
-                crate::mqtt::escape_control(&r.reason)
+                crate::text::escape_control(&r.reason)
             );
             return reply_json(r.id, Err(&r.reason));
         }

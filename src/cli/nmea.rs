@@ -1,0 +1,171 @@
+//! `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP and TCP
+//! (docs/nmea.md).
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::live::ToolArgs;
+use crate::mqtt::nmea_bridge::{self, NmeaOptions};
+use crate::nmea::{check_talker, Identity, Options, Selection};
+
+/// Arguments of `usim nmea`.
+#[derive(Debug, clap::Args)]
+#[command(
+    group(clap::ArgGroup::new("which").required(true).args(["vehicles", "all"])),
+    group(clap::ArgGroup::new("out").required(true).multiple(true).args(["udp", "tcp"])),
+    after_help = "Examples:\n  usim nmea --all --own alpha --udp 127.0.0.1:10110          # OpenCPN: UDP input on port 10110\n  usim nmea --all --own alpha --tcp 0.0.0.0:10110 --config configs/kayak.toml\n  gpsd -N -n udp://127.0.0.1:10110 & gpspipe -w              # gpsd reads it\n\nOwn ship: GGA, RMC, VTG, HDT, ZDA (DPT under water) and !AIVDO; every other vehicle: !AIVDM\ntype 1 at the class A intervals and type 5 every 6 min. Vehicles need a lat/lon origin."
+)]
+pub struct NmeaArgs {
+    /// Vehicles to serve, comma-separated.
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub vehicles: Vec<String>,
+    /// Serve every vehicle under the topic root.
+    #[arg(long)]
+    pub all: bool,
+    /// The own ship (NMEA sentences and !AIVDO); the others are AIS targets.
+    #[arg(long, value_name = "NAME")]
+    pub own: Option<String>,
+    /// Send to this UDP address (repeatable).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub udp: Vec<String>,
+    /// Allow broadcast UDP destinations (off by default).
+    #[arg(long)]
+    pub broadcast: bool,
+    /// Serve NMEA to TCP clients on this address (port 0: any free port).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub tcp: Option<String>,
+    /// Vehicle configs for AIS static data (`mmsi`, `platform_length`,
+    /// `platform_beam`, `ais_ship_type`), comma-separated.
+    #[arg(long, value_name = "A.toml,B.toml", value_delimiter = ',')]
+    pub config: Vec<PathBuf>,
+    /// Sentences to send, comma-separated (default: all of GGA,RMC,VTG,HDT,ZDA,DPT,VDO,VDM).
+    #[arg(long, value_name = "GGA,RMC,...", value_delimiter = ',')]
+    pub sentences: Vec<String>,
+    /// Talker id of GGA, RMC, VTG, ZDA.
+    #[arg(long, value_name = "XX", default_value = "GP")]
+    pub talker: String,
+    /// Talker id of HDT and DPT.
+    #[arg(long, value_name = "XX", default_value = "II")]
+    pub instrument_talker: String,
+    /// Own-ship sentences per second (at most one set per report).
+    #[arg(long, value_name = "HZ", default_value_t = 1.0)]
+    pub own_rate: f64,
+    /// AIS position reports every S seconds instead of the class A intervals.
+    #[arg(long, value_name = "S")]
+    pub ais_interval: Option<f64>,
+    /// AIS static data (type 5) every S seconds.
+    #[arg(long, value_name = "S", default_value_t = 360.0)]
+    pub static_interval: f64,
+    /// Most sentences per second sent; more are dropped and counted.
+    #[arg(long, value_name = "N", default_value_t = 10_000.0)]
+    pub max_rate: f64,
+    /// Listen for AIS (!AIVDM) on this UDP address and publish each target
+    /// to {root}/ais/{MMSI} as JSON.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub ais_in: Option<String>,
+    /// Stop after S seconds (default: on Ctrl-C).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    #[command(flatten)]
+    pub tool: ToolArgs,
+}
+
+fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
+    s.to_socket_addrs()
+        .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
+        .next()
+        .with_context(|| format!("{what} {s:?}: no address"))
+}
+
+fn positive(what: &str, v: f64) -> anyhow::Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        anyhow::bail!("{what} must be a positive number, got {v}")
+    }
+}
+
+/// Run `usim nmea`.
+pub fn run(a: NmeaArgs) -> anyhow::Result<ExitCode> {
+    check_talker(&a.talker).map_err(|e| anyhow::anyhow!("--talker: {e}"))?;
+    check_talker(&a.instrument_talker).map_err(|e| anyhow::anyhow!("--instrument-talker: {e}"))?;
+    let sentences = if a.sentences.is_empty() {
+        Selection::default()
+    } else {
+        Selection::parse(&a.sentences).map_err(|e| anyhow::anyhow!("--sentences: {e}"))?
+    };
+    let engine = Options {
+        talker: a.talker.clone(),
+        instrument_talker: a.instrument_talker.clone(),
+        sentences,
+        own_interval_s: 1.0 / positive("--own-rate", a.own_rate)?,
+        ais_interval_s: a
+            .ais_interval
+            .map(|s| positive("--ais-interval", s))
+            .transpose()?,
+        static_interval_s: positive("--static-interval", a.static_interval)?,
+    };
+    let mut identities = Vec::new();
+    for path in &a.config {
+        let cfg = crate::config::load_vehicle(path)?;
+        identities.push(Identity::of_config(&cfg));
+    }
+    let duration = match a.duration {
+        Some(s) => Some(
+            std::time::Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| {
+                    format!("--duration must be a positive number of seconds, got {s}")
+                })?,
+        ),
+        None => None,
+    };
+    let opts = NmeaOptions {
+        conn: a.tool.connection()?,
+        vehicles: (!a.all).then_some(a.vehicles),
+        own: a.own,
+        identities,
+        engine,
+        udp: a
+            .udp
+            .iter()
+            .map(|s| addr("--udp", s))
+            .collect::<anyhow::Result<_>>()?,
+        broadcast: a.broadcast,
+        tcp: a.tcp.as_deref().map(|s| addr("--tcp", s)).transpose()?,
+        ais_in: a
+            .ais_in
+            .as_deref()
+            .map(|s| addr("--ais-in", s))
+            .transpose()?,
+        max_rate: positive("--max-rate", a.max_rate)?,
+        duration,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the tokio runtime")?;
+    let s = rt.block_on(nmea_bridge::run(&opts, |tcp| {
+        let mut to: Vec<String> = opts.udp.iter().map(|a| format!("udp://{a}")).collect();
+        if let Some(t) = tcp {
+            to.push(format!("tcp://{t}"));
+        }
+        eprintln!(
+            "usim: NMEA/AIS of {} from {} to {}",
+            match &opts.vehicles {
+                Some(v) => v.join(", "),
+                None => "every vehicle".into(),
+            },
+            opts.conn.url,
+            to.join(" and ")
+        );
+    }))?;
+    eprintln!(
+        "usim: {} reports, {} lines sent, {} dropped by --max-rate, {} UDP errors, {} slow TCP clients dropped, {} vehicles refused, {} AIS targets published ({} input lines refused)",
+        s.reports, s.lines, s.rate_dropped, s.udp_errors, s.slow_clients, s.refused, s.ais_published, s.ais_bad
+    );
+    Ok(ExitCode::SUCCESS)
+}

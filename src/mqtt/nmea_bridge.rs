@@ -1,0 +1,482 @@
+//! `usim nmea`: live vehicles' `NODE_REPORT`s (MQTT) → NMEA 0183 and AIS
+//! over UDP and a TCP server (docs/nmea.md). The sentences come from the
+//! sans-IO [`crate::nmea::Engine`]; this is the thin shell around it.
+//!
+//! Bounded everywhere: at most [`MAX_VEHICLES`] vehicles, [`MAX_CLIENTS`]
+//! TCP clients each with a queue of [`CLIENT_QUEUE`] batches (a client that
+//! falls that far behind is dropped, not buffered for), a token bucket on
+//! the sentences per second, and AIS input bounded by
+//! [`crate::nmea::input`].
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, UdpSocket};
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use super::bridge::shutdown_signal;
+use super::endpoint::connection_failure;
+use super::tools::ToolConnection;
+use super::topics::{Topics, NODE_REPORT, USM_TIME};
+use super::BridgeError;
+use crate::nmea::input::AisInput;
+use crate::nmea::{parse_node_report, Engine, Identity, Options, ShipState};
+
+/// Most vehicles one bridge serves (reports from further names are ignored).
+pub const MAX_VEHICLES: usize = 4096;
+/// Most TCP clients at once (further connections are closed at once).
+pub const MAX_CLIENTS: usize = 64;
+/// Batches (one per report) queued for one TCP client before it is dropped.
+pub const CLIENT_QUEUE: usize = 1024;
+
+/// What `usim nmea` does.
+#[derive(Debug, Clone)]
+pub struct NmeaOptions {
+    /// Broker and topic root.
+    pub conn: ToolConnection,
+    /// Vehicles served; `None`: every vehicle under the topic root.
+    pub vehicles: Option<Vec<String>>,
+    /// The own ship (NMEA sentences, `!AIVDO`); the others are AIS targets.
+    pub own: Option<String>,
+    /// Identities from vehicle configs (MMSI, length, beam, ship type).
+    pub identities: Vec<Identity>,
+    /// Sentences and pacing.
+    pub engine: Options,
+    /// UDP destinations.
+    pub udp: Vec<SocketAddr>,
+    /// Allow sending to broadcast addresses.
+    pub broadcast: bool,
+    /// TCP server address (port 0: any free port, printed).
+    pub tcp: Option<SocketAddr>,
+    /// AIS input: UDP address to listen on.
+    pub ais_in: Option<SocketAddr>,
+    /// Most sentences per second sent (beyond: dropped and counted).
+    pub max_rate: f64,
+    /// Stop after this long (else on SIGINT/SIGTERM).
+    pub duration: Option<Duration>,
+}
+
+/// Counters of a bridge run.
+#[derive(Debug, Clone, Default)]
+pub struct NmeaSummary {
+    /// Reports turned into sentences (or found nothing due).
+    pub reports: u64,
+    /// Lines sent (each to every destination).
+    pub lines: u64,
+    /// Lines dropped by the rate limit.
+    pub rate_dropped: u64,
+    /// UDP sends that failed.
+    pub udp_errors: u64,
+    /// TCP clients dropped as too slow.
+    pub slow_clients: u64,
+    /// Vehicles refused (no origin) or ignored (over the limit).
+    pub refused: u64,
+    /// AIS input messages published.
+    pub ais_published: u64,
+    /// AIS input lines refused.
+    pub ais_bad: u64,
+    /// Stopped by a signal.
+    pub interrupted: bool,
+}
+
+/// Tokens for `rate` sentences per second, a second's worth of burst.
+struct Bucket {
+    rate: f64,
+    tokens: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, n: usize) -> bool {
+        let now = Instant::now();
+        self.tokens = (self.tokens + now.duration_since(self.at).as_secs_f64() * self.rate)
+            .min(self.rate.max(1.0));
+        self.at = now;
+        if self.tokens >= n as f64 {
+            self.tokens -= n as f64;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+struct Udp {
+    sock: UdpSocket,
+    dest: SocketAddr,
+    failing: bool,
+}
+
+/// Run the bridge until a signal or the duration; `ready(tcp)` is called once
+/// the subscriptions are acknowledged, with the TCP server's address.
+pub async fn run(
+    o: &NmeaOptions,
+    ready: impl FnOnce(Option<SocketAddr>),
+) -> Result<NmeaSummary, BridgeError> {
+    let root = o.conn.topic_root.clone();
+    let mut filters = Vec::new();
+    match &o.vehicles {
+        Some(list) => {
+            for v in list {
+                let t = Topics::new(&root, v)?;
+                filters.push(SubscribeFilter::new(t.var(NODE_REPORT), QoS::AtMostOnce));
+                filters.push(SubscribeFilter::new(t.var(USM_TIME), QoS::AtMostOnce));
+            }
+        }
+        None => {
+            Topics::new(&root, "x")?;
+            for var in [NODE_REPORT, USM_TIME] {
+                filters.push(SubscribeFilter::new(
+                    format!("{root}/+/{var}"),
+                    QoS::AtMostOnce,
+                ));
+            }
+        }
+    }
+    let mut udp = Vec::new();
+    for dest in &o.udp {
+        let bind: SocketAddr = if dest.is_ipv4() {
+            "0.0.0.0:0"
+                .parse()
+                .map_err(|_| BridgeError::BadOption("bind".into()))?
+        } else {
+            "[::]:0"
+                .parse()
+                .map_err(|_| BridgeError::BadOption("bind".into()))?
+        };
+        let sock = UdpSocket::bind(bind).await?;
+        sock.set_broadcast(o.broadcast)?;
+        if let Err(e) = sock.connect(dest).await {
+            return Err(BridgeError::BadOption(format!(
+                "--udp {dest}: {e}{}",
+                if o.broadcast {
+                    ""
+                } else {
+                    " (a broadcast address needs --broadcast)"
+                }
+            )));
+        }
+        udp.push(Udp {
+            sock,
+            dest: *dest,
+            failing: false,
+        });
+    }
+    let listener = match o.tcp {
+        Some(a) => Some(
+            TcpListener::bind(a)
+                .await
+                .map_err(|e| BridgeError::BadOption(format!("--tcp {a}: cannot listen: {e}")))?,
+        ),
+        None => None,
+    };
+    let tcp_addr = listener.as_ref().and_then(|l| l.local_addr().ok());
+    let ais_sock =
+        match o.ais_in {
+            Some(a) => Some(UdpSocket::bind(a).await.map_err(|e| {
+                BridgeError::BadOption(format!("--ais-in {a}: cannot listen: {e}"))
+            })?),
+            None => None,
+        };
+    let mut engine = Engine::new(o.engine.clone(), o.own.clone());
+    for id in &o.identities {
+        engine.set_identity(id.clone());
+    }
+    let mut ais_in = AisInput::new();
+    let mut out = Out {
+        engine,
+        bucket: Bucket {
+            rate: o.max_rate,
+            tokens: o.max_rate.max(1.0),
+            at: Instant::now(),
+        },
+        udp,
+        clients: Vec::new(),
+        refused: HashSet::new(),
+        summary: NmeaSummary::default(),
+        last_drop_log: Instant::now() - Duration::from_secs(10),
+        unlogged_drops: 0,
+        buf: Vec::with_capacity(4096),
+    };
+    // Per vehicle: the clock offset (USM_TIME − t, NaN until known) and the
+    // report waiting for its USM_TIME.
+    let mut clock: HashMap<String, (f64, Option<ShipState>)> = HashMap::new();
+
+    let (client, mut eventloop) = o.conn.spec("nmea").client(64)?;
+    let shutdown = shutdown_signal()?;
+    tokio::pin!(shutdown);
+    let deadline = async {
+        match o.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let prefix = format!("{root}/");
+    let mut connected_once = false;
+    let mut ready = Some(ready);
+    let mut dgram = vec![0u8; 65_536];
+    loop {
+        let accept = async {
+            match &listener {
+                Some(l) => l.accept().await,
+                None => std::future::pending().await,
+            }
+        };
+        let ais_recv = async {
+            match &ais_sock {
+                Some(s) => s.recv(&mut dgram).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = &mut shutdown => { out.summary.interrupted = true; break; }
+            _ = &mut deadline => break,
+            acc = accept => match acc {
+                Ok((stream, peer)) => {
+                    out.clients.retain(|c| !c.is_closed());
+                    if out.clients.len() >= MAX_CLIENTS {
+                        warn!("TCP client {peer} refused: {MAX_CLIENTS} clients already");
+                        drop(stream);
+                    } else {
+                        info!("TCP client {peer} connected");
+                        let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_QUEUE);
+                        out.clients.push(tx);
+                        tokio::spawn(serve_client(stream, peer, rx));
+                    }
+                }
+                Err(e) => warn!("TCP accept failed: {e}"),
+            },
+            n = ais_recv => match n {
+                Ok(n) => {
+                    for line in dgram[..n].split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                        match ais_in.line(line) {
+                            Ok(Some(t)) => {
+                                let topic = format!("{root}/ais/{}", t.mmsi);
+                                match serde_json::to_vec(t) {
+                                    Ok(json) => {
+                                        if client.try_publish(topic, QoS::AtMostOnce, false, json).is_ok() {
+                                            out.summary.ais_published += 1;
+                                        }
+                                    }
+                                    Err(e) => warn!("AIS target not serialised: {e}"),
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                out.summary.ais_bad += 1;
+                                if out.summary.ais_bad.is_power_of_two() {
+                                    warn!(
+                                        "AIS input: line {:?} refused: {e} ({} refused so far)",
+                                        super::escape_control(&String::from_utf8_lossy(&line[..line.len().min(100)])),
+                                        out.summary.ais_bad
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                Err(e) => warn!("AIS input: {e}"),
+            },
+            ev = eventloop.poll() => match ev {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected_once = true;
+                    client
+                        .try_subscribe_many(filters.clone())
+                        .map_err(|e| o.conn.connect_error(e))?;
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    if let Some(f) = ready.take() {
+                        f(tcp_addr);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let Some((vehicle, var)) = p
+                        .topic
+                        .strip_prefix(&prefix)
+                        .and_then(|rest| rest.split_once('/'))
+                        .filter(|(v, var)| !v.is_empty() && !var.contains('/'))
+                    else {
+                        continue;
+                    };
+                    if !clock.contains_key(vehicle) && clock.len() >= MAX_VEHICLES {
+                        if out.refused.len() < MAX_VEHICLES && out.refused.insert(vehicle.to_string()) {
+                            warn!("{MAX_VEHICLES} vehicles served; ignoring {}", super::escape_control(vehicle));
+                            out.summary.refused += 1;
+                        }
+                        continue;
+                    }
+                    if var == USM_TIME {
+                        let usm = std::str::from_utf8(&p.payload).ok().and_then(|s| s.trim().parse::<f64>().ok());
+                        let Some(usm) = usm.filter(|u| u.is_finite()) else { continue };
+                        if let Some(c) = clock.get_mut(vehicle) {
+                            if let Some(mut held) = c.1.take() {
+                                held.clock = usm;
+                                c.0 = usm - held.t;
+                                out.emit(vehicle, &held);
+                            }
+                        }
+                        continue;
+                    }
+                    if var != NODE_REPORT {
+                        continue;
+                    }
+                    let mut s = match parse_node_report(&p.payload) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            warn!("{}: dropped: {e}", super::escape_control(&p.topic));
+                            continue;
+                        }
+                    };
+                    // Held for the USM_TIME the vehicle posts right after it
+                    // (its exact clock); a report still held when the next
+                    // one comes (no USM_TIME) goes out with the estimate, or
+                    // the bridge's clock before any USM_TIME.
+                    let entry = clock.entry(vehicle.to_string()).or_insert((f64::NAN, None));
+                    s.clock = f64::NAN;
+                    if let Some(mut old) = entry.1.replace(s) {
+                        old.clock = if entry.0.is_finite() { entry.0 + old.t } else { unix_now() };
+                        out.emit(vehicle, &old);
+                    }
+                }
+                Ok(Event::Outgoing(Outgoing::Disconnect)) => break,
+                Ok(_) => {}
+                Err(e) if !connected_once => return Err(connection_failure(&o.conn.url, &e)),
+                Err(e) => {
+                    warn!("connection lost: {e}; reconnecting");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+    let _ = client.try_disconnect();
+    Ok(out.summary)
+}
+
+/// The sending half: the engine and every destination.
+struct Out {
+    engine: Engine,
+    bucket: Bucket,
+    udp: Vec<Udp>,
+    clients: Vec<mpsc::Sender<Bytes>>,
+    refused: HashSet<String>,
+    summary: NmeaSummary,
+    last_drop_log: Instant,
+    unlogged_drops: u64,
+    buf: Vec<u8>,
+}
+
+impl Out {
+    /// One state of `vehicle` (its clock set) through the engine to UDP and TCP.
+    fn emit(&mut self, vehicle: &str, s: &ShipState) {
+        let engine = &mut self.engine;
+        if engine.identity(vehicle).is_none() {
+            engine.set_identity(Identity::named(vehicle));
+            if let Some(other) = engine.mmsi_clash(vehicle) {
+                warn!(
+                    "{} and {} have the same MMSI {}: give one an `mmsi` in its config",
+                    super::escape_control(vehicle),
+                    super::escape_control(other),
+                    engine.identity(vehicle).map_or(0, |i| i.mmsi)
+                );
+            }
+        }
+        self.buf.clear();
+        let summary = &mut self.summary;
+        match engine.update(vehicle, s, &mut self.buf) {
+            Ok(0) => summary.reports += 1,
+            Ok(n) => {
+                summary.reports += 1;
+                if !self.bucket.take(n) {
+                    summary.rate_dropped += n as u64;
+                    self.unlogged_drops += n as u64;
+                    if self.last_drop_log.elapsed() >= Duration::from_secs(5) {
+                        self.last_drop_log = Instant::now();
+                        warn!(
+                            "{} sentences dropped by --max-rate {} /s",
+                            std::mem::take(&mut self.unlogged_drops),
+                            self.bucket.rate
+                        );
+                    }
+                    return;
+                }
+                summary.lines += n as u64;
+                send(&mut self.udp, &self.buf, summary);
+                if !self.clients.is_empty() {
+                    let batch = Bytes::copy_from_slice(&self.buf);
+                    self.clients.retain(|c| match c.try_send(batch.clone()) {
+                        Ok(()) => true,
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            summary.slow_clients += 1;
+                            warn!("a TCP client fell {CLIENT_QUEUE} reports behind: dropped");
+                            false
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => false,
+                    });
+                }
+            }
+            Err(e) => {
+                if self.refused.len() < MAX_VEHICLES && self.refused.insert(vehicle.to_string()) {
+                    summary.refused += 1;
+                    warn!("{}: no NMEA/AIS: {e}", super::escape_control(vehicle));
+                }
+            }
+        }
+    }
+}
+
+/// Each line of `buf` as one datagram to every destination. A refusal
+/// (nothing listening: ICMP port unreachable) is logged once per
+/// destination; later errors are counted in the summary.
+fn send(udp: &mut [Udp], buf: &[u8], summary: &mut NmeaSummary) {
+    for u in udp.iter_mut() {
+        for line in buf.split_inclusive(|&b| b == b'\n') {
+            if let Err(e) = u.sock.try_send(line) {
+                summary.udp_errors += 1;
+                if !u.failing {
+                    u.failing = true;
+                    warn!(
+                        "UDP {}: {e} (logged once; sentences keep being sent, errors counted)",
+                        u.dest
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Write batches to one TCP client until it closes or the bridge drops it.
+async fn serve_client(
+    mut stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    mut rx: mpsc::Receiver<Bytes>,
+) {
+    let _ = stream.set_nodelay(true);
+    while let Some(b) = rx.recv().await {
+        // A write that cannot finish in 10 s: the reader is gone or stuck.
+        match tokio::time::timeout(Duration::from_secs(10), stream.write_all(&b)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                info!("TCP client {peer}: {e}; closed");
+                return;
+            }
+            Err(_) => {
+                warn!("TCP client {peer}: not reading; closed");
+                return;
+            }
+        }
+    }
+    info!("TCP client {peer} dropped");
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}

@@ -1,0 +1,630 @@
+//! NMEA 0183 and AIS output of usim vehicles (docs/nmea.md), sans-IO: the
+//! [`Engine`] turns vehicle states into sentences (`\r\n`-terminated lines
+//! in a byte buffer) and decides when each is due; `usim nmea` (live, over
+//! UDP/TCP) and `usim replay --nmea` (to a file) are its shells.
+//!
+//! * [`sentence`]: own-ship `GGA`, `RMC`, `VTG`, `HDT`, `ZDA`, `DPT`.
+//! * [`ais`]: AIS types 1 and 5 out, `!AIVDM`/`!AIVDO` framing, and a
+//!   decoder of types 1/2/3/5/18/24 for AIS input ([`input`]).
+//!
+//! One vehicle is the own ship (NMEA sentences and `!AIVDO`); every other
+//! one is an AIS target (`!AIVDM` type 1 at the class A reporting interval,
+//! type 5 static data every 6 min).
+use std::collections::HashMap;
+
+pub mod ais;
+pub mod input;
+pub mod sentence;
+
+use sentence::{valid_pos, Fix};
+
+/// One vehicle's state as the sentences need it. Units: degrees, m, m/s, s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShipState {
+    /// Mission time, s (the report's `t`; paces the outputs).
+    pub t: f64,
+    /// Vehicle clock, Unix s (UTC of the sentences).
+    pub clock: f64,
+    /// Latitude, degrees (NaN: no origin).
+    pub lat: f64,
+    /// Longitude, degrees (NaN: no origin).
+    pub lon: f64,
+    /// Speed over ground, m/s (the report's `sog`).
+    pub sog: f64,
+    /// Course over ground, degrees true (the report's `hog`).
+    pub cog: f64,
+    /// Heading, degrees true (the report's `heading`).
+    pub heading: f64,
+    /// Depth below the surface, m.
+    pub depth: f64,
+    /// Altitude above the bottom, m (NaN: unknown).
+    pub altitude: f64,
+}
+
+impl ShipState {
+    /// From a model snapshot at vehicle clock `clock` (Unix s).
+    pub fn from_snapshot(s: &crate::model::Snapshot, clock: f64) -> ShipState {
+        ShipState {
+            t: s.t,
+            clock,
+            lat: s.lat,
+            lon: s.lon,
+            sog: s.sog,
+            cog: s.hog,
+            heading: s.heading,
+            depth: s.depth,
+            altitude: s.altitude,
+        }
+    }
+}
+
+/// The fields of a `NODE_REPORT` JSON object (docs/formats.md §3) the
+/// sentences use; null or absent numbers are NaN.
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawReport {
+    t: f64,
+    #[serde(default)]
+    lat: Option<f64>,
+    #[serde(default)]
+    lon: Option<f64>,
+    #[serde(default)]
+    sog: Option<f64>,
+    #[serde(default)]
+    hog: Option<f64>,
+    #[serde(default)]
+    heading: Option<f64>,
+    #[serde(default)]
+    depth: Option<f64>,
+    #[serde(default)]
+    altitude: Option<f64>,
+}
+
+/// A `NODE_REPORT` payload as a [`ShipState`] (its `clock` set to NaN: the
+/// caller knows the vehicle clock). Errors name what is wrong.
+pub fn parse_node_report(payload: &[u8]) -> Result<ShipState, String> {
+    let r: RawReport =
+        serde_json::from_slice(payload).map_err(|e| format!("not a NODE_REPORT: {e}"))?;
+    let n = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    if !r.t.is_finite() {
+        return Err("t is not a finite number".into());
+    }
+    Ok(ShipState {
+        t: r.t,
+        clock: f64::NAN,
+        lat: n(r.lat),
+        lon: n(r.lon),
+        sog: n(r.sog),
+        cog: n(r.hog),
+        heading: n(r.heading),
+        depth: n(r.depth),
+        altitude: n(r.altitude),
+    })
+}
+
+/// First MMSI of the default range: MID 200 is not in the ITU table of
+/// Maritime Identification Digits (Europe's start at 201), so `200xxxxxx`
+/// is no real ship station.
+pub const DEFAULT_MMSI_BASE: u32 = 200_000_000;
+
+/// The default MMSI of a vehicle without `mmsi` in its config:
+/// `200000000 + FNV-1a-32(name) mod 1000000` (the same name always gives
+/// the same MMSI; two names may collide, which the bridge reports).
+pub fn default_mmsi(name: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    DEFAULT_MMSI_BASE + h % 1_000_000
+}
+
+/// A vehicle's static data: who it is to AIS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    /// Vehicle name (the AIS name is its six-bit form, [`ais::sixbit_text`]).
+    pub name: String,
+    /// MMSI (config `mmsi`, else [`default_mmsi`]).
+    pub mmsi: u32,
+    /// Overall length, m (`platform_length`; 0: not available).
+    pub length_m: f64,
+    /// Beam, m (`platform_beam`; 0: not available).
+    pub beam_m: f64,
+    /// AIS ship type (`ais_ship_type`; 0: not available).
+    pub ship_type: u8,
+}
+
+impl Identity {
+    /// The identity of a vehicle known only by name.
+    pub fn named(name: &str) -> Identity {
+        Identity {
+            name: name.to_string(),
+            mmsi: default_mmsi(name),
+            length_m: 0.0,
+            beam_m: 0.0,
+            ship_type: 0,
+        }
+    }
+
+    /// The identity a vehicle config gives.
+    pub fn of_config(c: &crate::config::VehicleConfig) -> Identity {
+        Identity {
+            name: c.name.clone(),
+            mmsi: c.mmsi.unwrap_or_else(|| default_mmsi(&c.name)),
+            length_m: c.platform_length,
+            beam_m: c.platform_beam,
+            ship_type: c.ais_ship_type,
+        }
+    }
+}
+
+/// Which own-ship sentences are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selection {
+    /// `GGA`.
+    pub gga: bool,
+    /// `RMC`.
+    pub rmc: bool,
+    /// `VTG`.
+    pub vtg: bool,
+    /// `HDT`.
+    pub hdt: bool,
+    /// `ZDA`.
+    pub zda: bool,
+    /// `DPT` (only while the vehicle is below the surface or knows its altitude).
+    pub dpt: bool,
+    /// `!AIVDO` (own ship as AIS).
+    pub vdo: bool,
+    /// `!AIVDM` for the other vehicles.
+    pub vdm: bool,
+}
+
+/// Every sentence name [`Selection::parse`] knows.
+pub const SENTENCES: &[&str] = &["GGA", "RMC", "VTG", "HDT", "ZDA", "DPT", "VDO", "VDM"];
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            gga: true,
+            rmc: true,
+            vtg: true,
+            hdt: true,
+            zda: true,
+            dpt: true,
+            vdo: true,
+            vdm: true,
+        }
+    }
+}
+
+impl Selection {
+    /// From names such as `GGA,RMC,VDM` (any case).
+    pub fn parse(list: &[String]) -> Result<Selection, String> {
+        let mut s = Selection {
+            gga: false,
+            rmc: false,
+            vtg: false,
+            hdt: false,
+            zda: false,
+            dpt: false,
+            vdo: false,
+            vdm: false,
+        };
+        for name in list {
+            let flag = match name.trim().to_ascii_uppercase().as_str() {
+                "GGA" => &mut s.gga,
+                "RMC" => &mut s.rmc,
+                "VTG" => &mut s.vtg,
+                "HDT" => &mut s.hdt,
+                "ZDA" => &mut s.zda,
+                "DPT" => &mut s.dpt,
+                "VDO" => &mut s.vdo,
+                "VDM" => &mut s.vdm,
+                _ => {
+                    return Err(format!(
+                        "unknown sentence {:?}; known: {}",
+                        crate::text::escape_control(name),
+                        SENTENCES.join(",")
+                    ))
+                }
+            };
+            *flag = true;
+        }
+        Ok(s)
+    }
+}
+
+/// What the engine sends and how often.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Talker of `GGA`, `RMC`, `VTG`, `ZDA` (default `GP`).
+    pub talker: String,
+    /// Talker of `HDT`, `DPT` (default `II`).
+    pub instrument_talker: String,
+    /// Sentences sent.
+    pub sentences: Selection,
+    /// Own-ship sentences at most every this many seconds (default 1).
+    pub own_interval_s: f64,
+    /// AIS position reports every this many seconds; `None`: the class A
+    /// intervals by speed and turn ([`class_a_interval`]).
+    pub ais_interval_s: Option<f64>,
+    /// Static data (type 5) every this many seconds (default 360).
+    pub static_interval_s: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            talker: "GP".into(),
+            instrument_talker: "II".into(),
+            sentences: Selection::default(),
+            own_interval_s: 1.0,
+            ais_interval_s: None,
+            static_interval_s: 360.0,
+        }
+    }
+}
+
+/// A talker id: exactly two ASCII capitals or digits.
+pub fn check_talker(t: &str) -> Result<(), String> {
+    if t.len() == 2
+        && t.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "a talker id is two capital letters or digits (GP, GN, II, ...), not {:?}",
+            crate::text::escape_control(t)
+        ))
+    }
+}
+
+/// Turn rate above which a ship counts as changing course, °/min (the
+/// AIS ROT field's own "more than 5° in 30 s").
+pub const TURNING_DEG_MIN: f64 = 10.0;
+
+/// Class A reporting interval (ITU-R M.1371 Table 1, ships under way), s:
+/// 10 s up to 14 kn (3⅓ s when changing course), 6 s up to 23 kn (2 s
+/// when changing course), 2 s above. Unknown speed counts as slow.
+pub fn class_a_interval(sog_ms: f64, rot_deg_min: f64) -> f64 {
+    let kn = if sog_ms.is_finite() {
+        sog_ms.abs() * sentence::MS_TO_KN
+    } else {
+        0.0
+    };
+    let turning = rot_deg_min.is_finite() && rot_deg_min.abs() > TURNING_DEG_MIN;
+    match (kn, turning) {
+        (k, false) if k <= 14.0 => 10.0,
+        (k, true) if k <= 14.0 => 10.0 / 3.0,
+        (k, false) if k <= 23.0 => 6.0,
+        _ => 2.0,
+    }
+}
+
+/// Why a vehicle gets no sentences.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// No latitude/longitude: the vehicle has no geodetic origin.
+    NoOrigin,
+    /// Mission time not finite.
+    BadTime,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NoOrigin => write!(
+                f,
+                "no latitude/longitude (the vehicle has no geodetic origin): give its config \
+                 `start_pos` with lat/lon or a `[geodesy]` origin (docs/nmea.md)"
+            ),
+            Refusal::BadTime => write!(f, "mission time is not a finite number"),
+        }
+    }
+}
+
+/// One own-ship sentence writer of [`sentence`].
+type SentenceFn = fn(&mut Vec<u8>, &str, &Fix);
+
+/// Per-vehicle pacing.
+#[derive(Debug, Clone)]
+struct Track {
+    id: Identity,
+    /// Mission time of the last position output (own-ship set or type 1).
+    last_pos: Option<f64>,
+    /// Mission time of the last static data.
+    last_static: Option<f64>,
+    /// Last (t, heading) seen, for the rate of turn.
+    last_heading: Option<(f64, f64)>,
+    /// Rate of turn, °/min (NaN until two reports).
+    rot: f64,
+}
+
+/// The sans-IO NMEA/AIS engine: vehicle identities, pacing and the own ship.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    opts: Options,
+    own: Option<String>,
+    tracks: HashMap<String, Track>,
+    seq: u8,
+}
+
+impl Engine {
+    /// An engine with `own` as own ship (`None`: every vehicle is AIS).
+    pub fn new(opts: Options, own: Option<String>) -> Engine {
+        Engine {
+            opts,
+            own,
+            tracks: HashMap::new(),
+            seq: 0,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Register (or replace) a vehicle's identity; unknown vehicles get
+    /// [`Identity::named`] on their first report.
+    pub fn set_identity(&mut self, id: Identity) {
+        let name = id.name.clone();
+        match self.tracks.get_mut(&name) {
+            Some(t) => t.id = id,
+            None => {
+                self.tracks.insert(name, Track::new(id));
+            }
+        }
+    }
+
+    /// The identity of `name`, if known.
+    pub fn identity(&self, name: &str) -> Option<&Identity> {
+        self.tracks.get(name).map(|t| &t.id)
+    }
+
+    /// Number of vehicles known.
+    pub fn len(&self) -> usize {
+        self.tracks.len()
+    }
+
+    /// No vehicle known.
+    pub fn is_empty(&self) -> bool {
+        self.tracks.is_empty()
+    }
+
+    /// Another vehicle already using `name`'s MMSI, if any.
+    pub fn mmsi_clash(&self, name: &str) -> Option<&str> {
+        let mmsi = self.tracks.get(name)?.id.mmsi;
+        self.tracks
+            .iter()
+            .find(|(n, t)| n.as_str() != name && t.id.mmsi == mmsi)
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// Forget a vehicle (it went offline).
+    pub fn remove(&mut self, name: &str) {
+        self.tracks.remove(name);
+    }
+
+    /// A new state of vehicle `name`: append the sentences due to `out` and
+    /// return how many lines were appended (0: nothing due yet). Outputs are
+    /// paced by the state's mission time `t`; a time going backwards (the
+    /// vehicle restarted) starts the pacing afresh.
+    pub fn update(
+        &mut self,
+        name: &str,
+        s: &ShipState,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Refusal> {
+        if !s.t.is_finite() {
+            return Err(Refusal::BadTime);
+        }
+        if !(s.lat.is_finite() && s.lon.is_finite()) {
+            return Err(Refusal::NoOrigin);
+        }
+        let own = self.own.as_deref() == Some(name);
+        if !self.tracks.contains_key(name) {
+            self.tracks
+                .insert(name.to_string(), Track::new(Identity::named(name)));
+        }
+        let Some(tr) = self.tracks.get_mut(name) else {
+            return Ok(0);
+        };
+        if tr.last_pos.is_some_and(|t0| s.t < t0) {
+            *tr = Track::new(tr.id.clone());
+        }
+        // Rate of turn from the heading change since the last report.
+        if let Some((t0, h0)) = tr.last_heading {
+            let dt = s.t - t0;
+            if dt > 0.0 && s.heading.is_finite() && h0.is_finite() {
+                let dh = (s.heading - h0 + 540.0).rem_euclid(360.0) - 180.0;
+                tr.rot = dh / dt * 60.0;
+            }
+        }
+        tr.last_heading = Some((s.t, s.heading));
+        let interval = if own {
+            self.opts.own_interval_s
+        } else {
+            self.opts
+                .ais_interval_s
+                .unwrap_or_else(|| class_a_interval(s.sog, tr.rot))
+        };
+        let due = |last: Option<f64>, every: f64| last.is_none_or(|t0| s.t - t0 >= every - 1e-9);
+        let pos_due = due(tr.last_pos, interval);
+        let static_due = due(tr.last_static, self.opts.static_interval_s);
+        let before = out.len();
+        let sel = self.opts.sentences;
+        let utc = sentence::utc(s.clock);
+        let pos = valid_pos(s.lat, s.lon);
+        let mut lines = 0;
+        if pos_due {
+            tr.last_pos = Some(s.t);
+            if own {
+                let f = Fix {
+                    utc,
+                    pos,
+                    sog_ms: s.sog,
+                    cog_deg: s.cog,
+                    heading_deg: s.heading,
+                    depth_m: s.depth,
+                    altitude_m: s.altitude,
+                };
+                let (gp, ii) = (&self.opts.talker, &self.opts.instrument_talker);
+                let table: [(bool, SentenceFn, &str); 6] = [
+                    (sel.gga, sentence::gga, gp),
+                    (sel.rmc, sentence::rmc, gp),
+                    (sel.vtg, sentence::vtg, gp),
+                    (
+                        sel.hdt && !sentence::wrap360(s.heading).is_nan(),
+                        sentence::hdt,
+                        ii,
+                    ),
+                    (sel.zda && utc.is_some(), sentence::zda, gp),
+                    (
+                        sel.dpt && (s.depth > 0.0 || s.altitude.is_finite()),
+                        sentence::dpt,
+                        ii,
+                    ),
+                ];
+                for (on, write, talker) in table {
+                    if on {
+                        write(out, talker, &f);
+                        lines += 1;
+                    }
+                }
+            }
+            if (own && sel.vdo) || (!own && sel.vdm) {
+                let p = ais::Position {
+                    mmsi: tr.id.mmsi,
+                    lat: pos.map_or(f64::NAN, |p| p.0),
+                    lon: pos.map_or(f64::NAN, |p| p.1),
+                    sog_ms: s.sog,
+                    cog_deg: s.cog,
+                    heading_deg: s.heading,
+                    rot_deg_min: tr.rot,
+                    utc_second: utc.map_or(60, |u| u.second as u32),
+                };
+                ais::frame(
+                    out,
+                    "AI",
+                    if own { "VDO" } else { "VDM" },
+                    &ais::type1_bits(&p),
+                    0,
+                );
+                lines += 1;
+            }
+        }
+        if static_due && ((own && sel.vdo) || (!own && sel.vdm)) {
+            tr.last_static = Some(s.t);
+            let st = ais::Static {
+                mmsi: tr.id.mmsi,
+                name: tr.id.name.clone(),
+                ship_type: tr.id.ship_type,
+                length_m: tr.id.length_m,
+                beam_m: tr.id.beam_m,
+            };
+            ais::frame(
+                out,
+                "AI",
+                if own { "VDO" } else { "VDM" },
+                &ais::type5_bits(&st),
+                self.seq,
+            );
+            self.seq = (self.seq + 1) % 10;
+            lines += 2;
+        }
+        debug_assert!(out[before..].is_ascii());
+        Ok(lines)
+    }
+}
+
+impl Track {
+    fn new(id: Identity) -> Track {
+        Track {
+            id,
+            last_pos: None,
+            last_static: None,
+            last_heading: None,
+            rot: f64::NAN,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(t: f64) -> ShipState {
+        ShipState {
+            t,
+            clock: 1_700_000_000.0 + t,
+            lat: 43.825,
+            lon: -70.33,
+            sog: 2.0,
+            cog: 45.0,
+            heading: 45.0,
+            depth: 0.0,
+            altitude: f64::NAN,
+        }
+    }
+
+    #[test]
+    fn default_mmsi_is_in_the_unallocated_mid_200() {
+        for n in ["alpha", "beta", "", "ü"] {
+            let m = default_mmsi(n);
+            assert!((200_000_000..201_000_000).contains(&m), "{m}");
+        }
+        assert_eq!(default_mmsi("alpha"), default_mmsi("alpha"));
+        assert_ne!(default_mmsi("alpha"), default_mmsi("beta"));
+    }
+
+    #[test]
+    fn class_a_intervals() {
+        assert_eq!(class_a_interval(0.0, f64::NAN), 10.0);
+        assert_eq!(class_a_interval(5.0, 0.0), 10.0); // 9.7 kn
+        assert_eq!(class_a_interval(5.0, 30.0), 10.0 / 3.0);
+        assert_eq!(class_a_interval(10.0, 0.0), 6.0); // 19.4 kn
+        assert_eq!(class_a_interval(10.0, -30.0), 2.0);
+        assert_eq!(class_a_interval(15.0, 0.0), 2.0); // 29 kn
+    }
+
+    #[test]
+    fn pacing_and_refusal() {
+        let mut e = Engine::new(Options::default(), Some("own".into()));
+        let mut out = Vec::new();
+        let mut no_origin = state(0.0);
+        no_origin.lat = f64::NAN;
+        assert_eq!(e.update("x", &no_origin, &mut out), Err(Refusal::NoOrigin));
+        // Own ship: GGA RMC VTG HDT ZDA, VDO type 1, VDO type 5 (2 lines).
+        assert_eq!(e.update("own", &state(0.0), &mut out), Ok(8));
+        assert_eq!(e.update("own", &state(0.5), &mut out), Ok(0));
+        assert_eq!(e.update("own", &state(1.0), &mut out), Ok(6));
+        // AIS target at 2 m/s, straight: every 10 s.
+        assert_eq!(e.update("b", &state(0.0), &mut out), Ok(3));
+        assert_eq!(e.update("b", &state(9.9), &mut out), Ok(0));
+        assert_eq!(e.update("b", &state(10.0), &mut out), Ok(1));
+        let text = String::from_utf8(out).unwrap();
+        for line in text.lines() {
+            let (body, ck) = line[1..].split_once('*').unwrap();
+            assert_eq!(
+                u8::from_str_radix(ck, 16).unwrap(),
+                sentence::checksum(body.as_bytes())
+            );
+            assert!(line.len() <= 82, "{line}");
+        }
+    }
+
+    #[test]
+    fn node_report_fields() {
+        let s =
+            parse_node_report(br#"{"t":1.5,"lat":43.0,"lon":null,"sog":1,"hog":2,"heading":3}"#)
+                .unwrap();
+        assert_eq!(
+            (s.t, s.lat, s.sog, s.cog, s.heading),
+            (1.5, 43.0, 1.0, 2.0, 3.0)
+        );
+        assert!(s.lon.is_nan() && s.depth.is_nan());
+        assert!(parse_node_report(b"{}").is_err());
+        assert!(parse_node_report(b"[").is_err());
+    }
+}

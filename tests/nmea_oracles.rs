@@ -1,0 +1,729 @@
+//! NMEA 0183 and AIS output (issue 23, docs/nmea.md) checked by parsers no
+//! one here wrote: pynmea2 and pyais (`USIM_REQUIRE_PYNMEA`), and gpsd from
+//! Debian (`USIM_REQUIRE_GPSD`). Expected values are the vehicles' own
+//! states: the replay's CSV, or the NODE_REPORTs seen on the broker.
+mod mqtt_util;
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mqtt_util::{free_port, node_report, topic, usim, Broker, BrokerKind, Proc, Watcher, ROOT};
+
+fn python() -> String {
+    std::env::var("USIM_PYTHON").unwrap_or("python3".into())
+}
+
+/// pynmea2 and pyais importable, or SKIPPED (a failure with USIM_REQUIRE_PYNMEA=1).
+fn have_pynmea() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import pynmea2, pyais"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_PYNMEA").is_none_or(|v| v != "1"),
+            "USIM_REQUIRE_PYNMEA=1 but {} cannot import pynmea2 and pyais (scripts/py_env.sh)",
+            python()
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: pynmea2/pyais missing (pip install pynmea2 pyais); this test passes without running"
+        );
+    }
+    ok
+}
+
+/// gpsd and gpspipe on PATH (or /usr/sbin), or SKIPPED (USIM_REQUIRE_GPSD=1: fail).
+fn gpsd_paths() -> Option<(PathBuf, PathBuf)> {
+    let find = |name: &str| {
+        ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(name))
+            .find(|p| p.exists())
+    };
+    match (find("gpsd"), find("gpspipe")) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => {
+            assert!(
+                std::env::var_os("USIM_REQUIRE_GPSD").is_none_or(|v| v != "1"),
+                "USIM_REQUIRE_GPSD=1 but gpsd/gpspipe are not installed (apt-get install gpsd gpsd-clients)"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: gpsd or gpspipe missing (apt-get install gpsd gpsd-clients); this test passes without running"
+            );
+            None
+        }
+    }
+}
+
+fn mission_copy(dir: &Path) -> PathBuf {
+    // Every step in the CSV, so every AIS report has its row.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/missions/nmea_harbour.toml"
+    ))
+    .unwrap();
+    let p = dir.join("nmea_harbour.toml");
+    std::fs::write(&p, text.replace("output_every = 10", "output_every = 1")).unwrap();
+    p
+}
+
+#[test]
+fn replay_nmea_parses_in_pynmea2_and_pyais_with_the_vehicles_state() {
+    if !have_pynmea() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mission = mission_copy(dir.path());
+    let ids = r#"{"alpha":{"mmsi":200000101,"length":4.5,"beam":1.2,"ship_type":37},"bravo":{"mmsi":null,"length":12,"beam":3.5,"ship_type":52},"sub":{"mmsi":null,"length":3,"beam":0.5,"ship_type":0}}"#;
+    for own in ["alpha", "sub"] {
+        let nmea = dir.path().join(format!("{own}.nmea"));
+        let csv_dir = dir.path().join("csv/");
+        let o = Command::new(usim())
+            .arg("replay")
+            .arg(&mission)
+            .arg("-o")
+            .arg(&csv_dir)
+            .arg("--nmea")
+            .arg(&nmea)
+            .args(["--nmea-own", own, "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new(python())
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/py/check_nmea.py"
+            ))
+            .arg(&nmea)
+            .arg(&csv_dir)
+            .args(["1768478400.0", own, ids])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && out.starts_with("OK"),
+            "{own}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // Every sentence kind was there to be checked.
+        for kind in ["GGA", "RMC", "VTG", "HDT", "ZDA", "type1", "type5"] {
+            assert!(
+                out.contains(&format!("\"{kind}\"")),
+                "{own}: no {kind}: {out}"
+            );
+        }
+        if own == "sub" {
+            assert!(out.contains("\"DPT\""), "{out}");
+        }
+        // Deterministic: the same mission gives the same bytes.
+        let again = dir.path().join("again.nmea");
+        let o = Command::new(usim())
+            .arg("replay")
+            .arg(&mission)
+            .arg("-o")
+            .arg(dir.path().join("x.csv"))
+            .arg("--nmea")
+            .arg(&again)
+            .args(["--nmea-own", own, "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_eq!(
+            std::fs::read(&nmea).unwrap(),
+            std::fs::read(&again).unwrap()
+        );
+    }
+}
+
+#[test]
+fn replay_nmea_refuses_a_vehicle_without_origin_and_an_unknown_own_ship() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.nmea");
+    let o = Command::new(usim())
+        .arg("replay")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/missions/two_boats_crossing.toml"
+        ))
+        .arg("-o")
+        .arg(dir.path().join("x.csv"))
+        .arg("--nmea")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("west has no lat/lon origin"), "{err}");
+    assert!(!out.exists(), "no half-written file");
+    let o = Command::new(usim())
+        .arg("replay")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/missions/nmea_harbour.toml"
+        ))
+        .arg("-o")
+        .arg(dir.path().join("x.csv"))
+        .arg("--nmea")
+        .arg(&out)
+        .args(["--nmea-own", "nobody"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no such vehicle"),
+        "{err}"
+    );
+}
+
+fn config(dir: &Path, name: &str, url: &str, extra: &str) -> PathBuf {
+    mqtt_util::write_config(dir, name, url, extra)
+}
+
+const ORIGIN: &str = "lat_origin = 42.358456\nlon_origin = -71.087589\nthrust_map = \"20:0.5, 50:1.2, 80:1.8, 100:2.0\"";
+
+fn spawn_nmea(dir: &Path, port: u16, args: &[&str]) -> Proc {
+    let mut cmd = Command::new(usim());
+    cmd.args([
+        "nmea",
+        "--broker",
+        &format!("mqtt://127.0.0.1:{port}"),
+        "--topic-root",
+        ROOT,
+    ])
+    .args(args);
+    Proc::spawn("usim nmea", cmd, dir.join("nmea.log"))
+}
+
+/// Lines from a UDP socket until `until` (each datagram one line).
+fn udp_lines(sock: &UdpSocket, for_: Duration) -> Vec<String> {
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let mut lines = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < for_ {
+        if let Ok(n) = sock.recv(&mut buf) {
+            lines.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+    }
+    lines
+}
+
+fn decode(dir: &Path, lines: &[String]) -> Vec<serde_json::Value> {
+    let f = dir.join("lines.txt");
+    std::fs::write(&f, lines.concat()).unwrap();
+    let o = Command::new(python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/decode_nmea.py"
+        ))
+        .arg(&f)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn live_bridge_sentences_decode_to_the_published_states() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/+/NODE_REPORT")]);
+    let _own = mqtt_util::spawn_vehicle(&config(dir.path(), "kayak", &url, ORIGIN), &[]);
+    let _tgt = mqtt_util::spawn_vehicle(&config(dir.path(), "tgt", &url, ORIGIN), &[]);
+    let _no = mqtt_util::spawn_vehicle(&config(dir.path(), "noorg", &url, ""), &[]);
+    let good = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let good_addr = good.local_addr().unwrap().to_string();
+    let refusing = format!("127.0.0.1:{}", free_port());
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--all",
+            "--own",
+            "kayak",
+            "--udp",
+            &good_addr,
+            "--udp",
+            &refusing,
+            "--tcp",
+            "127.0.0.1:0",
+            "--ais-interval",
+            "1",
+            "--own-rate",
+            "2",
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of every vehicle", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let log = nmea.log();
+    let tcp_addr = log
+        .split("tcp://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let mut tcp = TcpStream::connect(&tcp_addr).unwrap();
+    watch.post("kayak", "DESIRED_THRUST", "80");
+    watch.post("tgt", "DESIRED_THRUST", "50");
+    watch.post("tgt", "DESIRED_RUDDER", "10");
+    // Until enough of everything arrived (vehicles start slowly on a loaded machine).
+    let mut lines = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(120) {
+        lines.extend(udp_lines(&good, Duration::from_secs(2)));
+        let n = |p: &str| lines.iter().filter(|l| l.starts_with(p)).count();
+        if t0.elapsed() > Duration::from_secs(6) && n("$GPGGA") >= 5 && n("!AIVDM,1,1") >= 3 {
+            break;
+        }
+    }
+    tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut tcp_text = vec![0u8; 65536];
+    let n = tcp.read(&mut tcp_text).unwrap_or(0);
+    assert!(n > 0, "the TCP client got nothing");
+    let decoded = decode(dir.path(), &lines);
+    let tcp_lines: Vec<String> = String::from_utf8_lossy(&tcp_text[..n])
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with("\r\n"))
+        .map(String::from)
+        .collect();
+    decode(dir.path(), &tcp_lines);
+
+    let reports = |name: &str| -> Vec<serde_json::Value> {
+        watch
+            .since(0, &topic(name, "NODE_REPORT"))
+            .iter()
+            .map(|m| node_report(&m.payload))
+            .collect()
+    };
+    let (own_r, tgt_r) = (reports("kayak"), reports("tgt"));
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let mut gga = 0;
+    let mut rmc = 0;
+    let mut ais = 0;
+    let mut static_seen = false;
+    let tgt_mmsi = u64::from(usim::nmea::default_mmsi("tgt"));
+    let own_mmsi = u64::from(usim::nmea::default_mmsi("kayak"));
+    for d in &decoded {
+        match d["s"].as_str().unwrap() {
+            "GGA" => {
+                gga += 1;
+                assert_eq!(d["gps_qual"], 8);
+                let (lat, lon) = (f(d, "latitude"), f(d, "longitude"));
+                assert!(
+                    own_r
+                        .iter()
+                        .any(|r| (f(r, "lat") - lat).abs() < 1e-7
+                            && (f(r, "lon") - lon).abs() < 1e-7),
+                    "GGA {d} is no state of kayak"
+                );
+            }
+            "RMC" => {
+                rmc += 1;
+                let (lat, lon, kn, cog) = (
+                    f(d, "latitude"),
+                    f(d, "longitude"),
+                    f(d, "spd_over_grnd"),
+                    f(d, "true_course"),
+                );
+                assert!(
+                    own_r.iter().any(|r| (f(r, "lat") - lat).abs() < 1e-7
+                        && (f(r, "lon") - lon).abs() < 1e-7
+                        && (f(r, "sog") * 3600.0 / 1852.0 - kn).abs() < 0.0051
+                        && ((f(r, "hog") - cog + 540.0).rem_euclid(360.0) - 180.0).abs() < 0.051),
+                    "RMC {d} is no state of kayak"
+                );
+                assert_eq!(d["mode_indicator"], "S");
+            }
+            "VDO" => assert_eq!(d["mmsi"].as_u64(), Some(own_mmsi), "{d}"),
+            "VDM" => {
+                assert_eq!(
+                    d["mmsi"].as_u64(),
+                    Some(tgt_mmsi),
+                    "only tgt is an AIS target: {d}"
+                );
+                if d["msg_type"] == 5 {
+                    static_seen = true;
+                    assert_eq!(d["shipname"], "TGT");
+                    continue;
+                }
+                ais += 1;
+                let (lat, lon, kn, cog, hdg) = (
+                    f(d, "lat"),
+                    f(d, "lon"),
+                    f(d, "speed"),
+                    f(d, "course"),
+                    f(d, "heading"),
+                );
+                assert!(
+                    tgt_r.iter().any(|r| (f(r, "lat") - lat).abs() < 1.4e-6
+                        && (f(r, "lon") - lon).abs() < 1.4e-6
+                        && (f(r, "sog") * 3600.0 / 1852.0 - kn).abs() < 0.051
+                        && ((f(r, "hog") - cog + 540.0).rem_euclid(360.0) - 180.0).abs() < 0.051
+                        && ((f(r, "heading") - hdg + 540.0).rem_euclid(360.0) - 180.0).abs()
+                            < 0.51),
+                    "AIS {d} is no state of tgt"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        gga >= 5 && rmc >= 5 && ais >= 3 && static_seen,
+        "GGA {gga} RMC {rmc} AIS {ais} static {static_seen}: {lines:?}"
+    );
+    let log = nmea.log();
+    assert_eq!(
+        log.matches("noorg: no NMEA/AIS: no latitude/longitude")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches(&format!("UDP {refusing}:")).count(),
+        1,
+        "refusal logged once: {log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// RSS of a process, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_tcp_client_that_never_reads_is_dropped_and_memory_stays_bounded() {
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--vehicles",
+            "flood",
+            "--own",
+            "flood",
+            "--own-rate",
+            "1000",
+            "--max-rate",
+            "1e9",
+            "--tcp",
+            "127.0.0.1:0",
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of flood", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let log = nmea.log();
+    let tcp_addr = log
+        .split("tcp://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let _stuck = TcpStream::connect(&tcp_addr).unwrap();
+    assert!(nmea.wait_log("connected", Duration::from_secs(10)));
+    let pub_ = Watcher::new(broker.port, &[format!("{ROOT}/nothing")]);
+    // ~6 lines (~400 bytes) per report: 40,000 reports are ~16 MB, more
+    // than any loopback socket buffer holds.
+    let t0 = Instant::now();
+    let mut dropped = false;
+    for i in 0..40_000u32 {
+        let json = format!(
+            r#"{{"k":{i},"t":{i},"lat":42.3,"lon":-71.1,"sog":1.5,"hog":80,"heading":81,"depth":0,"altitude":null}}"#
+        );
+        pub_.publish(&topic("flood", "NODE_REPORT"), json);
+        if i % 2000 == 0 {
+            let log = nmea.log();
+            if log.contains("reports behind: dropped") || log.contains("not reading; closed") {
+                dropped = true;
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(240), "flood too slow");
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dropped && Instant::now() < deadline {
+        let log = nmea.log();
+        dropped = log.contains("reports behind: dropped") || log.contains("not reading; closed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(dropped, "the stuck client was not dropped: {}", nmea.log());
+    let rss = rss_kib(nmea.pid());
+    assert!(rss > 0 && rss < 200 * 1024, "RSS {rss} KiB");
+}
+
+#[test]
+fn gpsd_reads_the_stream_and_its_fix_is_the_vehicles() {
+    let Some((gpsd, gpspipe)) = gpsd_paths() else {
+        return;
+    };
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(
+        broker.port,
+        &[
+            format!("{ROOT}/kayak/NODE_REPORT"),
+            format!("{ROOT}/kayak/USM_TIME"),
+        ],
+    );
+    let _own = mqtt_util::spawn_vehicle(&config(dir.path(), "kayak", &url, ORIGIN), &[]);
+    let udp_port = free_port();
+    let gpsd_port = free_port();
+    let mut g = Command::new(&gpsd);
+    g.args([
+        "-N",
+        "-n",
+        "-S",
+        &gpsd_port.to_string(),
+        &format!("udp://127.0.0.1:{udp_port}"),
+    ]);
+    let _gpsd = Proc::spawn("gpsd", g, dir.path().join("gpsd.log"));
+    assert!(
+        mqtt_util::wait_port(gpsd_port, Duration::from_secs(20)),
+        "gpsd did not start"
+    );
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--vehicles",
+            "kayak",
+            "--own",
+            "kayak",
+            "--udp",
+            &format!("127.0.0.1:{udp_port}"),
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of kayak", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    watch.post("kayak", "DESIRED_THRUST", "80");
+    watch.post("kayak", "DESIRED_RUDDER", "10");
+    let o = Command::new("timeout")
+        .arg("40")
+        .arg(&gpspipe)
+        .args(["-w", "-n", "25", &format!("127.0.0.1:{gpsd_port}")])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    // Each NODE_REPORT's vehicle clock: the USM_TIME that follows it.
+    let all: Vec<mqtt_util::Msg> = {
+        let mut v = watch.since(0, &topic("kayak", "NODE_REPORT"));
+        v.extend(watch.since(0, &topic("kayak", "USM_TIME")));
+        v.sort_by_key(|m| m.at);
+        v
+    };
+    let mut states: Vec<(f64, serde_json::Value)> = Vec::new();
+    let mut pending: Option<serde_json::Value> = None;
+    for m in &all {
+        if m.topic.ends_with("NODE_REPORT") {
+            pending = Some(node_report(&m.payload));
+        } else if let (Some(r), Ok(clock)) = (pending.take(), m.payload.trim().parse::<f64>()) {
+            states.push((clock, r));
+        }
+    }
+    let mut tpvs = 0;
+    for line in out.lines().filter(|l| l.contains("\"class\":\"TPV\"")) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(lat) = v["lat"].as_f64() else {
+            continue;
+        };
+        // gpsd's first fix may come before it knows the date (no time).
+        let Some(time) = v["time"].as_str() else {
+            continue;
+        };
+        // "YYYY-MM-DDTHH:MM:SS.sssZ" → seconds of the day.
+        let hms = &time[11..time.len() - 1];
+        let mut it = hms.split(':').map(|x| x.parse::<f64>().unwrap());
+        let sod = it.next().unwrap() * 3600.0 + it.next().unwrap() * 60.0 + it.next().unwrap();
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        let st = states
+            .iter()
+            .find(|(c, _)| {
+                ((c.rem_euclid(86_400.0) - sod + 43_200.0).rem_euclid(86_400.0) - 43_200.0).abs()
+                    < 0.006
+            })
+            .unwrap_or_else(|| panic!("no state at {time}: {line}"));
+        let r = &st.1;
+        assert!((f(r, "lat") - lat).abs() < 1e-7, "lat {line} vs {r}");
+        assert!(
+            (f(r, "lon") - v["lon"].as_f64().unwrap()).abs() < 1e-7,
+            "lon {line} vs {r}"
+        );
+        // gpsd's speed (m/s) from RMC's knots to 0.01 kn; track to 0.1°.
+        if let Some(speed) = v["speed"].as_f64() {
+            assert!((f(r, "sog") - speed).abs() < 0.006, "speed {line} vs {r}");
+        }
+        if let Some(track) = v["track"].as_f64() {
+            assert!(
+                ((f(r, "hog") - track + 540.0).rem_euclid(360.0) - 180.0).abs() < 0.051,
+                "track {line} vs {r}"
+            );
+        }
+        tpvs += 1;
+    }
+    assert!(tpvs >= 3, "gpsd gave {tpvs} fixes: {out}\n{}", nmea.log());
+}
+
+#[test]
+fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/ais/#")]);
+    let ais_port = free_port();
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--all",
+            "--udp",
+            &sink.local_addr().unwrap().to_string(),
+            "--ais-in",
+            &format!("127.0.0.1:{ais_port}"),
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    // A published textbook type 1, a type 5 in two fragments (from our
+    // replay of nmea_harbour), garbage and a bad checksum.
+    let replay = dir.path().join("h.nmea");
+    let o = Command::new(usim())
+        .arg("replay")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/missions/nmea_harbour.toml"
+        ))
+        .arg("-o")
+        .arg(dir.path().join("h.csv"))
+        .arg("--nmea")
+        .arg(&replay)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = std::fs::read_to_string(&replay).unwrap();
+    let type5: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("!AIVDM,2,"))
+        .take(2)
+        .collect();
+    let lines = [
+        "!AIVDM,1,1,,B,177KQJ5000G?tO`K>RA1wUbN0TKH,0*5C".to_string(),
+        format!("{}\r\n{}", type5[0], type5[1]),
+        "not AIS at all".to_string(),
+        "!AIVDM,1,1,,B,177KQJ5000G?tO`K>RA1wUbN0TKH,0*00".to_string(),
+    ];
+    let out = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for l in &lines {
+        out.send_to(l.as_bytes(), ("127.0.0.1", ais_port)).unwrap();
+    }
+    let decoded = decode(
+        dir.path(),
+        &[format!("{}\n", lines[0]), format!("{}\n", lines[1])],
+    );
+    for d in &decoded {
+        let mmsi = d["mmsi"].as_u64().unwrap();
+        let m = watch
+            .wait_after(
+                0,
+                &format!("{ROOT}/ais/{mmsi}"),
+                Duration::from_secs(20),
+                |p| p.contains(&format!("\"last_type\":{}", d["msg_type"])),
+            )
+            .unwrap_or_else(|| panic!("no {ROOT}/ais/{mmsi}: {}", nmea.log()));
+        let j: serde_json::Value = serde_json::from_str(&m.payload).unwrap();
+        assert_eq!(j["mmsi"].as_u64(), Some(mmsi));
+        if d["msg_type"] == 1 {
+            assert!(
+                (j["lat"].as_f64().unwrap() - d["lat"].as_f64().unwrap()).abs() < 1e-6,
+                "{j} {d}"
+            );
+            assert!(
+                (j["lon"].as_f64().unwrap() - d["lon"].as_f64().unwrap()).abs() < 1e-6,
+                "{j} {d}"
+            );
+            assert_eq!(j["sog_kn"].as_f64(), d["speed"].as_f64());
+            assert_eq!(j["cog_deg"].as_f64(), d["course"].as_f64());
+            assert_eq!(j["heading_deg"], d["heading"]);
+        } else {
+            assert_eq!(j["name"], d["shipname"]);
+            assert_eq!(j["ship_type"], d["ship_type"]);
+            let len = d["to_bow"].as_u64().unwrap() + d["to_stern"].as_u64().unwrap();
+            assert_eq!(j["length_m"].as_u64(), Some(len));
+        }
+    }
+    assert!(
+        nmea.wait_log("AIS input: line", Duration::from_secs(10)),
+        "{}",
+        nmea.log()
+    );
+    assert!(!nmea.log().contains("panicked"));
+}
+
+#[test]
+fn bad_options_are_refused_with_clear_messages() {
+    for (args, want) in [
+        (
+            &["--udp", "255.255.255.255:10110"][..],
+            "a broadcast address needs --broadcast",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--talker", "gp"][..],
+            "a talker id is two capital letters",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--sentences", "GGA,XYZ"][..],
+            "unknown sentence \"XYZ\"",
+        ),
+        (
+            &["--udp", "127.0.0.1:10110", "--own-rate", "0"][..],
+            "--own-rate must be a positive number",
+        ),
+        (&["--udp", "nowhere"][..], "expected HOST:PORT"),
+    ] {
+        let o = Command::new(usim())
+            .args(["nmea", "--all", "--broker", "mqtt://127.0.0.1:1"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+    }
+}
