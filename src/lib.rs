@@ -17,6 +17,7 @@
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
+pub mod alog;
 pub mod atomic_file;
 pub mod cli;
 pub mod command;
@@ -30,6 +31,7 @@ pub mod mission;
 pub mod model;
 pub mod moos_import;
 pub mod mqtt;
+pub mod nsplug;
 pub mod plot;
 pub mod replay;
 pub mod sweep;

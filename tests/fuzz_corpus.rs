@@ -103,3 +103,13 @@ fn moos_import() {
 fn v22_strings() {
     replay("v22_strings");
 }
+
+#[test]
+fn nsplug() {
+    replay("nsplug");
+}
+
+#[test]
+fn alog() {
+    replay("alog");
+}

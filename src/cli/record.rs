@@ -12,7 +12,7 @@ use crate::mqtt::record::{self, RecordFormat, RecordOptions};
 #[derive(Debug, clap::Args)]
 #[command(
     group(clap::ArgGroup::new("which").required(true).args(["vehicles", "all"])),
-    after_help = "Examples:\n  usim record --all -o fleet.mcap                 # until Ctrl-C\n  usim record --vehicles kayak -o kayak.csv --duration 60\n\nCSV: the replay's columns (plus `vehicle` first with --all or several vehicles).\nMCAP: the replay's channels, with every command posted to the vehicles."
+    after_help = "Examples:\n  usim record --all -o fleet.mcap                 # until Ctrl-C\n  usim record --vehicles kayak -o kayak.csv --duration 60\n\nCSV: the replay's columns (plus `vehicle` first with --all or several vehicles).\nMCAP: the replay's channels, with every command posted to the vehicles.\nalog: MOOS's text log (docs/alog.md): each NODE_REPORT with the NAV_* it carries, and every command."
 )]
 pub struct RecordArgs {
     /// Vehicles to record, comma-separated.
@@ -21,10 +21,10 @@ pub struct RecordArgs {
     /// Record every vehicle under the topic root.
     #[arg(long)]
     pub all: bool,
-    /// Output: .csv or .mcap (written whole on exit).
-    #[arg(short, long, value_name = "FILE.csv|FILE.mcap")]
+    /// Output: .csv, .mcap or .alog (written whole on exit); other extensions are refused.
+    #[arg(short, long, value_name = "FILE.csv|FILE.mcap|FILE.alog")]
     pub output: PathBuf,
-    /// Output format; default: from the extension of -o (.mcap = MCAP), else CSV.
+    /// Output format; default: from the extension of -o (.csv, .mcap, .alog).
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
     /// Stop after S seconds (default: on Ctrl-C).
@@ -47,9 +47,10 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let format = match OutputFormat::choose(a.format, Some(&a.output)) {
+    let format = match OutputFormat::choose(a.format, Some(&a.output))? {
         OutputFormat::Csv => RecordFormat::Csv,
         OutputFormat::Mcap => RecordFormat::Mcap,
+        OutputFormat::Alog => RecordFormat::Alog,
     };
     let opts = RecordOptions {
         conn: a.tool.connection()?,

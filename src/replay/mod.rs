@@ -64,6 +64,20 @@ pub trait Output {
     fn wants_rows(&self) -> bool {
         true
     }
+    /// Whether [`Output::publications`] is wanted (default: no).
+    fn wants_publications(&self) -> bool {
+        false
+    }
+    /// What vehicle `vehicle` published in the iteration that just ran, at
+    /// vehicle clock `clock`, s (called only if [`Output::wants_publications`]).
+    fn publications(
+        &mut self,
+        _vehicle: usize,
+        _pubs: &[crate::model::Publication],
+        _clock: f64,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// An [`Output`] that takes no rows (sweeps and benchmarks that only need
@@ -141,6 +155,8 @@ pub enum Format {
     Csv,
     /// MCAP with JSON messages (docs/viewing.md).
     Mcap,
+    /// MOOS alog: the posts and every publication (docs/alog.md).
+    Alog,
 }
 
 impl Format {
@@ -149,6 +165,7 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Mcap => "mcap",
+            Format::Alog => "alog",
         }
     }
 }
@@ -184,6 +201,10 @@ pub fn run_into<W: Write + std::io::Seek>(
                 fleet: names,
                 start_time: mission.start_time,
             };
+            run_fleet(mission, w, posts, progress, on_step)
+        }
+        Format::Alog => {
+            let w = crate::alog::ReplayAlog::new(out, mission)?;
             run_fleet(mission, w, posts, progress, on_step)
         }
     }
@@ -286,6 +307,11 @@ pub fn run_fleet<O: Output>(
             for (i, v) in vehicles.iter().enumerate() {
                 let name = if multi { Some(names[i]) } else { None };
                 pw.write_for(name, k, rel, &v.publications())?;
+            }
+        }
+        if out.wants_publications() {
+            for (i, v) in vehicles.iter().enumerate() {
+                out.publications(i, &v.publications(), clock)?;
             }
         }
         on_step(k, rel, &vehicles);
