@@ -234,7 +234,13 @@ impl Source<'_> {
                     "; `{key}` is a vehicle key: in a mission it goes in the [vehicle] table (or in the vehicle file)"
                 ),
                 Some(n) => format!("; did you mean `{n}`?"),
-                None => String::new(),
+                None => match nearest(&key, MOOS_APP_SETTINGS.iter().copied()) {
+                    // A MOOS habit (or its typo) in a usim config.
+                    Some(n) if candidates.contains(&"app_tick") => format!(
+                        "; did you mean `{n}`? That is a MOOS app setting usim does not have (its iteration rate is `app_tick`)"
+                    ),
+                    _ => String::new(),
+                },
             };
             // `usim example` lists the keys of vehicle tables only.
             let in_example = !expected.is_empty()
@@ -1257,6 +1263,24 @@ fn apply_line(p: &mut Params, line: &Line, v22: bool) -> Result<(), String> {
         },
     }
     Ok(())
+}
+
+/// Settings every MOOS app has, as MOOS writes them: a usim config that
+/// names one (or a typo of one) is told what it is.
+pub const MOOS_APP_SETTINGS: &[&str] = &["CommsTick", "AppTick", "MaxAppTick", "IterateMode"];
+
+/// The warning for a vehicle config without a `name` key (`None` when it
+/// has one, or is not TOML: its errors are reported elsewhere): usim then
+/// calls the vehicle `vehicle`, which the user should hear about.
+pub fn unnamed_notice(path: &Path, text: &str) -> Option<String> {
+    let table: toml::Table = text.parse().ok()?;
+    if table.contains_key("name") {
+        return None;
+    }
+    Some(format!(
+        "{} has no `name`, so usim calls the vehicle `vehicle` (topics {{root}}/vehicle/...); name it with --name NAME or `name = \"NAME\"` in the config",
+        path.display()
+    ))
 }
 
 /// The candidate closest to `word` by edit distance, if it is close enough to be a typo.

@@ -202,7 +202,7 @@ fn known_keys() -> impl Iterator<Item = &'static str> {
         .chain(CLASSIC_ALIASES.iter().map(|(k, _)| *k))
         .chain(V22_OUT_OF_SCOPE.iter().copied())
         .chain(FRAMEWORK_KEYS.iter().copied())
-        .chain(["AppTick", "CommsTick", "MaxAppTick", "IterateMode"])
+        .chain(crate::config::MOOS_APP_SETTINGS.iter().copied())
 }
 
 /// One config line of the block, blanks removed.

@@ -84,7 +84,7 @@ fn start_pos_macro_is_expanded() {
     let mut args = vec!["import-moos", "meta.moos"];
     args.extend(DEFS);
     let cfg = imported(&usim(dir.path(), &args));
-    // "10,-20, 180, 0": x, y, heading, speed positionally (model.md §14)
+    // "10,-20, 180, 0": x, y, heading, speed positionally (docs/model.md §14)
     let s = cfg.params.start;
     assert_eq!((s.x, s.y, s.heading, s.speed), (10.0, -20.0, 180.0, 0.0));
     // without the macro: an error naming it and its file:line, not (0, 180)
@@ -107,8 +107,11 @@ fn ifdef_vtype_bodies_follow_the_define() {
     args.extend(DEFS);
     // VTYPE undefined: neither branch
     let cfg = imported(&usim(dir.path(), &args));
-    assert_eq!(cfg.params.buoyancy_rate, 0.025, "model.md §2.2 default");
-    assert_eq!(cfg.params.turn_rate, 70.0, "model.md §2.2 default");
+    assert_eq!(
+        cfg.params.buoyancy_rate, 0.025,
+        "docs/model.md §2.2 default"
+    );
+    assert_eq!(cfg.params.turn_rate, 70.0, "docs/model.md §2.2 default");
     assert_eq!(
         cfg.platform_type, "KAYAK",
         "%(VTYPE=kayak): upper-case default"
