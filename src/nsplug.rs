@@ -18,8 +18,8 @@
 //!   include, `#` lines are dropped, as nsplug does). The file name may be
 //!   quoted and contain macros.
 //!
-//! Where nsplug is silent, this module is not: an undefined macro is an
-//! error naming the macro, file and line (or, with
+//! Where nsplug is silent, this module is not: undefined macros are an
+//! error naming every one with its file and line (or, with
 //! [`Options::keep_undefined`], kept in the text and reported); an include
 //! loop, an include tag the file does not have, an `#ifdef` never closed,
 //! a dangling `#else`/`#elseifdef`/`#endif` are errors. Lines after `//`
@@ -43,6 +43,8 @@ pub const MAX_OUTPUT: usize = 16 << 20;
 /// At most this many lines are read, includes counted each time (a file
 /// included many times over is read many times).
 pub const MAX_LINES_READ: usize = 1_000_000;
+/// At most this many undefined macros are kept in [`Expanded::kept`].
+pub const MAX_KEPT: usize = 10_000;
 /// A line grows to at most this many bytes by substitution.
 pub const MAX_LINE: usize = 1 << 16;
 
@@ -176,6 +178,9 @@ pub fn expand(
         st.macros.insert(k.clone(), v.clone());
     }
     st.file(name, text, None)?;
+    if !opts.keep_undefined && !st.out.kept.is_empty() {
+        return Err(st.undefined_error());
+    }
     if let Some(&(_, file, line)) = st.modes.last() {
         return Err(NsplugError {
             file: st.out.files[file].clone(),
@@ -187,6 +192,47 @@ pub fn expand(
 }
 
 impl State<'_, '_> {
+    /// Every undefined macro met, as one error at the first of them.
+    fn undefined_error(&self) -> NsplugError {
+        let kept = &self.out.kept;
+        let first = &kept[0];
+        let mut names: Vec<&str> = Vec::new();
+        let mut also = Vec::new();
+        for k in kept {
+            if names.contains(&k.name.as_str()) {
+                continue;
+            }
+            names.push(&k.name);
+            if names.len() > 1 && also.len() < 10 {
+                also.push(format!(
+                    "`{}` ({}:{})",
+                    shown(&k.name),
+                    shown(&k.file),
+                    k.line
+                ));
+            }
+        }
+        let base = |n: &str| shown(n.split([':', '=']).next().unwrap_or(n));
+        let mut message = format!("undefined macro `{}`", shown(&first.name));
+        if !also.is_empty() {
+            message.push_str(&format!("; also undefined: {}", also.join(", ")));
+            if names.len() > also.len() + 1 {
+                message.push_str(&format!(" and {} more", names.len() - also.len() - 1));
+            }
+        }
+        message.push_str(&format!(
+            " (define {} with --define {}=VALUE, or --keep-undefined to keep {} as written)",
+            if names.len() > 1 { "each" } else { "it" },
+            base(&first.name),
+            if names.len() > 1 { "them" } else { "it" },
+        ));
+        NsplugError {
+            file: first.file.clone(),
+            line: first.line,
+            message,
+        }
+    }
+
     fn skipping(&self) -> bool {
         self.modes.iter().any(|m| {
             matches!(
@@ -278,7 +324,11 @@ impl State<'_, '_> {
                 }
                 _ if self.skipping() => {}
                 "#include" => {
+                    let before = self.out.kept.len();
                     let rest = self.substitute(rest, fi, n)?;
+                    if !self.keep_undefined && self.out.kept.len() > before {
+                        return Err(self.undefined_error());
+                    }
                     let mut file_str = rest.trim().to_string();
                     let mut inc_tag = None;
                     if let Some((f, last)) = file_str.rsplit_once(' ') {
@@ -401,8 +451,9 @@ impl State<'_, '_> {
         })
     }
 
-    /// Substitute the macros of one line; an undefined one is an error
-    /// unless kept. Text after `//` is a comment and never an error.
+    /// Substitute the macros of one line; an undefined one is left as
+    /// written and recorded in `kept` (an error at the end unless kept).
+    /// Text after `//` is a comment and never recorded.
     fn substitute(&mut self, line: &str, fi: usize, n: usize) -> Result<String, NsplugError> {
         let mut cur = line.to_string();
         let mut pass = 0;
@@ -440,19 +491,8 @@ impl State<'_, '_> {
             .into_iter()
             .map(|(_, _, inner)| inner)
             .collect();
-        if let Some(first) = undefined.first() {
-            if !self.keep_undefined {
-                return Err(NsplugError {
-                    file: self.out.files[fi].clone(),
-                    line: n,
-                    message: format!(
-                        "undefined macro `{}` (define it with --define {}=VALUE, or --keep-undefined to keep it as written)",
-                        shown(first),
-                        shown(first.split([':', '=']).next().unwrap_or(first))
-                    ),
-                });
-            }
-            for u in undefined {
+        for u in undefined {
+            if self.out.kept.len() < MAX_KEPT {
                 self.out.kept.push(Kept {
                     name: u,
                     file: self.out.files[fi].clone(),
@@ -687,6 +727,15 @@ mod tests {
         assert!(e.message.contains("undefined macro `VNAME`"), "{e}");
         // in a comment it is not
         assert!(run("x = 1 // $(VNAME)\n", &[], &[]).is_ok());
+        // all of them are named at once, each once
+        let e = run("a=$(A)\nb=$(B) $(A)\nc=$(C=)\n", &[], &[]).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("top.moos", 1));
+        assert!(
+            e.message.starts_with(
+                "undefined macro `A`; also undefined: `B` (top.moos:2), `C=` (top.moos:3) (define each"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
