@@ -42,6 +42,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_db", moos_db),
     ("nmea_report", nmea_report),
     ("ais_in", ais_in),
+    ("nsplug", nsplug),
+    ("alog", alog),
 ];
 
 /// The function of target `name`.
@@ -794,4 +796,59 @@ pub fn ais_in(data: &[u8]) {
         }
     }
     assert!(a.targets() <= crate::nmea::input::MAX_TARGETS);
+}
+
+/// nsplug on a mission template: the input is the top file, then the
+/// files it may include, separated by NUL bytes and named by their index
+/// (`#include 0`, `#include 1 <tag>`). Macros `A` and `B` are defined,
+/// `B` in terms of `A`; an even-length input keeps undefined macros. The
+/// output must have one origin per line, stay within the size bound, and
+/// import (or fail to) without a panic.
+pub fn nsplug(data: &[u8]) {
+    use crate::nsplug::{expand, Options, MAX_OUTPUT};
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.split('\u{0}');
+    let top = parts.next().unwrap_or("");
+    let files: Vec<&str> = parts.collect();
+    let mut load = |_: &str, inc: &str| -> Result<(String, String), String> {
+        let i: usize = inc.parse().map_err(|_| "not an index".to_string())?;
+        files
+            .get(i)
+            .map(|t| (inc.to_string(), t.to_string()))
+            .ok_or_else(|| "no such file".to_string())
+    };
+    let opts = Options {
+        defines: vec![("A".into(), "x=1".into()), ("B".into(), "$(A),%(A)".into())],
+        keep_undefined: data.len() % 2 == 0,
+    };
+    if let Ok(e) = expand("top", top, &opts, &mut load) {
+        assert_eq!(e.origins.len(), e.text.matches('\n').count());
+        assert!(e.text.len() <= MAX_OUTPUT);
+        for o in &e.origins {
+            assert!(o.file < e.files.len() && o.line >= 1);
+        }
+        let _ = crate::moos_import::import(&e.text, None);
+    }
+}
+
+/// An alog as `usim plot` reads it: parsed, then turned into runs. Every
+/// entry's time and every number must be finite, and every run's columns
+/// of equal length.
+pub fn alog(data: &[u8]) {
+    let Ok(a) = crate::alog::parse(data) else {
+        return;
+    };
+    assert!(a.t0.is_finite());
+    for e in &a.entries {
+        assert!(e.t.is_finite() && !e.var.is_empty() && !e.source.is_empty());
+        if let crate::alog::AlogValue::Number(v) = e.value {
+            assert!(v.is_finite());
+        }
+    }
+    if let Ok(runs) = crate::plot::alog_run::runs(&a) {
+        for r in runs {
+            let n = r.t.len();
+            assert!(n > 0 && r.x.len() == n && r.elevator.len() == n && r.k.len() == n);
+        }
+    }
 }

@@ -20,6 +20,7 @@
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
 pub mod actuator;
+pub mod alog;
 pub mod atomic_file;
 pub mod cli;
 pub mod command;
@@ -34,6 +35,7 @@ pub mod moos;
 pub mod moos_import;
 pub mod mqtt;
 pub mod nmea;
+pub mod nsplug;
 pub mod plot;
 pub mod replay;
 pub mod sweep;

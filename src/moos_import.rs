@@ -187,6 +187,24 @@ const V22_OUT_OF_SCOPE: &[&str] = &["active_start"];
 /// Keys of every MOOS app that usim has no use for.
 const MOOS_APP_KEYS: &[&str] = &["commstick", "maxapptick", "iterateMode", "iteratemode"];
 
+/// Keys the MOOS-IvP app framework handles for every app (uSimMarine never
+/// reports them as unhandled): dropped without a word.
+const FRAMEWORK_KEYS: &[&str] = &["app_logging", "deprecated_ok"];
+
+/// Every key a uSimMarine block may hold, as MOOS-IvP documents it: the
+/// candidates of a "did you mean" for a line that is none of them.
+fn known_keys() -> impl Iterator<Item = &'static str> {
+    COMMON
+        .iter()
+        .chain(V22_ONLY)
+        .chain(V22_PID)
+        .map(|(k, _)| *k)
+        .chain(CLASSIC_ALIASES.iter().map(|(k, _)| *k))
+        .chain(V22_OUT_OF_SCOPE.iter().copied())
+        .chain(FRAMEWORK_KEYS.iter().copied())
+        .chain(crate::config::MOOS_APP_SETTINGS.iter().copied())
+}
+
 /// One config line of the block, blanks removed.
 #[derive(Debug, Clone)]
 struct Line {
@@ -297,7 +315,83 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
         && lines
             .iter()
             .any(|l| !l.value.is_empty() && YAW_PID_KEYS.contains(&l.key.as_str()));
-    for l in lines {
+    // The mission's separate PID app: its gains become the V22 embedded
+    // PID when the simulator's block does not embed one itself.
+    let pid_block = ["pmarinepidv22", "pmarinepid"]
+        .iter()
+        .find_map(|p| blocks.iter().find(|(n, _)| n.eq_ignore_ascii_case(p)));
+    let mut pid_lines: Vec<Line> = Vec::new();
+    let mut pid_from = None;
+    if let Some((pname, plines)) = pid_block {
+        let gains: Vec<Line> = plines
+            .iter()
+            .filter(|l| !l.value.is_empty() && V22_PID.iter().any(|(k, _)| *k == l.key))
+            .cloned()
+            .collect();
+        let has_yaw = gains.iter().any(|l| YAW_PID_KEYS.contains(&l.key.as_str()));
+        let why_not = if gains.is_empty() {
+            None
+        } else if !v22 {
+            Some(format!(
+                "the gains of ProcessConfig = {pname}: the classic model has no embedded PID, so they are not imported (import with --process uSimMarineV22 to run them in usim's V22 PID)"
+            ))
+        } else if pid_coupled {
+            Some(format!(
+                "the gains of ProcessConfig = {pname} are not imported: the uSimMarineV22 block embeds its own PID (yaw_pid_* keys)"
+            ))
+        } else if !has_yaw {
+            Some(format!(
+                "the gains of ProcessConfig = {pname} are not imported: it has no yaw_pid_* key, which the V22 PID needs"
+            ))
+        } else {
+            None
+        };
+        match why_not {
+            Some(reason) => unmapped.push(Unmapped {
+                line: gains[0].line,
+                key: pname.clone(),
+                reason,
+            }),
+            None if !gains.is_empty() => {
+                pid_lines = gains;
+                pid_from = Some(pname.clone());
+            }
+            None => {}
+        }
+    }
+    // pNodeReporter says what the vehicle is (after the block's own keys).
+    let mut node_entries: Vec<(String, String, usize)> = Vec::new();
+    if let Some((_, nlines)) = blocks
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("pnodereporter"))
+    {
+        for l in nlines.iter().filter(|l| !l.value.is_empty()) {
+            let report = |reason: &str| Unmapped {
+                line: l.line,
+                key: l.key.clone(),
+                reason: reason.to_string(),
+            };
+            match l.key.as_str() {
+                "platform_type" if l.value.contains([',', '=']) => unmapped.push(report(
+                    "pNodeReporter's platform_type is not a single word: not imported",
+                )),
+                "platform_type" => {
+                    node_entries.push(("platform_type".into(), toml_str(&l.value), l.line))
+                }
+                "platform_length" => match number(&l.value) {
+                    Some(v) if v >= 0.0 => {
+                        node_entries.push(("platform_length".into(), toml_f64(v), l.line))
+                    }
+                    _ => unmapped.push(report(
+                        "pNodeReporter's platform_length is not a length >= 0: not imported",
+                    )),
+                },
+                _ => {}
+            }
+        }
+    }
+    let sim_lines = lines.iter().map(|l| (l, false));
+    for (l, from_pid) in sim_lines.chain(pid_lines.iter().map(|l| (l, true))) {
         let mut report = |reason: String| {
             unmapped.push(Unmapped {
                 line: l.line,
@@ -309,7 +403,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             continue; // MOOS drops lines with an empty value
         }
         let key = l.key.to_ascii_lowercase();
-        let (usim_key, ty) = match lookup(&key, v22, pid_coupled) {
+        let (usim_key, ty) = match lookup(&key, v22, pid_coupled || from_pid) {
             Lookup::Found(k, ty) => (k, ty),
             Lookup::AppTick => {
                 match number(&l.value) {
@@ -327,6 +421,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
                 report(reason);
                 continue;
             }
+            Lookup::Framework => continue,
         };
         let value = match ty {
             Ty::Num => match number(&l.value) {
@@ -368,6 +463,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
         entries.push((usim_key.to_string(), value, l.line));
     }
 
+    entries.extend(node_entries);
     // One line per key: classic applies the last line first (the earliest
     // wins), V22 in file order (the latest wins).
     let mut kept: Vec<(String, String, usize)> = Vec::new();
@@ -417,9 +513,20 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
     out.push_str(&format!(
         "# Imported by `usim import-moos` from ProcessConfig = {name}.\n"
     ));
+    if let Some(p) = &pid_from {
+        out.push_str(&format!(
+            "# The PID gains come from ProcessConfig = {p} (usim runs them in the V22 embedded PID).\n"
+        ));
+    }
     if let Some(c) = global("community") {
-        if !c.value.is_empty() && !c.value.contains(['/', '+', '#']) {
-            out.push_str(&format!("name = {}\n", toml_str(&c.value)));
+        match crate::config::check_vehicle_name(&c.value) {
+            Ok(()) => out.push_str(&format!("name = {}\n", toml_str(&c.value))),
+            // e.g. a `$(VNAME)` kept by --keep-undefined: no name, said so
+            Err(why) => unmapped.push(Unmapped {
+                line: c.line,
+                key: "Community".into(),
+                reason: format!("not a usim vehicle name, so the config has no `name`: {why}"),
+            }),
         }
     }
     out.push_str(&format!(
@@ -458,6 +565,8 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
 
 enum Lookup {
     Found(&'static str, Ty),
+    /// A framework key: nothing to import, nothing to report.
+    Framework,
     AppTick,
     Report(String),
 }
@@ -508,13 +617,22 @@ fn lookup(key: &str, v22: bool, pid_coupled: bool) -> Lookup {
             "documented for uSimMarine but not implemented by it; usim's own `current_field` takes a field file (docs/current_field.md)".into(),
         );
     }
+    if FRAMEWORK_KEYS.contains(&key) {
+        return Lookup::Framework;
+    }
     if MOOS_APP_KEYS.contains(&key) {
         return Lookup::Report("a MOOS app setting with no meaning for usim".into());
     }
     if V22_OUT_OF_SCOPE.contains(&key) {
         return Lookup::Report("not modelled by usim".into());
     }
-    Lookup::Report("not a uSimMarine parameter (uSimMarine reports it as unhandled)".into())
+    let hint = match crate::config::nearest(key, known_keys()) {
+        Some(n) => format!("; did you mean `{n}`?"),
+        None => String::new(),
+    };
+    Lookup::Report(format!(
+        "not a uSimMarine parameter (uSimMarine reports it as unhandled){hint}"
+    ))
 }
 
 /// `key=value` with the key lower-cased; `None` without `=`.

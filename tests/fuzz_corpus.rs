@@ -148,3 +148,13 @@ fn nmea_report() {
 fn ais_in() {
     replay("ais_in");
 }
+
+#[test]
+fn nsplug() {
+    replay("nsplug");
+}
+
+#[test]
+fn alog() {
+    replay("alog");
+}

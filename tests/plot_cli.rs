@@ -98,9 +98,28 @@ fn every_mission_plots_to_valid_svg_and_png() {
             .unwrap_or_else(|e| panic!("{stem}: SVG is not XML: {e}"));
         let root = doc.root_element();
         assert_eq!(root.tag_name().name(), "svg", "{stem}");
-        // Title 40 + track 700 + 4 series panels of 220.
+        // Title 40 + track 700 + 4 series panels of 220; no depth panel
+        // when the depth is 0 throughout (issue 24).
+        let csv_text = std::fs::read_to_string(&csv).unwrap();
+        let depth_col = csv_text
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .position(|c| c == "depth")
+            .unwrap();
+        let dives = csv_text.lines().skip(1).any(|l| {
+            l.split(',')
+                .nth(depth_col)
+                .is_some_and(|d| d.parse::<f64>() != Ok(0.0))
+        });
+        let panels_h = if dives { 0 } else { 220 };
         assert_eq!(root.attribute("width"), Some("1000"), "{stem}");
-        assert_eq!(root.attribute("height"), Some("1620"), "{stem}");
+        assert_eq!(
+            root.attribute("height"),
+            Some((1620 - panels_h).to_string().as_str()),
+            "{stem}"
+        );
         let texts: Vec<String> = doc
             .descendants()
             .filter(|n| n.has_tag_name("text"))
@@ -114,11 +133,16 @@ fn every_mission_plots_to_valid_svg_and_png() {
             "x (m)",
             "y (m)",
             "speed (m/s)",
-            "heading (degrees)",
-            "depth (m)",
+            "heading (degrees, unwrapped)",
+            "actuators (percent of full)",
         ] {
             assert!(texts.iter().any(|t| t == label), "{stem}: axis {label}");
         }
+        assert_eq!(
+            texts.iter().any(|t| t == "depth (m)"),
+            dives,
+            "{stem}: a depth panel only for a run that leaves the surface"
+        );
         let lines = doc
             .descendants()
             .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
@@ -128,7 +152,7 @@ fn every_mission_plots_to_valid_svg_and_png() {
         let png = dir.path().join(format!("{stem}.png"));
         ok(&plot(&[&csv], &png, &[]), &stem);
         let (w, h, colours, early, late) = decode_png(&png);
-        assert_eq!((w, h), (1000, 1580), "{stem}: no title line");
+        assert_eq!((w, h), (1000, 1580 - panels_h), "{stem}: no title line");
         assert!(colours >= 16, "{stem}: only {colours} colours");
         assert!(
             early && late,

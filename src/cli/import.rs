@@ -11,10 +11,14 @@ use crate::moos_import;
 /// Arguments of `usim import-moos`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "MOOS's rules: blanks removed, keys case-insensitive, `//` comments; \
-LatOrigin/LongOrigin and Community come from the mission file.\n\
+    after_help = "The file is expanded as nsplug does first (#include with <tag>, #define, \
+#ifdef/#ifndef/#elseifdef/#else/#endif, $(MACRO), %(MACRO), $(MACRO=DEFAULT)); \
+an undefined macro is an error naming its file:line.\n\
+MOOS's rules: blanks removed, keys case-insensitive, `//` comments; \
+LatOrigin/LongOrigin and Community come from the mission file; pMarinePID gains \
+go into the V22 PID, pNodeReporter's platform_type/platform_length are read.\n\
 Every line that cannot be carried over is reported with its line number (stderr).\n\n\
-Example:\n  usim import-moos alpha.moos -o configs/alpha.toml\n  usim run configs/alpha.toml"
+Example:\n  usim import-moos meta_vehicle.moos -D VNAME=alpha -D START_POS=0,0 -o configs/alpha.toml\n  usim run configs/alpha.toml"
 )]
 pub struct ImportArgs {
     /// The MOOS mission file (`.moos`).
@@ -26,6 +30,14 @@ pub struct ImportArgs {
     /// Write the config here (default: stdout).
     #[arg(short, long, value_name = "OUT.toml")]
     pub output: Option<PathBuf>,
+    /// Define an nsplug macro, as `nsplug FILE KEY=VALUE` does (repeatable):
+    /// `$(KEY)` becomes VALUE, `%(KEY)` VALUE in upper case.
+    #[arg(short = 'D', long = "define", value_name = "KEY=VALUE", value_parser = crate::nsplug::parse_define)]
+    pub define: Vec<(String, String)>,
+    /// Keep an undefined `$(MACRO)` as written (and report it) instead of
+    /// refusing the file.
+    #[arg(long)]
+    pub keep_undefined: bool,
 }
 
 /// Text from the MOOS file with control and bidi characters escaped,
@@ -36,16 +48,37 @@ fn esc(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Run `usim import-moos`.
 pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
-    let text = crate::input_file::read_text(&a.file, crate::input_file::MAX_TEXT_BYTES)?;
-    let imported = moos_import::import(&text, a.process.as_deref())
+    let opts = crate::nsplug::Options {
+        defines: a.define.clone(),
+        keep_undefined: a.keep_undefined,
+    };
+    let expanded = crate::nsplug::preprocess_file(&a.file, &opts)
+        .map_err(|e| anyhow::anyhow!("{}", esc(&e.to_string())))?;
+    for n in &expanded.notes {
+        eprintln!("usim: nsplug: {}", esc(n));
+    }
+    for k in &expanded.kept {
+        eprintln!(
+            "usim: {}:{}: undefined macro `{}` kept as written (--keep-undefined)",
+            esc(&k.file),
+            k.line,
+            esc(&k.name)
+        );
+    }
+    let imported = moos_import::import(&expanded.text, a.process.as_deref())
         .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
     for u in &imported.unmapped {
         eprintln!(
-            "usim: {}:{}: key `{}`: not imported: {}",
-            a.file.display(),
-            u.line,
+            "usim: {}: key `{}`: not imported: {}",
+            expanded.place(u.line),
             esc(&u.key),
             esc(&u.reason)
+        );
+    }
+    if !imported.toml.lines().any(|l| l.starts_with("name = ")) {
+        eprintln!(
+            "usim: {}: no `Community` line, so the config has no `name` and usim will call the vehicle `vehicle`; name it with `usim run --name NAME` or add `name = \"NAME\"` to the config",
+            a.file.display()
         );
     }
     // The result must load: check it as `usim run` will, and show its warnings.

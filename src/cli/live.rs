@@ -292,8 +292,14 @@ fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
 /// Run `usim run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut config = crate::config::load_vehicle(&a.config)?;
-    if let Some(name) = a.name {
-        config.name = name;
+    match a.name {
+        Some(name) => config.name = name,
+        None => {
+            let text = std::fs::read_to_string(&a.config).unwrap_or_default();
+            if let Some(note) = crate::config::unnamed_notice(&a.config, &text) {
+                eprintln!("usim: warning: {note}");
+            }
+        }
     }
     config.node_report_local |= a.node_report_local;
     let broker = BrokerUrl::parse(a.broker.as_deref().unwrap_or(&config.mqtt.broker))?;

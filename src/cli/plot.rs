@@ -13,8 +13,9 @@ use crate::plot::{self, Figure, ImageFormat, Labelled, Panel};
     after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv && usim plot turns.csv -o turns.svg\n  usim plot a.csv b.csv -o both.png --panels track,speed --title \"two runs\"\n\nThe CSVs are those of `usim replay` or `usim record` (columns found by name; a `vehicle` column gives one line per vehicle)."
 )]
 pub struct PlotArgs {
-    /// Run CSVs (from `usim replay` or `usim record`).
-    #[arg(required = true, value_name = "RUN.csv")]
+    /// Run CSVs (from `usim replay` or `usim record`) or alogs (`.alog`:
+    /// the NAV_* or USM_* pose and DESIRED_* actuators).
+    #[arg(required = true, value_name = "RUN.csv|RUN.alog")]
     pub runs: Vec<PathBuf>,
     /// The figure: .svg or .png (written whole or not at all).
     #[arg(short, long, value_name = "OUT.svg|OUT.png")]
@@ -29,6 +30,10 @@ pub struct PlotArgs {
     /// Title above the panels.
     #[arg(long)]
     pub title: Option<String>,
+    /// Line names, comma-separated, one per run in order (default: the
+    /// `vehicle` column, the alog's vehicle, else the file name).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub labels: Vec<String>,
     /// Image format; default: from the extension of -o.
     #[arg(long, value_enum)]
     pub format: Option<PlotFormat>,
@@ -72,8 +77,16 @@ pub fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<Labelled>> {
     let mut out = Vec::new();
     for path in paths {
         let bytes = crate::input_file::read(path, crate::input_file::MAX_DATA_BYTES)?;
-        let runs =
-            plot::run_csv::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let is_alog = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("alog"));
+        let runs = if is_alog {
+            let a = crate::alog::parse(&bytes)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            plot::alog_run::runs(&a).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        } else {
+            plot::run_csv::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        };
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -94,9 +107,31 @@ pub fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<Labelled>> {
 pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
     let format = format_of(a.format, &a.output)?;
     let panels = Panel::parse_list(&a.panels).map_err(|e| anyhow::anyhow!("--panels: {e}"))?;
-    let runs = load_runs(&a.runs)?;
+    let mut runs = load_runs(&a.runs)?;
+    if !a.labels.is_empty() {
+        if a.labels.len() != runs.len() {
+            anyhow::bail!(
+                "--labels gives {} name{} for {} run{} ({})",
+                a.labels.len(),
+                if a.labels.len() == 1 { "" } else { "s" },
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
+                runs.iter()
+                    .map(|r| r.label.escape_debug().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        for (r, l) in runs.iter_mut().zip(&a.labels) {
+            r.label = l.clone();
+        }
+    }
+    let drawn = plot::panels_for(&runs, &panels);
+    if drawn.len() < panels.len() {
+        eprintln!("usim: depth is 0 throughout: no depth panel");
+    }
     let fig = Figure {
-        panels,
+        panels: drawn,
         title: a.title,
     };
     let bytes = plot::render(&runs, &fig, format)

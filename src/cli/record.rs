@@ -12,7 +12,7 @@ use crate::mqtt::record::{self, RecordFormat, RecordOptions};
 #[derive(Debug, clap::Args)]
 #[command(
     group(clap::ArgGroup::new("which").args(["vehicles", "all"])),
-    after_help = "Examples:\n  usim record --all -o fleet.mcap                 # until Ctrl-C\n  usim record --vehicles kayak -o kayak.csv --duration 60\n  usim record --recover fleet.mcap                # after a crash or kill -9\n\nThe file is written at its name and flushed every 0.5 s: a recorder killed outright loses at most the last 0.5 s; --recover makes such a file whole (an MCAP gets its summary back, a CSV loses its cut last line).\n\nCSV: the replay's columns (plus `vehicle` first with --all or several vehicles).\nMCAP: the replay's channels, with every command posted to the vehicles."
+    after_help = "Examples:\n  usim record --all -o fleet.mcap                 # until Ctrl-C\n  usim record --vehicles kayak -o kayak.csv --duration 60\n  usim record --recover fleet.mcap                # after a crash or kill -9\n\nThe file is written at its name and flushed every 0.5 s: a recorder killed outright loses at most the last 0.5 s; --recover makes such a file whole (an MCAP gets its summary back, a CSV loses its cut last line).\n\nCSV: the replay's columns (plus `vehicle` first with --all or several vehicles).\nMCAP: the replay's channels, with every command posted to the vehicles.\nalog: MOOS's text log (docs/alog.md): each NODE_REPORT with the NAV_* it carries, and every command."
 )]
 pub struct RecordArgs {
     /// Vehicles to record, comma-separated.
@@ -21,11 +21,11 @@ pub struct RecordArgs {
     /// Record every vehicle under the topic root.
     #[arg(long)]
     pub all: bool,
-    /// Output: .csv or .mcap (written in place, flushed every 0.5 s).
+    /// Output: .csv, .mcap or .alog (written in place, flushed every 0.5 s); other extensions are refused.
     #[arg(
         short,
         long,
-        value_name = "FILE.csv|FILE.mcap",
+        value_name = "FILE.csv|FILE.mcap|FILE.alog",
         required_unless_present = "recover"
     )]
     pub output: Option<PathBuf>,
@@ -34,7 +34,7 @@ pub struct RecordArgs {
     /// CSV loses its cut last line. Nothing is recorded.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["vehicles", "all", "output", "duration"])]
     pub recover: Option<PathBuf>,
-    /// Output format; default: from the extension of -o (.mcap = MCAP), else CSV.
+    /// Output format; default: from the extension of -o (.csv, .mcap, .alog).
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
     /// Stop after S seconds (default: on Ctrl-C).
@@ -66,9 +66,10 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let format = match OutputFormat::choose(a.format, Some(&output)) {
+    let format = match OutputFormat::choose(a.format, Some(&output))? {
         OutputFormat::Csv => RecordFormat::Csv,
         OutputFormat::Mcap => RecordFormat::Mcap,
+        OutputFormat::Alog => RecordFormat::Alog,
     };
     let opts = RecordOptions {
         conn: a.tool.connection()?,

@@ -17,9 +17,11 @@ pub struct ReplayArgs {
     pub mission: PathBuf,
     /// Write the CSV (or MCAP) here instead of stdout; written whole or not at all.
     /// A directory (ending in `/` or existing) gets one CSV per vehicle, `NAME.csv`.
-    #[arg(short, long, value_name = "OUT.csv|OUT.mcap|DIR/")]
+    /// `.alog` writes MOOS's alog (the posts and every publication, docs/alog.md);
+    /// any other extension than .csv, .mcap, .alog is refused.
+    #[arg(short, long, value_name = "OUT.csv|OUT.mcap|OUT.alog|DIR/")]
     pub output: Option<PathBuf>,
-    /// Output format; default: from the extension of -o (.mcap = MCAP), else CSV.
+    /// Output format; default: from the extension of -o (.csv, .mcap, .alog), CSV on stdout.
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
     /// Also write every publication the vehicle made (`k,t,var,type,value`) here.
@@ -96,6 +98,8 @@ pub enum OutputFormat {
     Csv,
     /// MCAP with JSON messages (docs/viewing.md).
     Mcap,
+    /// MOOS alog text log (docs/alog.md).
+    Alog,
 }
 
 impl From<OutputFormat> for crate::replay::Format {
@@ -103,19 +107,38 @@ impl From<OutputFormat> for crate::replay::Format {
         match f {
             OutputFormat::Csv => crate::replay::Format::Csv,
             OutputFormat::Mcap => crate::replay::Format::Mcap,
+            OutputFormat::Alog => crate::replay::Format::Alog,
         }
     }
 }
 
 impl OutputFormat {
-    /// `explicit`, else from the extension of `path` (`.mcap`), else CSV.
-    pub fn choose(explicit: Option<OutputFormat>, path: Option<&std::path::Path>) -> OutputFormat {
-        explicit.unwrap_or_else(|| {
-            match path.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-                Some(e) if e.eq_ignore_ascii_case("mcap") => OutputFormat::Mcap,
-                _ => OutputFormat::Csv,
-            }
-        })
+    /// `explicit`, else from the extension of `path` (`.csv`, `.mcap`,
+    /// `.alog`), else CSV when there is no path (stdout). Any other
+    /// extension is refused: the file would not be what its name says.
+    pub fn choose(
+        explicit: Option<OutputFormat>,
+        path: Option<&std::path::Path>,
+    ) -> anyhow::Result<OutputFormat> {
+        if let Some(f) = explicit {
+            return Ok(f);
+        }
+        let Some(path) = path else {
+            return Ok(OutputFormat::Csv);
+        };
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("csv") => Ok(OutputFormat::Csv),
+            Some("mcap") => Ok(OutputFormat::Mcap),
+            Some("alog") => Ok(OutputFormat::Alog),
+            _ => anyhow::bail!(
+                "cannot tell the output format of {}: name it .csv, .mcap or .alog, or give --format csv|mcap|alog",
+                path.display().to_string().escape_debug()
+            ),
+        }
     }
 }
 
@@ -129,8 +152,10 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let format = OutputFormat::choose(a.format, a.output.as_deref());
-    let est = crate::replay::estimate(&mission, format.into());
+    // For the estimate only: a bad -o is refused below with its reason.
+    let est_format =
+        OutputFormat::choose(a.format, a.output.as_deref()).unwrap_or(OutputFormat::Csv);
+    let est = crate::replay::estimate(&mission, est_format.into());
     if est.rows > crate::replay::MAX_ROWS && !a.allow_large {
         anyhow::bail!(
             "{}: this replay would write about {} rows (~{}), more than the limit of {} rows; \
@@ -199,8 +224,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         .output
         .as_ref()
         .is_some_and(|p| p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/'));
-    if to_dir && format == OutputFormat::Mcap {
-        anyhow::bail!("-o DIR/ writes one CSV per vehicle; MCAP needs a file: -o OUT.mcap");
+    let format = if to_dir {
+        a.format.unwrap_or(OutputFormat::Csv)
+    } else {
+        OutputFormat::choose(a.format, a.output.as_deref())?
+    };
+    if to_dir && format != OutputFormat::Csv {
+        anyhow::bail!("-o DIR/ writes one CSV per vehicle; MCAP and alog need a file: -o OUT.mcap, -o OUT.alog");
     }
     let multi = mission.vehicle_count() > 1;
     let names: Vec<String> = (0..mission.vehicle_count())
@@ -301,6 +331,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             tmp.commit_file(file)?;
             summary
         }
+        None if format == OutputFormat::Alog => {
+            let stdout = std::io::stdout().lock();
+            let out = crate::replay::alog::ReplayAlog::new(stdout, &mission)?;
+            let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)?;
+            std::io::stdout().flush()?;
+            s
+        }
         None if format == OutputFormat::Mcap => {
             anyhow::bail!("MCAP output needs a file: -o OUT.mcap (it is not streamed to stdout)")
         }
@@ -348,8 +385,15 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
                 d.k
             );
         }
-        if let Some(path) = &a.output {
-            eprintln!("usim: wrote {} rows to {}", summary.rows, path.display());
+        match &a.output {
+            Some(path) if format == OutputFormat::Alog => {
+                eprintln!(
+                    "usim: wrote the posts and publications as alog to {}",
+                    path.display()
+                )
+            }
+            Some(path) => eprintln!("usim: wrote {} rows to {}", summary.rows, path.display()),
+            None => {}
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -117,7 +117,13 @@ impl Source<'_> {
                     "; `{key}` is a vehicle key: in a mission it goes in the [vehicle] table (or in the vehicle file)"
                 ),
                 Some(n) => format!("; did you mean `{n}`?"),
-                None => String::new(),
+                None => match nearest(&key, super::MOOS_APP_SETTINGS.iter().copied()) {
+                    // A MOOS habit (or its typo) in a usim config.
+                    Some(n) if candidates.contains(&"app_tick") => format!(
+                        "; did you mean `{n}`? That is a MOOS app setting usim does not have (its iteration rate is `app_tick`)"
+                    ),
+                    _ => String::new(),
+                },
             };
             // `usim example` lists the keys of vehicle tables only.
             let in_example = !expected.is_empty()

@@ -945,6 +945,24 @@ fn apply_text(p: &mut Params, key: &str, s: &str, v22: bool) -> Result<(), Strin
     Ok(())
 }
 
+/// Settings every MOOS app has, as MOOS writes them: a usim config that
+/// names one (or a typo of one) is told what it is.
+pub const MOOS_APP_SETTINGS: &[&str] = &["CommsTick", "AppTick", "MaxAppTick", "IterateMode"];
+
+/// The warning for a vehicle config without a `name` key (`None` when it
+/// has one, or is not TOML: its errors are reported elsewhere): usim then
+/// calls the vehicle `vehicle`, which the user should hear about.
+pub fn unnamed_notice(path: &Path, text: &str) -> Option<String> {
+    let table: toml::Table = text.parse().ok()?;
+    if table.contains_key("name") {
+        return None;
+    }
+    Some(format!(
+        "{} has no `name`, so usim calls the vehicle `vehicle` (topics {{root}}/vehicle/...); name it with --name NAME or `name = \"NAME\"` in the config",
+        path.display()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,10 @@ pub enum RecordFormat {
     Csv,
     /// The replay's MCAP channels, commands included.
     Mcap,
+    /// MOOS's alog (docs/alog.md): each report as `NODE_REPORT` (its JSON)
+    /// and the `NAV_*` values it carries, source `uSimMarine:VEHICLE`;
+    /// each command with source `mqtt:VEHICLE`.
+    Alog,
 }
 
 /// What `usim record` records.
@@ -104,7 +108,19 @@ enum Sink {
         line: Vec<u8>,
     },
     Mcap(Box<McapLog<BufWriter<File>>>),
+    Alog(crate::alog::AlogWriter<BufWriter<File>>),
 }
+
+/// The `NAV_*` variables of a report in an alog recording, with their column.
+const ALOG_NAV: &[(&str, &str)] = &[
+    ("NAV_X", "x"),
+    ("NAV_Y", "y"),
+    ("NAV_SPEED", "speed"),
+    ("NAV_HEADING", "heading"),
+    ("NAV_DEPTH", "depth"),
+    ("NAV_LAT", "lat"),
+    ("NAV_LONG", "lon"),
+];
 
 /// One report parsed: the columns of [`HEADER`] in order (NaN for null).
 #[derive(Debug)]
@@ -193,6 +209,22 @@ impl Sink {
                 };
                 log.state_json(vehicle, payload, &pose, clock)
             }
+            Sink::Alog(w) => {
+                use crate::alog::AlogValue;
+                let src = format!("uSimMarine:{vehicle}");
+                let json = String::from_utf8_lossy(payload);
+                w.write(
+                    clock,
+                    NODE_REPORT,
+                    &src,
+                    &AlogValue::Text(json.into_owned()),
+                )?;
+                for (var, col) in ALOG_NAV {
+                    // a NaN (not set) is not written
+                    w.write(clock, var, &src, &AlogValue::Number(r.values[column(col)]))?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -211,6 +243,13 @@ impl Sink {
                 _ => CommandValue::Text(&text),
             };
             log.command(vehicle, var, &value, t, clock)?;
+        } else if let Sink::Alog(w) = self {
+            let text = String::from_utf8_lossy(payload);
+            let value = match text.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() => crate::alog::AlogValue::Number(x),
+                _ => crate::alog::AlogValue::Text(text.into_owned()),
+            };
+            w.write(clock, var, &format!("mqtt:{vehicle}"), &value)?;
         }
         Ok(())
     }
@@ -221,6 +260,7 @@ impl Sink {
         match self {
             Sink::Csv { out, .. } => out.flush(),
             Sink::Mcap(log) => log.flush(),
+            Sink::Alog(w) => w.flush(),
         }
     }
 
@@ -228,6 +268,7 @@ impl Sink {
         let bw = match self {
             Sink::Csv { out, .. } => out,
             Sink::Mcap(log) => log.finish()?,
+            Sink::Alog(w) => w.finish()?,
         };
         bw.into_inner().map_err(|e| e.into_error())
     }
@@ -317,6 +358,11 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
             }
         }
         RecordFormat::Mcap => Sink::Mcap(Box::new(McapLog::new(file)?)),
+        RecordFormat::Alog => Sink::Alog(crate::alog::AlogWriter::new(
+            file,
+            &o.output.display().to_string(),
+            unix_now(),
+        )?),
     };
 
     let mut spec = o.conn.spec("record");

@@ -12,6 +12,7 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub mod alog_run;
 pub mod run_csv;
 
 pub use run_csv::{CsvError, Run};
@@ -224,15 +225,27 @@ where
                 &[("", |r| &r.speed)],
                 false,
             )?,
-            Panel::Heading => draw_series(
-                &area,
-                runs,
-                (t0, t1),
-                "heading",
-                "degrees",
-                &[("", |r| &r.heading)],
-                true,
-            )?,
+            Panel::Heading => {
+                // Unwrapped: a course through north is a line, not a jump
+                // between the 0 and 360 bands.
+                let unwrapped: Vec<Labelled> = runs
+                    .iter()
+                    .map(|l| {
+                        let mut l = l.clone();
+                        l.run.heading = unwrap_heading(&l.run.heading);
+                        l
+                    })
+                    .collect();
+                draw_series(
+                    &area,
+                    &unwrapped,
+                    (t0, t1),
+                    "heading",
+                    "degrees, unwrapped",
+                    &[("", |r| &r.heading)],
+                    false,
+                )?
+            }
             Panel::Depth => draw_series(
                 &area,
                 runs,
@@ -247,7 +260,7 @@ where
                 runs,
                 (t0, t1),
                 "actuators",
-                "% / degrees",
+                "percent of full",
                 &[
                     ("rudder", |r| &r.rudder),
                     ("thrust", |r| &r.thrust),
@@ -389,10 +402,11 @@ where
                 .map_err(err)?;
             start = end;
         }
-        // Heading marks: about 40 small arrowheads along the track, pointing
+        // Heading marks: about 40 small arrowheads spaced by distance along
+        // the track (never closer than 4 arrow lengths on the page), pointing
         // where the bow points (0 = north, clockwise).
-        let every = (n / 40).max(1);
-        let ticks = (0..n).step_by(every).filter_map(|i| {
+        let marks = arrow_rows(&r.x, &r.y, tick_len * 4.0);
+        let ticks = marks.into_iter().filter_map(|i| {
             let (x, y, h) = (r.x[i], r.y[i], r.heading[i].to_radians());
             (x.is_finite() && y.is_finite() && h.is_finite()).then(|| {
                 let (dx, dy) = (h.sin() * tick_len, h.cos() * tick_len);
@@ -466,6 +480,95 @@ where
 }
 
 type Column = fn(&Run) -> &Vec<f64>;
+
+/// Headings made continuous: each step of more than 180 degrees is taken
+/// the short way round, then the whole series is shifted by a multiple of
+/// 360 so that its median lies in [0, 360). NaN stays NaN.
+pub fn unwrap_heading(h: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(h.len());
+    let mut prev: Option<(f64, f64)> = None; // (raw, unwrapped)
+    for &v in h {
+        if !v.is_finite() {
+            out.push(f64::NAN);
+            continue;
+        }
+        let u = match prev {
+            None => v,
+            Some((raw, un)) => {
+                let d = (v - raw + 180.0).rem_euclid(360.0) - 180.0;
+                un + d
+            }
+        };
+        prev = Some((v, u));
+        out.push(u);
+    }
+    let mut finite: Vec<f64> = out.iter().copied().filter(|x| x.is_finite()).collect();
+    if !finite.is_empty() {
+        let mid = finite.len() / 2;
+        let (_, m, _) = finite.select_nth_unstable_by(mid, f64::total_cmp);
+        let shift = (*m / 360.0).floor() * 360.0;
+        if shift != 0.0 {
+            for x in out.iter_mut() {
+                *x -= shift;
+            }
+        }
+    }
+    out
+}
+
+/// Rows at which to draw heading arrows: the first finite row, then each
+/// row at least `spacing` (m) further along the track than the last mark,
+/// the spacing being also at least 1/40 of the track's length.
+pub fn arrow_rows(x: &[f64], y: &[f64], spacing: f64) -> Vec<usize> {
+    let n = x.len().min(y.len());
+    let mut length = 0.0;
+    let mut last: Option<(f64, f64)> = None;
+    for i in 0..n {
+        if x[i].is_finite() && y[i].is_finite() {
+            if let Some((px, py)) = last {
+                length += (x[i] - px).hypot(y[i] - py);
+            }
+            last = Some((x[i], y[i]));
+        }
+    }
+    let step = (length / 40.0).max(spacing).max(f64::MIN_POSITIVE);
+    let mut out = Vec::new();
+    let mut along = 0.0;
+    let mut next = 0.0;
+    let mut last: Option<(f64, f64)> = None;
+    for i in 0..n {
+        if !(x[i].is_finite() && y[i].is_finite()) {
+            continue;
+        }
+        if let Some((px, py)) = last {
+            along += (x[i] - px).hypot(y[i] - py);
+        }
+        last = Some((x[i], y[i]));
+        if along >= next {
+            out.push(i);
+            next = along + step;
+        }
+    }
+    out
+}
+
+/// The panels worth drawing: `depth` is left out when every run's depth is
+/// 0 (or unset) throughout, unless it is the only panel.
+pub fn panels_for(runs: &[Labelled], panels: &[Panel]) -> Vec<Panel> {
+    let surface = runs
+        .iter()
+        .all(|l| l.run.depth.iter().all(|d| !d.is_finite() || *d == 0.0));
+    let kept: Vec<Panel> = panels
+        .iter()
+        .copied()
+        .filter(|p| !(surface && *p == Panel::Depth))
+        .collect();
+    if kept.is_empty() {
+        panels.to_vec()
+    } else {
+        kept
+    }
+}
 
 /// Points `(t, v)` of finite values in runs of consecutive ones, at most
 /// about [`MAX_POINTS`] in all (every n-th row); with `wrap`, a jump of more

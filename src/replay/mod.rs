@@ -10,6 +10,7 @@ use std::io::Write;
 use crate::mission::{Mission, Post};
 use crate::model::{Snapshot, Vehicle};
 
+pub mod alog;
 pub mod csv;
 pub mod mcap;
 pub mod posts;
@@ -64,6 +65,20 @@ pub trait Output {
     /// Whether rows are wanted at all (false: the loop skips building them).
     fn wants_rows(&self) -> bool {
         true
+    }
+    /// Whether [`Output::publications`] is wanted (default: no).
+    fn wants_publications(&self) -> bool {
+        false
+    }
+    /// What vehicle `vehicle` published in the iteration that just ran, at
+    /// vehicle clock `clock`, s (called only if [`Output::wants_publications`]).
+    fn publications(
+        &mut self,
+        _vehicle: usize,
+        _pubs: &[crate::model::Publication],
+        _clock: f64,
+    ) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -155,6 +170,8 @@ pub fn estimate(mission: &Mission, format: Format) -> Estimate {
     let per_row = match format {
         Format::Csv => 256,
         Format::Mcap => 1536,
+        // the publications of one iteration, ~50 bytes each
+        Format::Alog => 1536,
     };
     Estimate {
         rows,
@@ -171,6 +188,8 @@ pub enum Format {
     Csv,
     /// MCAP with JSON messages (docs/viewing.md).
     Mcap,
+    /// MOOS alog: the posts and every publication (docs/alog.md).
+    Alog,
 }
 
 impl Format {
@@ -179,6 +198,7 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Mcap => "mcap",
+            Format::Alog => "alog",
         }
     }
 }
@@ -214,6 +234,10 @@ pub fn run_into<W: Write + std::io::Seek>(
                 fleet: names,
                 start_time: mission.start_time,
             };
+            run_fleet(mission, w, posts, progress, on_step)
+        }
+        Format::Alog => {
+            let w = alog::ReplayAlog::new(out, mission)?;
             run_fleet(mission, w, posts, progress, on_step)
         }
     }
@@ -316,6 +340,11 @@ pub fn run_fleet<O: Output>(
             for (i, v) in vehicles.iter().enumerate() {
                 let name = if multi { Some(names[i]) } else { None };
                 pw.write_for(name, k, rel, &v.publications())?;
+            }
+        }
+        if out.wants_publications() {
+            for (i, v) in vehicles.iter().enumerate() {
+                out.publications(i, &v.publications(), clock)?;
             }
         }
         on_step(k, rel, &vehicles);
