@@ -9,6 +9,7 @@
 //! * [`command`]: parsing of message payloads into [`command::Command`]s.
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`moos_import`]: a MOOS `.moos` uSimMarine block → a vehicle config.
+//! * [`batch`]: a vectorised fleet stepped from setpoint arrays (Python, RL).
 //! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`mcap_log`]: MCAP output of runs (Foxglove, Rerun, PlotJuggler).
 //! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
@@ -18,6 +19,7 @@
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
 pub mod atomic_file;
+pub mod batch;
 pub mod cli;
 pub mod command;
 pub mod config;
