@@ -640,7 +640,7 @@ impl State {
 /// as the config's `model` says), stepped by hand.
 ///
 /// config: a vehicle config file path, its TOML text, or a dict of the
-/// same keys (docs/configuration.md). start_time: clock at start-up, s.
+/// same keys (docs/config.md). start_time: clock at start-up, s.
 /// dt: the default step, s. math: "libm" or "fast" overrides the config's
 /// trigonometry.
 ///
