@@ -372,7 +372,7 @@ fn _replay<'py>(
         let run = || -> Result<_, Box<dyn std::any::Any + Send>> {
             catch_unwind(AssertUnwindSafe(|| {
                 let mut cols = Columns {
-                    values: vec![Vec::with_capacity(rows as usize); 26],
+                    values: (0..26).map(|_| Vec::with_capacity(rows as usize)).collect(),
                     ..Columns::default()
                 };
                 cols.k.reserve(rows as usize);
@@ -795,7 +795,7 @@ impl Vehicle {
     /// One iteration at mission time `t` s (after the last step's).
     fn step_to(&mut self, t: f64) -> PyResult<()> {
         guard(|| {
-            if !(t > self.rel) {
+            if t.is_nan() || t <= self.rel {
                 return Err(PyValueError::new_err(format!(
                     "step_to: t = {t} s must be after the current time {} s",
                     self.rel
