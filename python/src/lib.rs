@@ -322,7 +322,6 @@ fn replay_rows(m: &Mission) -> u64 {
 }
 
 /// replay(mission, *, math=None, posts=False, encounters=False, max_bytes=4 GiB)
-/// --
 ///
 /// Run a mission (path, TOML text or dict) as `usim replay` does. Returns
 /// `(names, k, vehicle, values, vehicle_names, posts_csv, encounters_csv,
@@ -450,7 +449,6 @@ fn _replay<'py>(
 }
 
 /// _mission_info(mission, math=None) -> dict
-/// --
 ///
 /// A mission's timing and posts: `dict(start_time, dt, dt_pattern, steps,
 /// output_every, vehicles, posts=[(t, var, value, vehicle_index, line)])`.
@@ -497,7 +495,6 @@ fn _mission_info<'py>(
 }
 
 /// _sweep(spec) -> str
-/// --
 ///
 /// Run a sweep file in-process (all runs) and return its summary CSV, the
 /// bytes `usim sweep SPEC -o SUMMARY.csv` writes.
@@ -634,7 +631,6 @@ impl State {
 }
 
 /// Vehicle(config, *, start_time=0.0, dt=0.1, math=None)
-/// --
 ///
 /// One simulated vehicle (classic uSimMarine or V22 with its embedded PID,
 /// as the config's `model` says), stepped by hand.
@@ -709,7 +705,6 @@ impl Vehicle {
     }
 
     /// Vehicle.from_mission(mission, vehicle=0, *, math=None)
-    /// --
     ///
     /// The vehicle `vehicle` (index or name) of a mission, with the
     /// mission's start time and step (the posts are not applied: see
@@ -765,7 +760,6 @@ impl Vehicle {
     }
 
     /// step(dt=None)
-    /// --
     ///
     /// One iteration `dt` s (default: the vehicle's `dt`) after the last:
     /// the queued messages are handled at the new clock, then the model
@@ -790,7 +784,6 @@ impl Vehicle {
     }
 
     /// step_to(t)
-    /// --
     ///
     /// One iteration at mission time `t` s (after the last step's).
     fn step_to(&mut self, t: f64) -> PyResult<()> {
@@ -807,7 +800,6 @@ impl Vehicle {
     }
 
     /// run_until(t, dt=None)
-    /// --
     ///
     /// Step by `dt` (default the vehicle's) until the mission time reaches
     /// `t` s (within 1e-9 s). At most 100,000,000 steps per call.
@@ -935,7 +927,6 @@ fn actuator_of(name: &str) -> PyResult<Actuator> {
 
 /// Fleet(config, n=None, *, dt=0.1, start_time=0.0, actions=("thrust", "rudder"),
 ///       state=("x", "y", "speed", "heading"), math=None)
-/// --
 ///
 /// `n` vehicles stepped together from arrays: the batch interface for
 /// reinforcement learning and Monte Carlo.
@@ -1040,7 +1031,6 @@ impl Fleet {
     }
 
     /// step(actions, out=None)
-    /// --
     ///
     /// Step every vehicle once with setpoint row i for vehicle i; returns
     /// `out` (an (n, m) float64 C-contiguous array) or `Fleet.state`.
@@ -1094,7 +1084,6 @@ impl Fleet {
 
     /// reset(seed=None, indices=None, *, start=None, drift=None,
     ///       start_radius=0.0, heading_spread=0.0, max_drift=0.0)
-    /// --
     ///
     /// Restart vehicles (all, or `indices`) at their clock 0. `start`: an
     /// (len, 3) array of x, y (m) and heading (degrees); `drift`: an (len,
@@ -1163,7 +1152,6 @@ impl Fleet {
     }
 
     /// post(i, var, value)
-    /// --
     ///
     /// Send one message to vehicle `i`, handled now at its next step's
     /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed as `Vehicle.post`.
@@ -1183,7 +1171,6 @@ impl Fleet {
     }
 
     /// set_drift(drift)
-    /// --
     ///
     /// Set every vehicle's drift (current) from an (n, 2) array of east,
     /// north m/s (as `DRIFT_X` / `DRIFT_Y` messages).
@@ -1286,7 +1273,6 @@ impl Fleet {
 }
 
 /// _bench_native(config, n, steps) -> float
-/// --
 ///
 /// Seconds to step a fleet of `n` vehicles `steps` times from Rust alone
 /// (the same `BatchFleet` and state columns as `Fleet` by default, thrust
