@@ -10,8 +10,11 @@
 //! * [`config`], [`mission`]: vehicle configs and mission files (TOML).
 //! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
 //! * [`moos_import`]: a MOOS `.moos` uSimMarine block → a vehicle config.
-//! * [`replay`]: the deterministic mission runner and its CSV and MCAP output
 //!   (Foxglove, Rerun, PlotJuggler).
+//! * [`batch`]: a vectorised fleet stepped from setpoint arrays (Python, RL).
+//! * [`mcap_log`]: MCAP output of runs (Foxglove, Rerun, PlotJuggler).
+//! * [`replay`]: the deterministic mission runner and its CSV and MCAP output
+//! * [`replay`]: the deterministic mission runner and its CSV output.
 //! * [`plot`]: `usim plot` figures (SVG, PNG) from replay CSVs.
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
@@ -22,6 +25,7 @@
 pub mod actuator;
 pub mod alog;
 pub mod atomic_file;
+pub mod batch;
 pub mod cli;
 pub mod command;
 pub mod config;

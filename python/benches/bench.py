@@ -1,0 +1,127 @@
+"""Figures of the Python package (docs/python.md): run with
+scripts/bench_python.sh. Medians of rounds, with the range.
+
+1. Fleet.step with 1,000 vehicles from Python: vehicle-steps/s, and the
+   ratio to the same BatchFleet stepped from Rust alone (_bench_native).
+2. The vector env with 1,000 sub-environments against Gymnasium's
+   SyncVectorEnv over 1,000 single environments: env-steps/s and ratio.
+3. usim_marine.replay of missions/long_survey.toml against `usim replay`
+   to a CSV plus numpy.loadtxt / pandas.read_csv of it.
+"""
+
+import argparse
+import os
+import pathlib
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+import usim_marine as usim
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+KAYAK = str(REPO / "configs" / "kayak.toml")
+
+
+def med(xs):
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def fmt(name, xs, unit):
+    m, lo, hi = med(xs)
+    print(f"{name}: median {m:,.0f} {unit} (range {lo:,.0f} – {hi:,.0f}, {len(xs)} rounds)")
+    return m
+
+
+def fleet(rounds, n, steps):
+    f = usim.Fleet(KAYAK, n)
+    a = np.column_stack([np.full(n, 60.0), (np.arange(n) % 200) - 100.0])
+    py, nat = [], []
+    for _ in range(rounds):
+        f.reset()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            f.step(a)
+        py.append(n * steps / (time.perf_counter() - t0))
+        nat.append(n * steps / usim._bench_native(KAYAK, n, steps))
+    p = fmt(f"Fleet.step, {n} vehicles, from Python", py, "vehicle-steps/s")
+    q = fmt(f"BatchFleet.step, {n} vehicles, Rust alone", nat, "vehicle-steps/s")
+    ratios = [a / b for a, b in zip(py, nat)]
+    m, lo, hi = med(ratios)
+    print(f"  ratio Python / native: median {m:.1%} (range {lo:.1%} – {hi:.1%})")
+    return p, q
+
+
+def vector(rounds, n, steps):
+    import gymnasium as gym
+    from usim_marine.envs import WaypointFollowEnv, WaypointFollowVectorEnv
+
+    ours = WaypointFollowVectorEnv(num_envs=n)
+    sync = gym.vector.SyncVectorEnv([lambda: WaypointFollowEnv() for _ in range(n)])
+    a = np.tile(np.array([[0.5, 0.1]], dtype=np.float32), (n, 1))
+    res = {"vector env (Fleet)": [], "SyncVectorEnv": []}
+    for _ in range(rounds):
+        for name, env, k in (("vector env (Fleet)", ours, steps), ("SyncVectorEnv", sync, max(steps // 20, 5))):
+            env.reset(seed=0)
+            t0 = time.perf_counter()
+            for _ in range(k):
+                env.step(a)
+            res[name].append(n * k / (time.perf_counter() - t0))
+    x = fmt(f"vector env, {n} sub-envs", res["vector env (Fleet)"], "env-steps/s")
+    y = fmt(f"SyncVectorEnv, {n} WaypointFollowEnv", res["SyncVectorEnv"], "env-steps/s")
+    print(f"  ratio: {x / y:.0f}×")
+
+
+def replay(rounds, cli):
+    mission = REPO / "missions" / "long_survey.toml"
+    ours, via_np, via_pd = [], [], []
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "run.csv")
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            run = usim.replay(mission)
+            ours.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            subprocess.run([cli, "replay", str(mission), "-o", out, "-q"], check=True)
+            t1 = time.perf_counter()
+            np.loadtxt(out, delimiter=",", skiprows=1)
+            via_np.append(time.perf_counter() - t0)
+            try:
+                import pandas as pd
+
+                t2 = time.perf_counter()
+                pd.read_csv(out)
+                via_pd.append(t1 - t0 + time.perf_counter() - t2)
+            except ImportError:
+                pass
+    ms = lambda xs: [x * 1e3 for x in xs]  # noqa: E731
+    print(f"replay of long_survey.toml ({len(run)} rows):")
+    a = fmt("  usim_marine.replay", ms(ours), "ms")
+    b = fmt("  usim replay -o CSV + numpy.loadtxt", ms(via_np), "ms")
+    print(f"    ratio {b / a:.1f}×")
+    if via_pd:
+        c = fmt("  usim replay -o CSV + pandas.read_csv", ms(via_pd), "ms")
+        print(f"    ratio {c / a:.1f}×")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--cli", default=str(REPO / "target" / "release" / "usim"))
+    ap.add_argument("--only", choices=["fleet", "vector", "replay"])
+    a = ap.parse_args()
+    print(f"load average: {os.getloadavg()}")
+    if a.only in (None, "fleet"):
+        fleet(a.rounds, a.n, a.steps)
+    if a.only in (None, "vector"):
+        vector(a.rounds, a.n, max(a.steps // 5, 20))
+    if a.only in (None, "replay"):
+        replay(a.rounds, a.cli)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""Gymnasium environments on usim (``pip install usim-marine[gym]``).
+
+``usim/WaypointFollow-v0``: steer one vehicle through a sequence of
+waypoints with thrust and rudder. Registered when :mod:`usim_marine` is
+imported; ``gymnasium.make_vec("usim/WaypointFollow-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` gives :class:`WaypointFollowVectorEnv`,
+which steps all N vehicles in one :class:`usim_marine.Fleet` call (no
+Python loop over environments).
+
+Action (float32, in [-1, 1]^2): thrust = 50·(a0 + 1) percent (0..100),
+rudder = 100·a1 percent. One env step is ``frame_skip`` model steps of
+``dt`` s (default 2 × 0.1 s).
+
+Observation (float32, 8): the next waypoint in the body frame (forward,
+starboard) / 100 m, sin and cos of the heading error to it, speed / 2 m/s,
+the heading error rate proxy sin(error)·speed/2, the distance / 100 m and
+the fraction of waypoints reached (each clipped to [-10, 10]).
+
+Reward: progress towards the waypoint (m) − 0.01·|heading error|/180° per
+step, +10 per waypoint reached (within ``radius`` m). The episode ends
+(terminated) after the last waypoint, and is truncated after
+``max_steps``. Domain randomisation (seeded): start within
+``start_radius`` m and ±``heading_spread``°, and a drift (current) of up to
+``max_drift`` m/s in a uniform direction.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+import gymnasium as gym
+from gymnasium import spaces
+
+from ._usim import Fleet
+
+ENV_ID = "usim/WaypointFollow-v0"
+
+#: The vehicle of the environments: a kayak-sized surface vessel
+#: (as configs/kayak.toml in the repository, without geodesy).
+KAYAK: Dict[str, Any] = {
+    "name": "kayak",
+    "prefix": "NAV",
+    "start_pos": "x=0, y=0, heading=0, speed=0",
+    "thrust_map": "-100:-1.2, -50:-0.6, 20:0.5, 50:1.2, 80:1.8, 100:2.0",
+    "turn_rate": 60,
+    "max_acceleration": 0.4,
+    "max_deceleration": 0.5,
+    "max_rudder_degs_per_sec": 40,
+}
+
+DEFAULT_WAYPOINTS = ((0.0, 60.0), (60.0, 60.0), (60.0, 0.0), (0.0, 0.0))
+
+_STATE = ("x", "y", "speed", "heading")
+
+
+class _Core:
+    """The vectorised task on a Fleet of n vehicles (shared by both envs)."""
+
+    def __init__(
+        self,
+        n: int,
+        config: Any,
+        waypoints: Sequence[Tuple[float, float]],
+        radius: float,
+        dt: float,
+        frame_skip: int,
+        max_steps: int,
+        start_radius: float,
+        heading_spread: float,
+        max_drift: float,
+    ) -> None:
+        self.fleet = Fleet(config, n, dt=dt, state=list(_STATE))
+        self.n = n
+        self.wp = np.asarray(waypoints, dtype=np.float64).reshape(-1, 2)
+        if len(self.wp) == 0 or not np.all(np.isfinite(self.wp)):
+            raise ValueError("waypoints must be a non-empty list of finite (x, y), m")
+        self.radius = float(radius)
+        self.frame_skip = int(frame_skip)
+        self.max_steps = int(max_steps)
+        self.rand = (float(start_radius), float(heading_spread), float(max_drift))
+        self.idx = np.zeros(n, dtype=np.int64)
+        self.steps = np.zeros(n, dtype=np.int64)
+        self.dist = np.zeros(n)
+        self.sp = np.zeros((n, 2))
+
+    def reset(self, rng: np.random.Generator, which: Optional[np.ndarray] = None) -> None:
+        ids = np.arange(self.n) if which is None else np.flatnonzero(which)
+        if len(ids) == 0:
+            return
+        seed = int(rng.integers(0, 2**63 - 1))
+        r, h, d = self.rand
+        self.fleet.reset(seed, ids.tolist(), start_radius=r, heading_spread=h, max_drift=d)
+        self.idx[ids] = 0
+        self.steps[ids] = 0
+        s = self.fleet.state
+        self.dist[ids] = np.hypot(*(self.wp[0] - s[ids, :2]).T)
+
+    def observe(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = self.fleet.state
+        wp = self.wp[np.minimum(self.idx, len(self.wp) - 1)]
+        dx, dy = wp[:, 0] - s[:, 0], wp[:, 1] - s[:, 1]
+        dist = np.hypot(dx, dy)
+        h = np.radians(s[:, 3])
+        # Body frame: forward along the heading, starboard to its right.
+        fwd = dx * np.sin(h) + dy * np.cos(h)
+        stb = dx * np.cos(h) - dy * np.sin(h)
+        err = np.arctan2(stb, fwd)
+        obs = np.stack(
+            [
+                fwd / 100.0,
+                stb / 100.0,
+                np.sin(err),
+                np.cos(err),
+                s[:, 2] / 2.0,
+                np.sin(err) * s[:, 2] / 2.0,
+                dist / 100.0,
+                self.idx / len(self.wp),
+            ],
+            axis=1,
+        )
+        return np.clip(obs, -10.0, 10.0).astype(np.float32), dist, err
+
+    def step(self, actions: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        a = np.clip(np.asarray(actions, dtype=np.float64).reshape(self.n, 2), -1.0, 1.0)
+        a = np.nan_to_num(a, nan=0.0)
+        self.sp[:, 0] = 50.0 * (a[:, 0] + 1.0)
+        self.sp[:, 1] = 100.0 * a[:, 1]
+        for _ in range(self.frame_skip):
+            self.fleet.step(self.sp)
+        self.steps += 1
+        obs, dist, err = self.observe()
+        reward = (self.dist - dist) - 0.01 * np.abs(np.degrees(err)) / 180.0
+        reached = dist < self.radius
+        reward = reward + 10.0 * reached
+        self.idx = self.idx + reached
+        done = self.idx >= len(self.wp)
+        if np.any(reached):
+            obs, dist, _ = self.observe()
+        self.dist = dist
+        trunc = (self.steps >= self.max_steps) & ~done
+        return obs, reward.astype(np.float64), done, trunc
+
+
+_OBS_SPACE = spaces.Box(-10.0, 10.0, shape=(8,), dtype=np.float32)
+_ACT_SPACE = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+
+
+class WaypointFollowEnv(gym.Env):
+    """``usim/WaypointFollow-v0``: one vehicle, waypoints, thrust and rudder
+    (see the module docstring for spaces and reward)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        config: Any = None,
+        waypoints: Sequence[Tuple[float, float]] = DEFAULT_WAYPOINTS,
+        radius: float = 5.0,
+        dt: float = 0.1,
+        frame_skip: int = 2,
+        max_steps: int = 1500,
+        start_radius: float = 5.0,
+        heading_spread: float = 30.0,
+        max_drift: float = 0.2,
+        render_mode: Optional[str] = None,
+    ) -> None:
+        self._core = _Core(
+            1,
+            KAYAK if config is None else config,
+            waypoints,
+            radius,
+            dt,
+            frame_skip,
+            max_steps,
+            start_radius,
+            heading_spread,
+            max_drift,
+        )
+        self.observation_space = _OBS_SPACE
+        self.action_space = _ACT_SPACE
+        self.render_mode = render_mode
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        self._core.reset(self.np_random)
+        obs, _, _ = self._core.observe()
+        return obs[0], {}
+
+    def step(self, action):
+        obs, r, done, trunc = self._core.step(np.asarray(action).reshape(1, 2))
+        info = {"waypoint": int(self._core.idx[0])}
+        return obs[0], float(r[0]), bool(done[0]), bool(trunc[0]), info
+
+
+class WaypointFollowVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` WaypointFollow environments stepped together on one
+    :class:`usim_marine.Fleet` (autoreset: next step, as Gymnasium's
+    default: after an episode ends, the next ``step`` resets that
+    sub-environment and returns its first observation with reward 0)."""
+
+    metadata = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        kwargs.pop("render_mode", None)
+        config = kwargs.pop("config", None)
+        args = dict(
+            waypoints=DEFAULT_WAYPOINTS,
+            radius=5.0,
+            dt=0.1,
+            frame_skip=2,
+            max_steps=1500,
+            start_radius=5.0,
+            heading_spread=30.0,
+            max_drift=0.2,
+        )
+        args.update(kwargs)
+        self.num_envs = int(num_envs)
+        self._core = _Core(self.num_envs, KAYAK if config is None else config, **args)
+        self.single_observation_space = _OBS_SPACE
+        self.single_action_space = _ACT_SPACE
+        self.observation_space = gym.vector.utils.batch_space(_OBS_SPACE, self.num_envs)
+        self.action_space = gym.vector.utils.batch_space(_ACT_SPACE, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._np_random = None
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+        elif self._np_random is None:
+            self._np_random = np.random.default_rng()
+        self._core.reset(self._np_random)
+        self._autoreset[:] = False
+        obs, _, _ = self._core.observe()
+        return obs, {}
+
+    def step(self, actions):
+        if self._np_random is None:
+            raise RuntimeError("call reset() before step()")
+        obs, r, done, trunc = self._core.step(actions)
+        if np.any(self._autoreset):
+            ar = self._autoreset
+            self._core.reset(self._np_random, ar)
+            obs, _, _ = self._core.observe()
+            r[ar] = 0.0
+            done[ar] = False
+            trunc[ar] = False
+        self._autoreset = done | trunc
+        return obs, r, done, trunc, {}
+
+
+def register() -> None:
+    """Register ``usim/WaypointFollow-v0`` (idempotent)."""
+    if ENV_ID in gym.registry:
+        return
+    gym.register(
+        id=ENV_ID,
+        entry_point="usim_marine.envs:WaypointFollowEnv",
+        vector_entry_point="usim_marine.envs:WaypointFollowVectorEnv",
+    )

@@ -1,0 +1,1326 @@
+//! `usim_marine._usim`: the native half of the Python package (see
+//! `usim_marine/__init__.py` and docs/python.md). Thin: parsing, the model,
+//! replays, sweeps and the batch fleet are the `usim` library's; this file
+//! converts between Python objects and those, checks sizes before
+//! allocating, releases the GIL around long loops, and turns every Rust
+//! panic into a Python exception.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use usim::batch::{BatchFleet, Field};
+use usim::command::{self, Command, Payload};
+use usim::config::{self, ConfigError as RConfigError, VehicleConfig};
+use usim::mission::{self, Mission};
+use usim::model::trig::MathMode;
+use usim::model::{Actuator, PubValue, Snapshot, Vehicle as RVehicle};
+
+create_exception!(
+    _usim,
+    ConfigError,
+    PyValueError,
+    "A vehicle config, mission or sweep file that could not be loaded. \
+     The message reads `FILE:LINE: key `KEY`: why`; the attributes `path`, \
+     `line` (int or None) and `key` (str or None) hold the same."
+);
+create_exception!(
+    _usim,
+    MessageError,
+    PyValueError,
+    "A message (`post`, a setpoint) the vehicle refuses, as over MQTT: the \
+     attributes `var`, `payload` and `reason` say which and why."
+);
+
+/// Largest replay output held in memory by default, bytes.
+const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+/// Bytes per replay row held in memory (26 floats, `k`, the vehicle index).
+const ROW_BYTES: u64 = 28 * 8;
+/// Posts-log bytes assumed per vehicle iteration when sizing a posts log.
+const POSTS_BYTES_PER_STEP: u64 = 400;
+
+fn config_error(py: Python<'_>, e: &RConfigError) -> PyErr {
+    let err = ConfigError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("path", e.path.display().to_string());
+    let _ = v.setattr("line", e.line);
+    let _ = v.setattr("key", e.key.clone());
+    err
+}
+
+fn message_error(py: Python<'_>, e: &command::MessageError) -> PyErr {
+    let err = MessageError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("var", e.var.clone());
+    let _ = v.setattr("payload", e.payload.clone());
+    let _ = v.setattr("reason", e.reason.clone());
+    err
+}
+
+/// Run `f`, turning a Rust panic into `RuntimeError` (never an abort or
+/// a `PanicException` the caller cannot catch as `Exception`).
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(panic_error(payload)),
+    }
+}
+
+fn panic_error(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    if payload.downcast_ref::<Interrupted>().is_some() {
+        return PyKeyboardInterrupt::new_err("interrupted");
+    }
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".to_string());
+    PyRuntimeError::new_err(format!("internal error in usim (please report): {msg}"))
+}
+
+/// Unwinding payload of a loop stopped by a pending signal (Ctrl-C).
+struct Interrupted;
+
+/// Check for Ctrl-C from a loop running without the GIL; unwinds out of
+/// the loop (no panic hook runs) if a signal handler raised.
+fn check_signals() {
+    let stop = Python::attach(|py| py.check_signals().is_err());
+    if stop {
+        std::panic::resume_unwind(Box::new(Interrupted));
+    }
+}
+
+/// Where a config or mission comes from: `(path for messages, text)`.
+/// A `dict` becomes TOML text, an `os.PathLike` or a one-line string
+/// without `=` is a file, any other string is TOML text.
+fn source_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(PathBuf, String)> {
+    let py = obj.py();
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let table = dict_to_toml(d, 0)?;
+        let text = toml::to_string(&table)
+            .map_err(|e| PyValueError::new_err(format!("{what} dict: {e}")))?;
+        return Ok((PathBuf::from("<dict>"), text));
+    }
+    let text_or_path: Option<String> = if obj.is_instance_of::<PyString>() {
+        Some(obj.extract()?)
+    } else {
+        None
+    };
+    let path: PathBuf = match text_or_path {
+        Some(s) if s.contains('\n') || s.contains('=') || s.trim_start().starts_with('[') => {
+            return Ok((PathBuf::from("<text>"), s));
+        }
+        Some(s) => PathBuf::from(s),
+        None => obj.extract::<PathBuf>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what}: expected a path, TOML text or a dict, not {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?,
+    };
+    let text = config::read_text(&path, what).map_err(|e| config_error(py, &e))?;
+    Ok((path, text))
+}
+
+fn dict_to_toml(d: &Bound<'_, PyDict>, depth: usize) -> PyResult<toml::Table> {
+    let mut t = toml::Table::new();
+    for (k, v) in d.iter() {
+        let key: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err("config dict keys must be strings"))?;
+        let value = py_to_toml(&v, depth + 1)
+            .map_err(|e| PyValueError::new_err(format!("config key `{key}`: {e}")))?;
+        t.insert(key, value);
+    }
+    Ok(t)
+}
+
+fn py_to_toml(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<toml::Value> {
+    if depth > 32 {
+        return Err(PyValueError::new_err("nested too deep"));
+    }
+    if v.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        let i: i64 = v
+            .extract()
+            .map_err(|_| PyValueError::new_err("integer out of range"))?;
+        return Ok(toml::Value::Integer(i));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        let f: f64 = v.extract()?;
+        if !f.is_finite() {
+            return Err(PyValueError::new_err(format!("{f} is not a finite number")));
+        }
+        return Ok(toml::Value::Float(f));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(v.extract()?));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        return Ok(toml::Value::Table(dict_to_toml(d, depth)?));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let mut out = Vec::new();
+        for item in v.try_iter()? {
+            out.push(py_to_toml(&item?, depth + 1)?);
+        }
+        return Ok(toml::Value::Array(out));
+    }
+    Err(PyTypeError::new_err(format!(
+        "unsupported value type {}",
+        v.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    )))
+}
+
+fn parse_math(math: Option<&str>) -> PyResult<Option<MathMode>> {
+    match math {
+        None => Ok(None),
+        Some("libm") => Ok(Some(MathMode::Libm)),
+        Some("fast") => Ok(Some(MathMode::Fast)),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "math must be \"libm\" or \"fast\", not {other:?}"
+        ))),
+    }
+}
+
+fn load_vehicle_config(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<VehicleConfig> {
+    let py = obj.py();
+    let (path, text) = source_of(obj, "vehicle config")?;
+    let mut cfg = config::parse_vehicle(&path, &text).map_err(|e| config_error(py, &e))?;
+    if let Some(m) = parse_math(math)? {
+        cfg.params.math = m;
+    }
+    Ok(cfg)
+}
+
+fn load_mission(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<Mission> {
+    let py = obj.py();
+    let (path, text) = source_of(obj, "mission")?;
+    let mut m = mission::parse(&path, &text).map_err(|e| config_error(py, &e))?;
+    if let Some(mm) = parse_math(math)? {
+        for i in 0..m.vehicle_count() {
+            m.vehicle_at_mut(i).params.math = mm;
+        }
+    }
+    Ok(m)
+}
+
+/// Parse `value` for `var` exactly as an MQTT payload (a `str`) or a
+/// mission value (a number or bool); NaN/inf and out-of-bounds values are
+/// refused with [`MessageError`].
+fn parse_post(py: Python<'_>, var: &str, value: &Bound<'_, PyAny>) -> PyResult<Command> {
+    let cmd = if value.is_instance_of::<PyString>() {
+        let s: String = value.extract()?;
+        command::parse_text(var, &s)
+    } else if value.is_instance_of::<PyBool>() {
+        let b: bool = value.extract()?;
+        command::parse_text(var, if b { "true" } else { "false" })
+    } else if let Ok(v) = value.extract::<f64>() {
+        command::parse(var, &Payload::Number(v))
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{var}: the value must be a str, a number or a bool"
+        )));
+    }
+    .map_err(|e| message_error(py, &e))?;
+    if let Err(reason) = command::check_bounds(&cmd) {
+        let payload = value.str().map(|s| s.to_string()).unwrap_or_default();
+        return Err(message_error(
+            py,
+            &command::MessageError::new(var, payload, reason),
+        ));
+    }
+    Ok(cmd)
+}
+
+/// The payload a parsed command carries, as Python (a float or a str).
+fn command_payload(py: Python<'_>, c: &Command) -> PyResult<Py<PyAny>> {
+    use Command as C;
+    if let Some(v) = c.number() {
+        return Ok(v.into_pyobject(py)?.into_any().unbind());
+    }
+    let s = match c {
+        C::ThrustModeDifferential(s)
+        | C::ThrustModeReverse(s)
+        | C::SimPaused(s)
+        | C::DriftVector(s)
+        | C::DriftVectorAdd(s)
+        | C::Reset(s)
+        | C::Enabled(s)
+        | C::Set(s)
+        | C::ManualOverride(s)
+        | C::ResetNav(s)
+        | C::WindConditions(s)
+        | C::BuoyancyControl(s)
+        | C::TrimControl(s) => s.clone(),
+        C::ObstacleHit(Payload::Text(s)) => s.clone(),
+        other => format!("{other:?}"),
+    };
+    Ok(s.into_pyobject(py)?.into_any().unbind())
+}
+
+fn pub_value(py: Python<'_>, v: &PubValue) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        PubValue::Number(x) => x.into_pyobject(py)?.into_any().unbind(),
+        PubValue::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+// ---------------------------------------------------------------- replay
+
+/// Replay rows held column by column.
+#[derive(Default)]
+struct Columns {
+    k: Vec<i64>,
+    vehicle: Vec<i64>,
+    values: Vec<Vec<f64>>,
+}
+
+struct ColumnsOut<'a>(&'a mut Columns);
+
+impl usim::replay::Output for ColumnsOut<'_> {
+    fn row(&mut self, s: &Snapshot, clock: f64) -> std::io::Result<()> {
+        self.vehicle_row(0, s, clock)
+    }
+
+    fn vehicle_row(&mut self, i: usize, s: &Snapshot, _clock: f64) -> std::io::Result<()> {
+        let c = &mut *self.0;
+        c.k.push(s.k as i64);
+        c.vehicle.push(i as i64);
+        let vals = s.values();
+        // As the CSV prints it: t on the microsecond grid, the rest exact.
+        c.values[0].push(usim::replay::csv::round_to_microsecond(vals[0]));
+        for (col, v) in c.values[1..].iter_mut().zip(&vals[1..]) {
+            col.push(*v);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Rows a replay of `m` writes.
+fn replay_rows(m: &Mission) -> u64 {
+    let every = m.output_every.max(1);
+    let steps = m.steps;
+    let outs = steps / every + u64::from(steps % every != 0) + 1;
+    outs.saturating_mul(m.vehicle_count() as u64)
+}
+
+/// replay(mission, *, math=None, posts=False, encounters=False, max_bytes=4 GiB)
+///
+/// Run a mission (path, TOML text or dict) as `usim replay` does. Returns
+/// `(names, k, vehicle, values, vehicle_names, posts_csv, encounters_csv,
+/// dropped)`; use `usim_marine.replay`, which wraps it in a `Run`.
+#[pyfunction]
+#[pyo3(signature = (mission, *, math=None, posts=false, encounters=false, max_bytes=DEFAULT_MAX_BYTES))]
+#[allow(clippy::type_complexity)]
+fn _replay<'py>(
+    py: Python<'py>,
+    mission: &Bound<'py, PyAny>,
+    math: Option<&str>,
+    posts: bool,
+    encounters: bool,
+    max_bytes: u64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    guard(|| {
+        let m = load_mission(mission, math)?;
+        let rows = replay_rows(&m);
+        let nveh = m.vehicle_count() as u64;
+        let mut need = rows.saturating_mul(ROW_BYTES);
+        if posts {
+            need = need.saturating_add(
+                m.steps
+                    .saturating_mul(nveh)
+                    .saturating_mul(POSTS_BYTES_PER_STEP),
+            );
+        }
+        if need > max_bytes {
+            return Err(PyValueError::new_err(format!(
+                "this replay would hold about {:.3} GiB in memory ({rows} rows of {nveh} \
+                 vehicle(s){}), more than max_bytes = {max_bytes}: raise max_bytes, set the \
+                 mission's output_every, or run `usim replay` to a file",
+                need as f64 / (1u64 << 30) as f64,
+                if posts { " and the posts log" } else { "" }
+            )));
+        }
+        let ranges = m.encounters;
+        if encounters && ranges.is_none() {
+            return Err(PyValueError::new_err(
+                "encounters=True needs encounter ranges: set near_miss (and collision), m, \
+                 in the [mission] table",
+            ));
+        }
+        let names: Vec<String> = (0..m.vehicle_count())
+            .map(|i| m.vehicle_at(i).name.clone())
+            .collect();
+        let run = || -> Result<_, Box<dyn std::any::Any + Send>> {
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut cols = Columns {
+                    values: (0..26).map(|_| Vec::with_capacity(rows as usize)).collect(),
+                    ..Columns::default()
+                };
+                cols.k.reserve(rows as usize);
+                cols.vehicle.reserve(rows as usize);
+                let mut posts_buf: Vec<u8> = Vec::new();
+                let mut enc_buf: Vec<u8> = Vec::new();
+                let mut tracker = ranges.map(usim::encounter::Tracker::new);
+                if encounters {
+                    enc_buf.extend_from_slice(usim::encounter::CSV_HEADER.as_bytes());
+                    enc_buf.push(b'\n');
+                }
+                let mut line = Vec::new();
+                let on_step = |_k: u64, t: f64, vs: &[RVehicle]| {
+                    if let (true, Some(tr)) = (encounters, tracker.as_mut()) {
+                        usim::encounter::observe_fleet(tr, t, vs, |e| {
+                            line.clear();
+                            usim::encounter::push_csv(&mut line, &e, &names);
+                            enc_buf.extend_from_slice(&line);
+                        });
+                    }
+                };
+                let progress = |k: u64, _n: u64| {
+                    if k % (1 << 16) == 0 {
+                        check_signals();
+                    }
+                };
+                let posts_w: Option<&mut dyn std::io::Write> =
+                    if posts { Some(&mut posts_buf) } else { None };
+                let summary =
+                    usim::replay::run_fleet(&m, ColumnsOut(&mut cols), posts_w, progress, on_step);
+                (cols, summary, posts_buf, enc_buf)
+            }))
+        };
+        let (cols, summary, posts_buf, enc_buf) = py.detach(run).map_err(panic_error)?;
+        let summary = summary.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let names_py = PyList::new(py, Snapshot::VALUE_NAMES)?;
+        let k = PyArray1::from_vec(py, cols.k);
+        let veh = PyArray1::from_vec(py, cols.vehicle);
+        let values = PyList::empty(py);
+        for c in cols.values {
+            values.append(PyArray1::from_vec(py, c))?;
+        }
+        let vnames = PyList::new(
+            py,
+            (0..m.vehicle_count()).map(|i| m.vehicle_at(i).name.clone()),
+        )?;
+        let posts_text: Option<String> = if posts {
+            Some(String::from_utf8_lossy(&posts_buf).into_owned())
+        } else {
+            None
+        };
+        let enc_text: Option<String> = if encounters {
+            Some(String::from_utf8_lossy(&enc_buf).into_owned())
+        } else {
+            None
+        };
+        let dropped = PyList::empty(py);
+        for d in &summary.dropped {
+            dropped.append((d.k, d.line, d.reason.clone()))?;
+        }
+        PyTuple::new(
+            py,
+            [
+                names_py.into_any(),
+                k.into_any(),
+                veh.into_any(),
+                values.into_any(),
+                vnames.into_any(),
+                posts_text.into_pyobject(py)?.into_any(),
+                enc_text.into_pyobject(py)?.into_any(),
+                dropped.into_any(),
+            ],
+        )
+    })
+}
+
+/// _mission_info(mission, math=None) -> dict
+///
+/// A mission's timing and posts: `dict(start_time, dt, dt_pattern, steps,
+/// output_every, vehicles, posts=[(t, var, value, vehicle_index, line)])`.
+#[pyfunction]
+#[pyo3(signature = (mission, math=None))]
+fn _mission_info<'py>(
+    py: Python<'py>,
+    mission: &Bound<'py, PyAny>,
+    math: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    guard(|| {
+        let m = load_mission(mission, math)?;
+        let d = PyDict::new(py);
+        d.set_item("start_time", m.start_time)?;
+        match &m.timing {
+            mission::Timing::Uniform(dt) => {
+                d.set_item("dt", *dt)?;
+                d.set_item("dt_pattern", py.None())?;
+            }
+            mission::Timing::Pattern(p) => {
+                d.set_item("dt", py.None())?;
+                d.set_item("dt_pattern", p.clone())?;
+            }
+        }
+        d.set_item("steps", m.steps)?;
+        d.set_item("output_every", m.output_every)?;
+        let names: Vec<String> = (0..m.vehicle_count())
+            .map(|i| m.vehicle_at(i).name.clone())
+            .collect();
+        d.set_item("vehicles", names)?;
+        let posts = PyList::empty(py);
+        for p in &m.posts {
+            posts.append((
+                p.t,
+                p.var.clone(),
+                command_payload(py, &p.command)?,
+                p.vehicle,
+                p.line,
+            ))?;
+        }
+        d.set_item("posts", posts)?;
+        Ok(d)
+    })
+}
+
+/// _sweep(spec) -> str
+///
+/// Run a sweep file in-process (all runs) and return its summary CSV, the
+/// bytes `usim sweep SPEC -o SUMMARY.csv` writes.
+#[pyfunction]
+fn _sweep(py: Python<'_>, spec: PathBuf) -> PyResult<String> {
+    guard(|| {
+        let sweep = usim::sweep::load(&spec).map_err(|e| config_error(py, &e))?;
+        let total = sweep.spec.total_runs();
+        let out = py
+            .detach(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let mut buf = Vec::new();
+                    usim::sweep::run(&sweep, 0..total, &mut buf).map(|_| buf)
+                }))
+            })
+            .map_err(panic_error)?
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    })
+}
+
+// ---------------------------------------------------------------- Vehicle
+
+/// The state of a vehicle after its last step (the CSV columns of
+/// `usim replay`, docs/formats.md §3). x = east, y = north; headings are
+/// marine degrees (0 = north, 90 = east, clockwise); NaN = not set.
+#[pyclass(module = "usim_marine", frozen, get_all)]
+#[derive(Clone)]
+struct State {
+    /// Iteration index (0 = start-up).
+    k: u64,
+    /// Mission time, s (clock − start time; exact, not rounded).
+    t: f64,
+    /// East, m.
+    x: f64,
+    /// North, m.
+    y: f64,
+    /// Stored speed, m/s (negative astern).
+    speed: f64,
+    /// Heading, degrees.
+    heading: f64,
+    /// Depth, m (positive down).
+    depth: f64,
+    /// Altitude above the bottom, m (NaN until set).
+    altitude: f64,
+    /// Pitch, radians.
+    pitch: f64,
+    /// Yaw, radians (east-north-up sense).
+    yaw: f64,
+    /// Speed over ground, m/s.
+    sog: f64,
+    /// Heading over ground, degrees.
+    hog: f64,
+    /// Last published `<PREFIX>_SPEED`, m/s (NaN before the first).
+    nav_speed: f64,
+    /// Last published `<PREFIX>_HEADING`, degrees (NaN before the first).
+    nav_heading: f64,
+    /// Latitude, degrees (NaN without an origin).
+    lat: f64,
+    /// Longitude, degrees (NaN without an origin).
+    lon: f64,
+    /// Drift east, m/s.
+    drift_x: f64,
+    /// Drift north, m/s.
+    drift_y: f64,
+    /// Rudder as the model holds it, percent of full rudder.
+    rudder: f64,
+    /// Thrust, percent.
+    thrust: f64,
+    /// Elevator, percent.
+    elevator: f64,
+    /// Ground-truth east, m.
+    gt_x: f64,
+    /// Ground-truth north, m.
+    gt_y: f64,
+    /// Left thruster, percent (differential mode).
+    thrust_l: f64,
+    /// Right thruster, percent (differential mode).
+    thrust_r: f64,
+    /// Current-field velocity east at the vehicle, m/s.
+    current_x: f64,
+    /// Current-field velocity north at the vehicle, m/s.
+    current_y: f64,
+}
+
+impl State {
+    fn of(s: &Snapshot) -> State {
+        State {
+            k: s.k,
+            t: s.t,
+            x: s.x,
+            y: s.y,
+            speed: s.speed,
+            heading: s.heading,
+            depth: s.depth,
+            altitude: s.altitude,
+            pitch: s.pitch,
+            yaw: s.yaw,
+            sog: s.sog,
+            hog: s.hog,
+            nav_speed: s.nav_speed,
+            nav_heading: s.nav_heading,
+            lat: s.lat,
+            lon: s.lon,
+            drift_x: s.drift_x,
+            drift_y: s.drift_y,
+            rudder: s.rudder,
+            thrust: s.thrust,
+            elevator: s.elevator,
+            gt_x: s.gt_x,
+            gt_y: s.gt_y,
+            thrust_l: s.thrust_l,
+            thrust_r: s.thrust_r,
+            current_x: s.current_x,
+            current_y: s.current_y,
+        }
+    }
+}
+
+#[pymethods]
+impl State {
+    /// The names of the float fields, in CSV column order (after `k`).
+    #[classattr]
+    fn names() -> Vec<&'static str> {
+        Snapshot::VALUE_NAMES.to_vec()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "State(k={}, t={}, x={}, y={}, speed={}, heading={}, depth={})",
+            self.k, self.t, self.x, self.y, self.speed, self.heading, self.depth
+        )
+    }
+}
+
+/// Vehicle(config, *, start_time=0.0, dt=0.1, math=None)
+///
+/// One simulated vehicle (classic uSimMarine or V22 with its embedded PID,
+/// as the config's `model` says), stepped by hand.
+///
+/// config: a vehicle config file path, its TOML text, or a dict of the
+/// same keys (docs/config.md). start_time: clock at start-up, s.
+/// dt: the default step, s. math: "libm" or "fast" overrides the config's
+/// trigonometry.
+///
+/// `post(var, value)` queues a message exactly as an MQTT payload
+/// (`DESIRED_THRUST`, percent; `DESIRED_RUDDER`, percent; `DESIRED_HEADING`,
+/// degrees; ...); it is handled at the next step's clock, as a replay does.
+/// `state` has units in its field docstrings (m, m/s, degrees, radians).
+#[pyclass(module = "usim_marine")]
+struct Vehicle {
+    v: RVehicle,
+    start_time: f64,
+    dt: f64,
+    k: u64,
+    rel: f64,
+    /// The step every step so far used (None: varying, times accumulate).
+    uniform: Option<f64>,
+    queue: Vec<Command>,
+    dropped: Vec<String>,
+}
+
+impl Vehicle {
+    fn advance(&mut self, rel: f64) -> PyResult<()> {
+        let clock = self.start_time + rel;
+        if !(rel.is_finite() && clock.is_finite() && clock.abs() <= command::limits::TIME_S) {
+            return Err(PyValueError::new_err(format!(
+                "time {rel} s is not a finite time within ±{} s",
+                command::limits::TIME_S
+            )));
+        }
+        self.k += 1;
+        self.rel = rel;
+        for cmd in std::mem::take(&mut self.queue) {
+            if let Err(e) = self.v.handle_command(cmd, clock) {
+                self.dropped.push(e.to_string());
+            }
+        }
+        self.v.step(clock);
+        Ok(())
+    }
+
+    fn check_dt(dt: f64) -> PyResult<f64> {
+        if dt.is_finite() && dt > 0.0 && dt <= 3600.0 {
+            Ok(dt)
+        } else {
+            Err(PyValueError::new_err(format!(
+                "dt must be a finite step in (0, 3600] s, not {dt}"
+            )))
+        }
+    }
+}
+
+#[pymethods]
+impl Vehicle {
+    #[new]
+    #[pyo3(signature = (config, *, start_time=0.0, dt=0.1, math=None))]
+    fn new(
+        config: &Bound<'_, PyAny>,
+        start_time: f64,
+        dt: f64,
+        math: Option<&str>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let cfg = load_vehicle_config(config, math)?;
+            Self::from_config(&cfg, start_time, dt)
+        })
+    }
+
+    /// Vehicle.from_mission(mission, vehicle=0, *, math=None)
+    ///
+    /// The vehicle `vehicle` (index or name) of a mission, with the
+    /// mission's start time and step (the posts are not applied: see
+    /// `usim_marine.mission_info`).
+    #[staticmethod]
+    #[pyo3(signature = (mission, vehicle=None, *, math=None))]
+    fn from_mission(
+        mission: &Bound<'_, PyAny>,
+        vehicle: Option<&Bound<'_, PyAny>>,
+        math: Option<&str>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let m = load_mission(mission, math)?;
+            let i = match vehicle {
+                None => 0,
+                Some(v) if v.is_instance_of::<PyString>() => {
+                    let name: String = v.extract()?;
+                    m.vehicle_index(&name).ok_or_else(|| {
+                        PyValueError::new_err(format!("the mission has no vehicle {name:?}"))
+                    })?
+                }
+                Some(v) => v.extract::<usize>()?,
+            };
+            if i >= m.vehicle_count() {
+                return Err(PyValueError::new_err(format!(
+                    "vehicle index {i} out of range: the mission has {}",
+                    m.vehicle_count()
+                )));
+            }
+            let dt = match &m.timing {
+                mission::Timing::Uniform(dt) => *dt,
+                mission::Timing::Pattern(p) => p.first().copied().unwrap_or(0.1),
+            };
+            Self::from_config(m.vehicle_at(i), m.start_time, dt)
+        })
+    }
+
+    /// Queue message `var` = `value` for the next step, parsed as an MQTT
+    /// payload (`str`) or a mission value (number, bool). Raises
+    /// `MessageError` (a `ValueError`) naming the variable for an unknown
+    /// variable, a malformed, NaN/inf or out-of-bounds value.
+    fn post(&mut self, py: Python<'_>, var: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let cmd = parse_post(py, var, value)?;
+            if self.queue.len() >= 100_000 {
+                return Err(PyValueError::new_err(
+                    "more than 100,000 messages queued without a step",
+                ));
+            }
+            self.queue.push(cmd);
+            Ok(())
+        })
+    }
+
+    /// step(dt=None)
+    ///
+    /// One iteration `dt` s (default: the vehicle's `dt`) after the last:
+    /// the queued messages are handled at the new clock, then the model
+    /// steps. With a constant `dt` the mission time is `k·dt`, exactly as
+    /// `usim replay` computes it.
+    #[pyo3(signature = (dt=None))]
+    fn step(&mut self, dt: Option<f64>) -> PyResult<()> {
+        guard(|| {
+            let dt = Self::check_dt(dt.unwrap_or(self.dt))?;
+            let rel = match self.uniform {
+                Some(u) if u == dt => (self.k + 1) as f64 * dt,
+                None if self.k == 0 => dt,
+                _ => self.rel + dt,
+            };
+            self.uniform = match self.uniform {
+                Some(u) if u == dt => Some(u),
+                None if self.k == 0 => Some(dt),
+                _ => None,
+            };
+            self.advance(rel)
+        })
+    }
+
+    /// step_to(t)
+    ///
+    /// One iteration at mission time `t` s (after the last step's).
+    fn step_to(&mut self, t: f64) -> PyResult<()> {
+        guard(|| {
+            if t.is_nan() || t <= self.rel {
+                return Err(PyValueError::new_err(format!(
+                    "step_to: t = {t} s must be after the current time {} s",
+                    self.rel
+                )));
+            }
+            self.uniform = None;
+            self.advance(t)
+        })
+    }
+
+    /// run_until(t, dt=None)
+    ///
+    /// Step by `dt` (default the vehicle's) until the mission time reaches
+    /// `t` s (within 1e-9 s). At most 100,000,000 steps per call.
+    #[pyo3(signature = (t, dt=None))]
+    fn run_until(&mut self, py: Python<'_>, t: f64, dt: Option<f64>) -> PyResult<()> {
+        let d = Self::check_dt(dt.unwrap_or(self.dt))?;
+        if !t.is_finite() {
+            return Err(PyValueError::new_err(format!("t must be finite, not {t}")));
+        }
+        let n = ((t - self.rel) / d).ceil();
+        if n > 1e8 {
+            return Err(PyValueError::new_err(format!(
+                "run_until({t}) would take {n} steps of {d} s; at most 1e8 per call"
+            )));
+        }
+        let mut i = 0u64;
+        while self.rel < t - 1e-9 {
+            self.step(Some(d))?;
+            i += 1;
+            if i % 65_536 == 0 {
+                py.check_signals()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The state after the last step (units in `State`'s field docs).
+    #[getter]
+    fn state(&self) -> PyResult<State> {
+        guard(|| Ok(State::of(&self.v.snapshot())))
+    }
+
+    /// The state as a float64 array of the 26 CSV columns after `k`
+    /// (`State.names`), `t` exact (not rounded to the microsecond).
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.v.snapshot().values().to_vec())
+    }
+
+    /// What the last step published: a list of `(var, value)` with the
+    /// prefix applied (`NAV_X`, ...), values float or str, in posting order.
+    fn publications<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for p in self.v.publications() {
+            out.append((p.var, pub_value(py, &p.value)?))?;
+        }
+        Ok(out)
+    }
+
+    /// Messages dropped when handled (as `usim replay` warns), oldest first.
+    #[getter]
+    fn dropped(&self) -> Vec<String> {
+        self.dropped.clone()
+    }
+
+    /// Iterations run.
+    #[getter]
+    fn k(&self) -> u64 {
+        self.k
+    }
+
+    /// Mission time, s.
+    #[getter]
+    fn t(&self) -> f64 {
+        self.rel
+    }
+
+    /// The default step, s.
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// Whether the model is V22 (embedded PID) rather than classic.
+    #[getter]
+    fn is_v22(&self) -> bool {
+        self.v.params().variant == usim::model::ModelVariant::V22
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.v.snapshot();
+        format!(
+            "Vehicle(k={}, t={}, x={}, y={}, heading={}, speed={})",
+            self.k, self.rel, s.x, s.y, s.heading, s.speed
+        )
+    }
+}
+
+impl Vehicle {
+    fn from_config(cfg: &VehicleConfig, start_time: f64, dt: f64) -> PyResult<Self> {
+        let dt = Self::check_dt(dt)?;
+        if !(start_time.is_finite() && start_time.abs() <= command::limits::TIME_S) {
+            return Err(PyValueError::new_err(format!(
+                "start_time must be finite and within ±{} s",
+                command::limits::TIME_S
+            )));
+        }
+        Ok(Vehicle {
+            v: RVehicle::new(cfg, start_time),
+            start_time,
+            dt,
+            k: 0,
+            rel: 0.0,
+            uniform: None,
+            queue: Vec::new(),
+            dropped: Vec::new(),
+        })
+    }
+}
+
+// ---------------------------------------------------------------- Fleet
+
+fn actuator_of(name: &str) -> PyResult<Actuator> {
+    let up = name.to_ascii_uppercase();
+    let full = if up.starts_with("DESIRED_") {
+        up
+    } else {
+        format!("DESIRED_{up}")
+    };
+    Actuator::from_name(&full).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown actuator {name:?}: one of thrust, rudder, elevator, thrust_l, thrust_r"
+        ))
+    })
+}
+
+/// Fleet(config, n=None, *, dt=0.1, start_time=0.0, actions=("thrust", "rudder"),
+///       state=("x", "y", "speed", "heading"), math=None)
+///
+/// `n` vehicles stepped together from arrays: the batch interface for
+/// reinforcement learning and Monte Carlo.
+///
+/// config: one vehicle config (path, TOML text or dict) with `n`, or a
+/// list of configs (one per vehicle). dt: step, s. actions: the columns of
+/// a setpoint row, actuator names (`thrust`, `rudder`, `elevator`,
+/// `thrust_l`, `thrust_r`; percent). state: the columns of a state row,
+/// CSV column names (`x`, `y` m; `speed`, `sog` m/s; `heading`, `hog`
+/// degrees; `t` s; `depth` m; `pitch`, `yaw` rad; `drift_x`, `drift_y` m/s;
+/// `lat`, `lon` degrees and the actuator columns cost more per step).
+///
+/// `step(actions)` takes an (n, k) float array of setpoints (k =
+/// len(actions)), steps every vehicle once (the setpoints are handled as
+/// the messages `DESIRED_THRUST`, ... at the step's clock) and returns
+/// the (n, m) float64 state array `Fleet.state`, written in place: the
+/// same array every step (copy it to keep a history). NaN, inf or
+/// out-of-bounds setpoints raise `MessageError` and change nothing.
+#[pyclass(module = "usim_marine")]
+struct Fleet {
+    fleet: BatchFleet,
+    state: Py<PyArray2<f64>>,
+}
+
+#[pymethods]
+impl Fleet {
+    #[new]
+    #[pyo3(signature = (config, n=None, *, dt=0.1, start_time=0.0, actions=None, state=None, math=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        config: &Bound<'_, PyAny>,
+        n: Option<usize>,
+        dt: f64,
+        start_time: f64,
+        actions: Option<Vec<String>>,
+        state: Option<Vec<String>>,
+        math: Option<&str>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let is_list = config.is_instance_of::<PyList>() || config.is_instance_of::<PyTuple>();
+            let params = if is_list {
+                if n.is_some_and(|n| n != config.len().unwrap_or(0)) {
+                    return Err(PyValueError::new_err(
+                        "n must be omitted or equal the number of configs",
+                    ));
+                }
+                let mut out = Vec::new();
+                for c in config.try_iter()? {
+                    out.push(load_vehicle_config(&c?, math)?.params);
+                }
+                out
+            } else {
+                let n = n.ok_or_else(|| {
+                    PyValueError::new_err("Fleet(config, n): n is needed with one config")
+                })?;
+                if n == 0 || n > usim::batch::MAX_VEHICLES {
+                    return Err(PyValueError::new_err(format!(
+                        "n must be in 1..={}, not {n}",
+                        usim::batch::MAX_VEHICLES
+                    )));
+                }
+                vec![load_vehicle_config(config, math)?.params; n]
+            };
+            let acts = match actions {
+                None => vec![Actuator::Thrust, Actuator::Rudder],
+                Some(names) => names
+                    .iter()
+                    .map(|s| actuator_of(s))
+                    .collect::<PyResult<_>>()?,
+            };
+            let fields = match state {
+                None => vec![Field::X, Field::Y, Field::Speed, Field::Heading],
+                Some(names) => names
+                    .iter()
+                    .map(|s| {
+                        Field::from_name(s).ok_or_else(|| {
+                            PyValueError::new_err(format!(
+                                "unknown state column {s:?}: one of {}",
+                                Snapshot::VALUE_NAMES.join(", ")
+                            ))
+                        })
+                    })
+                    .collect::<PyResult<_>>()?,
+            };
+            let nveh = params.len();
+            let w = fields.len();
+            let fleet = BatchFleet::new(params, start_time, dt, acts, fields)
+                .map_err(|e| PyValueError::new_err(e.0))?;
+            let arr = PyArray2::<f64>::zeros(py, [nveh, w], false);
+            {
+                let mut rw = arr.readwrite();
+                fleet
+                    .write_state(rw.as_slice_mut()?)
+                    .map_err(|e| PyRuntimeError::new_err(e.0))?;
+            }
+            Ok(Fleet {
+                fleet,
+                state: arr.unbind(),
+            })
+        })
+    }
+
+    /// step(actions, out=None)
+    ///
+    /// Step every vehicle once with setpoint row i for vehicle i; returns
+    /// `out` (an (n, m) float64 C-contiguous array) or `Fleet.state`.
+    #[pyo3(signature = (actions, out=None))]
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        actions: &Bound<'py, PyAny>,
+        out: Option<Bound<'py, PyArray2<f64>>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let n = self.fleet.len();
+        let k = self.fleet.actions().len();
+        let arr: PyReadonlyArray2<'py, f64> = match actions.extract::<PyReadonlyArray2<'py, f64>>()
+        {
+            Ok(a) if a.is_c_contiguous() => a,
+            _ => {
+                let np = py.import("numpy")?;
+                np.call_method1("ascontiguousarray", (actions, "float64"))?
+                    .extract::<PyReadonlyArray2<'py, f64>>()
+                    .map_err(|_| {
+                        PyValueError::new_err(format!("actions must be an ({n}, {k}) float array"))
+                    })?
+            }
+        };
+        if arr.shape() != [n, k] {
+            return Err(PyValueError::new_err(format!(
+                "actions must have shape ({n}, {k}), not {:?}",
+                arr.shape()
+            )));
+        }
+        let target = match out {
+            Some(o) => o,
+            None => self.state.bind(py).clone(),
+        };
+        {
+            let setpoints = arr.as_slice()?;
+            let mut rw = target
+                .try_readwrite()
+                .map_err(|e| PyValueError::new_err(format!("the state array is borrowed: {e}")))?;
+            let o = rw
+                .as_slice_mut()
+                .map_err(|_| PyValueError::new_err("out must be a C-contiguous float64 array"))?;
+            let fleet = &mut self.fleet;
+            let r = py
+                .detach(|| catch_unwind(AssertUnwindSafe(|| fleet.step(setpoints, o))))
+                .map_err(panic_error)?;
+            r.map_err(|e| MessageError::new_err(e.0))?;
+        }
+        Ok(target)
+    }
+
+    /// reset(seed=None, indices=None, *, start=None, drift=None,
+    ///       start_radius=0.0, heading_spread=0.0, max_drift=0.0)
+    ///
+    /// Restart vehicles (all, or `indices`) at their clock 0. `start`: an
+    /// (len, 3) array of x, y (m) and heading (degrees); `drift`: an (len,
+    /// 2) array of drift east, north (m/s). With `seed`, each vehicle i is
+    /// moved within `start_radius` m of its start, its heading by up to
+    /// ±`heading_spread` degrees, and given a drift of up to `max_drift`
+    /// m/s in a uniform direction, drawn from (seed, i) alone. Returns
+    /// `Fleet.state`.
+    #[pyo3(signature = (seed=None, indices=None, *, start=None, drift=None, start_radius=0.0, heading_spread=0.0, max_drift=0.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn reset<'py>(
+        &mut self,
+        py: Python<'py>,
+        seed: Option<u64>,
+        indices: Option<Vec<usize>>,
+        start: Option<PyReadonlyArray2<'py, f64>>,
+        drift: Option<PyReadonlyArray2<'py, f64>>,
+        start_radius: f64,
+        heading_spread: f64,
+        max_drift: f64,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        guard(|| {
+            let n = self.fleet.len();
+            let idx: Vec<usize> = indices.unwrap_or_else(|| (0..n).collect());
+            if let Some(bad) = idx.iter().find(|&&i| i >= n) {
+                return Err(PyValueError::new_err(format!(
+                    "index {bad} out of range for a fleet of {n}"
+                )));
+            }
+            let rows = |a: &Option<PyReadonlyArray2<'py, f64>>, w: usize, what: &str| match a {
+                None => Ok(None),
+                Some(a) if a.shape() == [idx.len(), w] => Ok(Some(a.as_array().to_owned())),
+                Some(a) => Err(PyValueError::new_err(format!(
+                    "{what} must have shape ({}, {w}), not {:?}",
+                    idx.len(),
+                    a.shape()
+                ))),
+            };
+            let start = rows(&start, 3, "start")?;
+            let drift = rows(&drift, 2, "drift")?;
+            for (j, &i) in idx.iter().enumerate() {
+                let r = match seed {
+                    Some(s) if start.is_none() && drift.is_none() => {
+                        self.fleet
+                            .reset_random(i, s, start_radius, heading_spread, max_drift)
+                    }
+                    _ => self.fleet.reset_vehicle(
+                        i,
+                        start.as_ref().map(|a| (a[[j, 0]], a[[j, 1]], a[[j, 2]])),
+                        drift.as_ref().map(|a| (a[[j, 0]], a[[j, 1]])),
+                    ),
+                };
+                r.map_err(|e| PyValueError::new_err(e.0))?;
+            }
+            let target = self.state.bind(py).clone();
+            {
+                let mut rw = target.try_readwrite().map_err(|e| {
+                    PyValueError::new_err(format!("the state array is borrowed: {e}"))
+                })?;
+                self.fleet
+                    .write_state(rw.as_slice_mut()?)
+                    .map_err(|e| PyRuntimeError::new_err(e.0))?;
+            }
+            Ok(target)
+        })
+    }
+
+    /// post(i, var, value)
+    ///
+    /// Send one message to vehicle `i`, handled now at its next step's
+    /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed as `Vehicle.post`.
+    fn post(
+        &mut self,
+        py: Python<'_>,
+        i: usize,
+        var: &str,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let cmd = parse_post(py, var, value)?;
+            self.fleet
+                .send(i, cmd)
+                .map_err(|e| MessageError::new_err(e.0))
+        })
+    }
+
+    /// set_drift(drift)
+    ///
+    /// Set every vehicle's drift (current) from an (n, 2) array of east,
+    /// north m/s (as `DRIFT_X` / `DRIFT_Y` messages).
+    fn set_drift(&mut self, drift: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        guard(|| {
+            let n = self.fleet.len();
+            if drift.shape() != [n, 2] {
+                return Err(PyValueError::new_err(format!(
+                    "drift must have shape ({n}, 2), not {:?}",
+                    drift.shape()
+                )));
+            }
+            let a = drift.as_array();
+            for i in 0..n {
+                for (j, c) in [Command::DriftX(a[[i, 0]]), Command::DriftY(a[[i, 1]])]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if let Err(reason) = command::check_bounds(&c) {
+                        return Err(MessageError::new_err(format!(
+                            "vehicle {i}: {} = {}: {reason}",
+                            c.var(),
+                            a[[i, j]]
+                        )));
+                    }
+                }
+            }
+            for i in 0..n {
+                for c in [Command::DriftX(a[[i, 0]]), Command::DriftY(a[[i, 1]])] {
+                    self.fleet
+                        .send(i, c)
+                        .map_err(|e| MessageError::new_err(e.0))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The state of vehicle `i` as a `State` (every column, units there).
+    fn vehicle_state(&self, i: usize) -> PyResult<State> {
+        self.fleet
+            .vehicles()
+            .get(i)
+            .map(|v| State::of(&v.snapshot()))
+            .ok_or_else(|| PyValueError::new_err(format!("no vehicle {i}")))
+    }
+
+    /// The (n, m) float64 state array, columns `Fleet.state_names`.
+    #[getter]
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        self.state.bind(py).clone()
+    }
+
+    /// Number of vehicles.
+    #[getter]
+    fn n(&self) -> usize {
+        self.fleet.len()
+    }
+
+    fn __len__(&self) -> usize {
+        self.fleet.len()
+    }
+
+    /// Step, s.
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.fleet.dt()
+    }
+
+    /// The setpoint columns (MOOS variable names).
+    #[getter]
+    fn action_names(&self) -> Vec<&'static str> {
+        self.fleet.actions().iter().map(|a| a.name()).collect()
+    }
+
+    /// The state columns (CSV column names).
+    #[getter]
+    fn state_names(&self) -> Vec<&'static str> {
+        self.fleet.fields().iter().map(|f| f.name()).collect()
+    }
+
+    /// Iterations of each vehicle since its last reset (an int64 array).
+    #[getter]
+    fn iterations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = (0..self.fleet.len())
+            .map(|i| self.fleet.iterations(i) as i64)
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Fleet(n={}, dt={}, actions={:?}, state={:?})",
+            self.fleet.len(),
+            self.fleet.dt(),
+            self.action_names(),
+            self.state_names()
+        )
+    }
+}
+
+/// _bench_native(config, n, steps) -> float
+///
+/// Seconds to step a fleet of `n` vehicles `steps` times from Rust alone
+/// (the same `BatchFleet` and state columns as `Fleet` by default, thrust
+/// 60 % and a rudder sweep), the native baseline of the Python benchmark.
+#[pyfunction]
+fn _bench_native(py: Python<'_>, config: &Bound<'_, PyAny>, n: usize, steps: u64) -> PyResult<f64> {
+    let cfg = load_vehicle_config(config, None)?;
+    let mut fleet = BatchFleet::new(
+        vec![cfg.params; n.clamp(1, 1_000_000)],
+        0.0,
+        0.1,
+        vec![Actuator::Thrust, Actuator::Rudder],
+        vec![Field::X, Field::Y, Field::Speed, Field::Heading],
+    )
+    .map_err(|e| PyValueError::new_err(e.0))?;
+    let n = fleet.len();
+    py.detach(|| {
+        // The setpoints the Python benchmark passes: thrust 60 %, rudder
+        // spread over the fleet.
+        let mut sp = vec![0.0; n * 2];
+        for i in 0..n {
+            sp[2 * i] = 60.0;
+            sp[2 * i + 1] = (i % 200) as f64 - 100.0;
+        }
+        let mut out = vec![0.0; n * 4];
+        let t0 = std::time::Instant::now();
+        for _ in 0..steps {
+            let _ = fleet.step(&sp, &mut out);
+        }
+        std::hint::black_box(&out);
+        Ok(t0.elapsed().as_secs_f64())
+    })
+}
+
+/// The native module of `usim_marine`.
+#[pymodule]
+fn _usim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("MessageError", py.get_type::<MessageError>())?;
+    m.add_class::<Vehicle>()?;
+    m.add_class::<Fleet>()?;
+    m.add_class::<State>()?;
+    m.add_function(wrap_pyfunction!(_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(_mission_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_native, m)?)?;
+    m.add("CSV_HEADER", usim::replay::csv::HEADER)?;
+    let _ = Path::new("");
+    Ok(())
+}

@@ -1,0 +1,613 @@
+//! A vectorised fleet for batch users (the Python package's `Fleet`, RL and
+//! Monte Carlo loops): `n` independent [`Vehicle`]s stepped together from a
+//! flat array of actuator setpoints, their state written into a caller's
+//! flat array. Sans-IO: no clock, files or threads.
+//!
+//! One [`BatchFleet::step`] is, for every vehicle `i` in order, exactly what
+//! a replay does when the setpoints are posted just before an iteration:
+//! each setpoint is handled as its message (`DESIRED_THRUST`, ...) stamped
+//! with the vehicle's next clock `start_time + k_i·dt`, then the vehicle
+//! steps at that clock. So a fleet's vehicle `i` equals a single vehicle
+//! given the same mail (the Python tests check it).
+//!
+//! The per-step output is lean on purpose: only the requested [`Field`]s,
+//! read from the NAV record where possible; latitude/longitude and the
+//! other derived columns cost a [`Vehicle::snapshot`] and are computed only
+//! when asked for. Nothing is allocated per step.
+use crate::command::{check_bounds, Command};
+use crate::model::{Actuator, Params, Vehicle};
+use crate::sweep::Rng;
+
+/// Largest fleet, vehicles (a bound checked before anything is allocated).
+pub const MAX_VEHICLES: usize = 10_000_000;
+
+/// A state column a [`BatchFleet`] can write, with the CSV column's name
+/// and units (docs/formats.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Mission time of the vehicle, s.
+    T,
+    /// East, m.
+    X,
+    /// North, m.
+    Y,
+    /// Stored speed, m/s.
+    Speed,
+    /// Heading, degrees.
+    Heading,
+    /// Depth, m.
+    Depth,
+    /// Pitch, radians.
+    Pitch,
+    /// Yaw, radians.
+    Yaw,
+    /// Speed over ground, m/s.
+    Sog,
+    /// Heading over ground, degrees.
+    Hog,
+    /// Drift east, m/s.
+    DriftX,
+    /// Drift north, m/s.
+    DriftY,
+    /// Ground-truth east, m.
+    GtX,
+    /// Ground-truth north, m.
+    GtY,
+    /// Altitude, m (NaN until set).
+    Altitude,
+    /// Last published speed, m/s (snapshot).
+    NavSpeed,
+    /// Last published heading, degrees (snapshot).
+    NavHeading,
+    /// Latitude, degrees (snapshot; NaN without an origin).
+    Lat,
+    /// Longitude, degrees (snapshot).
+    Lon,
+    /// Rudder as the model holds it (snapshot).
+    Rudder,
+    /// Thrust, percent (snapshot).
+    Thrust,
+    /// Elevator, percent (snapshot).
+    Elevator,
+    /// Left thruster, percent (snapshot).
+    ThrustL,
+    /// Right thruster, percent (snapshot).
+    ThrustR,
+    /// Current-field velocity east, m/s (snapshot).
+    CurrentX,
+    /// Current-field velocity north, m/s (snapshot).
+    CurrentY,
+}
+
+impl Field {
+    /// Every field, in CSV column order.
+    pub const ALL: [Field; 26] = [
+        Field::T,
+        Field::X,
+        Field::Y,
+        Field::Speed,
+        Field::Heading,
+        Field::Depth,
+        Field::Altitude,
+        Field::Pitch,
+        Field::Yaw,
+        Field::Sog,
+        Field::Hog,
+        Field::NavSpeed,
+        Field::NavHeading,
+        Field::Lat,
+        Field::Lon,
+        Field::DriftX,
+        Field::DriftY,
+        Field::Rudder,
+        Field::Thrust,
+        Field::Elevator,
+        Field::GtX,
+        Field::GtY,
+        Field::ThrustL,
+        Field::ThrustR,
+        Field::CurrentX,
+        Field::CurrentY,
+    ];
+
+    /// The CSV column name (docs/formats.md §3).
+    pub fn name(self) -> &'static str {
+        let i = Field::ALL.iter().position(|&f| f == self).unwrap_or(0);
+        crate::model::Snapshot::VALUE_NAMES[i]
+    }
+
+    /// The field of a CSV column name.
+    pub fn from_name(name: &str) -> Option<Field> {
+        crate::model::Snapshot::VALUE_NAMES
+            .iter()
+            .position(|&n| n == name)
+            .map(|i| Field::ALL[i])
+    }
+
+    /// Whether the field needs a full [`Vehicle::snapshot`] (lat/lon and
+    /// the published, actuator and current columns).
+    fn needs_snapshot(self) -> bool {
+        matches!(
+            self,
+            Field::NavSpeed
+                | Field::NavHeading
+                | Field::Lat
+                | Field::Lon
+                | Field::Rudder
+                | Field::Thrust
+                | Field::Elevator
+                | Field::ThrustL
+                | Field::ThrustR
+                | Field::CurrentX
+                | Field::CurrentY
+        )
+    }
+}
+
+/// Why a batch call was refused (nothing was changed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchError(pub String);
+
+impl std::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BatchError {}
+
+/// `n` vehicles stepped together (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct BatchFleet {
+    params: Vec<Params>,
+    vehicles: Vec<Vehicle>,
+    /// Iterations of each vehicle since its last reset.
+    k: Vec<u64>,
+    start_time: f64,
+    dt: f64,
+    actions: Vec<Actuator>,
+    fields: Vec<Field>,
+    snapshot_needed: bool,
+}
+
+impl BatchFleet {
+    /// A fleet of one vehicle per entry of `params`, clock `start_time` s at
+    /// start-up, step `dt` s; `actions` are the columns of a setpoint row,
+    /// `fields` the columns of a state row.
+    pub fn new(
+        params: Vec<Params>,
+        start_time: f64,
+        dt: f64,
+        actions: Vec<Actuator>,
+        fields: Vec<Field>,
+    ) -> Result<BatchFleet, BatchError> {
+        if params.is_empty() || params.len() > MAX_VEHICLES {
+            return Err(BatchError(format!(
+                "a fleet has 1 to {MAX_VEHICLES} vehicles, not {}",
+                params.len()
+            )));
+        }
+        if !(dt.is_finite() && dt > 0.0 && dt <= 3600.0) {
+            return Err(BatchError(format!(
+                "dt must be a finite step in (0, 3600] s, not {dt}"
+            )));
+        }
+        if !(start_time.is_finite() && start_time.abs() <= crate::command::limits::TIME_S) {
+            return Err(BatchError(format!(
+                "start_time must be finite and at most {} s, not {start_time}",
+                crate::command::limits::TIME_S
+            )));
+        }
+        let vehicles = params
+            .iter()
+            .map(|p| Vehicle::from_params(p.clone(), start_time))
+            .collect();
+        let snapshot_needed = fields.iter().any(|f| f.needs_snapshot());
+        Ok(BatchFleet {
+            k: vec![0; params.len()],
+            params,
+            vehicles,
+            start_time,
+            dt,
+            actions,
+            fields,
+            snapshot_needed,
+        })
+    }
+
+    /// Number of vehicles.
+    pub fn len(&self) -> usize {
+        self.vehicles.len()
+    }
+
+    /// Always false (a fleet has at least one vehicle).
+    pub fn is_empty(&self) -> bool {
+        self.vehicles.is_empty()
+    }
+
+    /// Step, s.
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// The setpoint columns.
+    pub fn actions(&self) -> &[Actuator] {
+        &self.actions
+    }
+
+    /// The state columns.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The vehicles.
+    pub fn vehicles(&self) -> &[Vehicle] {
+        &self.vehicles
+    }
+
+    /// Iterations of vehicle `i` since its last reset.
+    pub fn iterations(&self, i: usize) -> u64 {
+        self.k[i]
+    }
+
+    fn command(act: Actuator, v: f64) -> Command {
+        match act {
+            Actuator::Thrust => Command::DesiredThrust(v),
+            Actuator::Rudder => Command::DesiredRudder(v),
+            Actuator::Elevator => Command::DesiredElevator(v),
+            Actuator::ThrustL => Command::DesiredThrustL(v),
+            Actuator::ThrustR => Command::DesiredThrustR(v),
+        }
+    }
+
+    /// Check a setpoint array (`len() × actions().len()`, row-major): every
+    /// value finite and within the message bounds. Names the first bad one.
+    pub fn check_actions(&self, setpoints: &[f64]) -> Result<(), BatchError> {
+        let m = self.actions.len();
+        if setpoints.len() != self.len() * m {
+            return Err(BatchError(format!(
+                "setpoints: expected {} × {m} values, got {}",
+                self.len(),
+                setpoints.len()
+            )));
+        }
+        if m == 0 {
+            return Ok(());
+        }
+        // Fast path: all finite and small (the common case) needs no Command.
+        if setpoints.iter().all(|v| v.abs() <= 100.0) {
+            return Ok(());
+        }
+        for (i, row) in setpoints.chunks_exact(m).enumerate() {
+            for (&act, &v) in self.actions.iter().zip(row) {
+                if let Err(reason) = check_bounds(&Self::command(act, v)) {
+                    return Err(BatchError(format!(
+                        "vehicle {i}: {} = {v}: {reason}",
+                        act.name()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One iteration of every vehicle with setpoint row `i` of `setpoints`
+    /// (`len() × actions().len()`, row-major; nothing is changed if any
+    /// value is refused), then the state rows into `out` (`len() ×
+    /// fields().len()`, row-major).
+    pub fn step(&mut self, setpoints: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+        self.check_actions(setpoints)?;
+        self.check_out(out)?;
+        let m = self.actions.len();
+        let w = self.fields.len();
+        for i in 0..self.vehicles.len() {
+            self.k[i] += 1;
+            let clock = self.start_time + self.k[i] as f64 * self.dt;
+            let v = &mut self.vehicles[i];
+            if m > 0 {
+                for (&act, &value) in self.actions.iter().zip(&setpoints[i * m..(i + 1) * m]) {
+                    // Checked above; a refusal leaves the setpoint unchanged.
+                    let _ = v.handle_command(Self::command(act, value), clock);
+                }
+            }
+            v.step(clock);
+            if w > 0 {
+                Self::write_row(
+                    v,
+                    &self.fields,
+                    self.snapshot_needed,
+                    self.start_time,
+                    &mut out[i * w..(i + 1) * w],
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_out(&self, out: &[f64]) -> Result<(), BatchError> {
+        if out.len() != self.len() * self.fields.len() {
+            return Err(BatchError(format!(
+                "state output: expected {} × {} values, got {}",
+                self.len(),
+                self.fields.len(),
+                out.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The state rows without stepping.
+    pub fn write_state(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        self.check_out(out)?;
+        let w = self.fields.len();
+        if w == 0 {
+            return Ok(());
+        }
+        for (v, row) in self.vehicles.iter().zip(out.chunks_exact_mut(w)) {
+            Self::write_row(v, &self.fields, self.snapshot_needed, self.start_time, row);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn write_row(v: &Vehicle, fields: &[Field], snap: bool, start: f64, row: &mut [f64]) {
+        let s = if snap { Some(v.snapshot()) } else { None };
+        let nav = v.nav();
+        let gt = v.ground_truth();
+        for (f, o) in fields.iter().zip(row.iter_mut()) {
+            *o = match f {
+                Field::T => nav.stamp - start,
+                Field::X => nav.x,
+                Field::Y => nav.y,
+                Field::Speed => nav.speed,
+                Field::Heading => nav.heading,
+                Field::Depth => nav.depth,
+                Field::Pitch => nav.pitch,
+                Field::Yaw => nav.yaw,
+                Field::Sog => nav.sog,
+                Field::Hog => nav.hog,
+                Field::DriftX => v.drift().0,
+                Field::DriftY => v.drift().1,
+                Field::GtX => gt.x,
+                Field::GtY => gt.y,
+                Field::Altitude => nav.altitude.unwrap_or(f64::NAN),
+                other => match &s {
+                    Some(s) => {
+                        let i = Field::ALL.iter().position(|g| g == other).unwrap_or(0);
+                        s.values()[i]
+                    }
+                    None => f64::NAN,
+                },
+            };
+        }
+    }
+
+    /// Send one message to vehicle `i` at its next clock (e.g. `DRIFT_X`);
+    /// the message is handled as [`Vehicle::handle_command`] handles it.
+    pub fn send(&mut self, i: usize, cmd: Command) -> Result<(), BatchError> {
+        let Some(v) = self.vehicles.get_mut(i) else {
+            return Err(BatchError(format!(
+                "no vehicle {i} in a fleet of {}",
+                self.len()
+            )));
+        };
+        let clock = self.start_time + (self.k[i] + 1) as f64 * self.dt;
+        v.handle_command(cmd, clock)
+            .map_err(|e| BatchError(format!("vehicle {i}: {e}")))
+    }
+
+    /// Restart vehicle `i` from its configured start, or from `pose`
+    /// (x, y m; heading degrees) if given, with drift `drift` (east, north
+    /// m/s) if given, else the configured one. Its clock restarts at 0.
+    pub fn reset_vehicle(
+        &mut self,
+        i: usize,
+        pose: Option<(f64, f64, f64)>,
+        drift: Option<(f64, f64)>,
+    ) -> Result<(), BatchError> {
+        let Some(base) = self.params.get(i) else {
+            return Err(BatchError(format!(
+                "no vehicle {i} in a fleet of {}",
+                self.len()
+            )));
+        };
+        let finite = |vals: &[f64]| vals.iter().all(|v| v.is_finite() && v.abs() <= 1e7);
+        if let Some((x, y, h)) = pose {
+            if !finite(&[x, y, h]) {
+                return Err(BatchError(format!(
+                    "vehicle {i}: start pose ({x}, {y}, {h}) must be finite and within ±1e7"
+                )));
+            }
+        }
+        if let Some((dx, dy)) = drift {
+            if !(finite(&[dx, dy]) && dx.abs() <= 100.0 && dy.abs() <= 100.0) {
+                return Err(BatchError(format!(
+                    "vehicle {i}: drift ({dx}, {dy}) m/s must be finite and within ±100"
+                )));
+            }
+        }
+        let mut p = base.clone();
+        if let Some((x, y, h)) = pose {
+            p.start.x = x;
+            p.start.y = y;
+            p.start.heading = h;
+        }
+        if let Some((dx, dy)) = drift {
+            p.drift_x = dx;
+            p.drift_y = dy;
+        }
+        self.vehicles[i] = Vehicle::from_params(p, self.start_time);
+        self.k[i] = 0;
+        Ok(())
+    }
+
+    /// Restart vehicle `i` with a seeded random start and drift: the start
+    /// moved uniformly within `start_radius` m of the configured one, the
+    /// heading by up to ±`heading_spread` degrees, and a drift of uniform
+    /// direction and magnitude up to `max_drift` m/s. The same
+    /// `(seed, i)` always gives the same draw.
+    pub fn reset_random(
+        &mut self,
+        i: usize,
+        seed: u64,
+        start_radius: f64,
+        heading_spread: f64,
+        max_drift: f64,
+    ) -> Result<(), BatchError> {
+        let Some(base) = self.params.get(i) else {
+            return Err(BatchError(format!(
+                "no vehicle {i} in a fleet of {}",
+                self.len()
+            )));
+        };
+        let ok = |v: f64, max: f64| v.is_finite() && (0.0..=max).contains(&v);
+        if !(ok(start_radius, 1e6) && ok(heading_spread, 180.0) && ok(max_drift, 100.0)) {
+            return Err(BatchError(format!(
+                "random reset: start_radius in [0, 1e6] m, heading_spread in [0, 180] deg, \
+                 max_drift in [0, 100] m/s (got {start_radius}, {heading_spread}, {max_drift})"
+            )));
+        }
+        let mut rng = Rng::for_run(seed, i as u64);
+        let r = start_radius * rng.unit().sqrt();
+        let a = std::f64::consts::TAU * rng.unit();
+        let dh = heading_spread * (2.0 * rng.unit() - 1.0);
+        let dm = max_drift * rng.unit();
+        let da = std::f64::consts::TAU * rng.unit();
+        let s = base.start;
+        let pose = (s.x + r * a.cos(), s.y + r * a.sin(), s.heading + dh);
+        let drift = (base.drift_x + dm * da.sin(), base.drift_y + dm * da.cos());
+        self.reset_vehicle(i, Some(pose), Some(drift))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kayak() -> Params {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/kayak.toml"),
+        )
+        .unwrap();
+        crate::config::parse_vehicle(std::path::Path::new("kayak.toml"), &text)
+            .unwrap()
+            .params
+    }
+
+    fn fleet(n: usize, fields: Vec<Field>) -> BatchFleet {
+        BatchFleet::new(
+            vec![kayak(); n],
+            0.0,
+            0.1,
+            vec![Actuator::Thrust, Actuator::Rudder],
+            fields,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn each_vehicle_equals_a_single_vehicle_given_the_same_mail() {
+        let fields = Field::ALL.to_vec();
+        let mut f = fleet(3, fields.clone());
+        let mut singles: Vec<Vehicle> =
+            (0..3).map(|_| Vehicle::from_params(kayak(), 0.0)).collect();
+        let mut out = vec![0.0; 3 * 26];
+        for k in 1..=200u64 {
+            let sp: Vec<f64> = (0..3)
+                .flat_map(|i| {
+                    [
+                        20.0 + 10.0 * i as f64,
+                        ((k as f64) * 0.1 + i as f64).sin() * 60.0,
+                    ]
+                })
+                .collect();
+            f.step(&sp, &mut out).unwrap();
+            let clock = k as f64 * 0.1;
+            for (i, v) in singles.iter_mut().enumerate() {
+                v.handle_command(Command::DesiredThrust(sp[2 * i]), clock)
+                    .unwrap();
+                v.handle_command(Command::DesiredRudder(sp[2 * i + 1]), clock)
+                    .unwrap();
+                v.step(clock);
+                let want = v.snapshot().values();
+                for (j, w) in want.iter().enumerate() {
+                    let got = out[i * 26 + j];
+                    assert!(
+                        got.to_bits() == w.to_bits(),
+                        "k {k} vehicle {i} {}: {got} vs {w}",
+                        fields[j].name()
+                    );
+                }
+            }
+        }
+        // Moved: 40 % thrust for 20 s on a kayak (about 1 m/s).
+        let (x, y) = (out[2 * 26 + 1], out[2 * 26 + 2]);
+        assert!(x.hypot(y) > 5.0, "{x} {y}");
+    }
+
+    #[test]
+    fn refused_setpoints_change_nothing_and_name_the_vehicle() {
+        let mut f = fleet(2, vec![Field::X, Field::Y]);
+        let mut out = vec![0.0; 4];
+        let before = format!("{:?}", f.vehicles());
+        let e = f.step(&[50.0, 0.0, f64::NAN, 0.0], &mut out).unwrap_err();
+        assert!(
+            e.0.contains("vehicle 1") && e.0.contains("DESIRED_THRUST"),
+            "{e}"
+        );
+        let e = f
+            .step(&[50.0, 0.0, 0.0, f64::INFINITY], &mut out)
+            .unwrap_err();
+        assert!(e.0.contains("DESIRED_RUDDER"), "{e}");
+        let e = f.step(&[50.0, 0.0, 0.0, 1e300], &mut out).unwrap_err();
+        assert!(e.0.contains("vehicle 1"), "{e}");
+        assert!(f.step(&[50.0, 0.0], &mut out).is_err());
+        assert!(f.step(&[50.0, 0.0, 1.0, 1.0], &mut [0.0; 3]).is_err());
+        assert_eq!(before, format!("{:?}", f.vehicles()));
+        assert_eq!(f.iterations(0), 0);
+    }
+
+    #[test]
+    fn reset_restarts_the_clock_and_seeded_reset_is_repeatable() {
+        let mut f = fleet(2, vec![Field::T, Field::X, Field::Y, Field::DriftX]);
+        let mut out = vec![0.0; 8];
+        for _ in 0..10 {
+            f.step(&[100.0, 0.0, 100.0, 0.0], &mut out).unwrap();
+        }
+        assert!((out[0] - 1.0).abs() < 1e-12);
+        f.reset_vehicle(0, Some((5.0, 6.0, 90.0)), Some((0.5, 0.0)))
+            .unwrap();
+        f.write_state(&mut out).unwrap();
+        assert_eq!(&out[..4], &[0.0, 5.0, 6.0, 0.5]);
+        assert_eq!(f.iterations(0), 0);
+        assert_eq!(f.iterations(1), 10);
+        f.reset_random(1, 7, 10.0, 30.0, 0.3).unwrap();
+        let mut a = vec![0.0; 8];
+        f.write_state(&mut a).unwrap();
+        f.reset_random(1, 7, 10.0, 30.0, 0.3).unwrap();
+        let mut b = vec![0.0; 8];
+        f.write_state(&mut b).unwrap();
+        assert_eq!(a, b);
+        // Within the radius of the configured start (kayak: 0, 0).
+        assert!(a[5].hypot(a[6]) <= 10.0 && a[7].abs() <= 0.3);
+        f.reset_random(1, 8, 10.0, 30.0, 0.3).unwrap();
+        f.write_state(&mut b).unwrap();
+        assert_ne!(a, b);
+        assert!(f
+            .reset_vehicle(0, Some((f64::NAN, 0.0, 0.0)), None)
+            .is_err());
+        assert!(f.reset_random(0, 1, -1.0, 0.0, 0.0).is_err());
+        assert!(f.reset_vehicle(9, None, None).is_err());
+    }
+
+    #[test]
+    fn bad_shapes_are_refused_before_allocating() {
+        assert!(BatchFleet::new(vec![], 0.0, 0.1, vec![], vec![]).is_err());
+        assert!(BatchFleet::new(vec![kayak()], 0.0, f64::NAN, vec![], vec![]).is_err());
+        assert!(BatchFleet::new(vec![kayak()], 0.0, 0.0, vec![], vec![]).is_err());
+        assert!(BatchFleet::new(vec![kayak()], f64::INFINITY, 0.1, vec![], vec![]).is_err());
+        assert_eq!(Field::from_name("lat"), Some(Field::Lat));
+        assert_eq!(Field::Lat.name(), "lat");
+        assert_eq!(Field::from_name("nope"), None);
+    }
+}
