@@ -4,7 +4,8 @@
 //! MOOS posts the chosen variables with their types, nothing loops back
 //! (each value arrives once on each side), and `usim view` serves the
 //! vehicle that lives only in the MOOS community to its browser page
-//! (the page's WebSocket frames).
+//! (the page's WebSocket frames; tests/view_browser.rs checks the page
+//! itself in headless Chromium).
 mod moos_util;
 mod mqtt_util;
 

@@ -5,6 +5,7 @@
 //! Without Chromium the test says SKIPPED and passes, unless
 //! `USIM_REQUIRE_CHROMIUM=1` (CI) makes that a failure. `CHROMIUM=/path`
 //! chooses the binary.
+mod moos_util;
 mod mqtt_util;
 mod view_util;
 
@@ -854,4 +855,69 @@ fn moos_geometry_is_drawn_bounded_and_erasable() {
     });
     let mut browser = browser;
     let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}
+
+/// A vehicle that lives only in a MOOS community (a pymoos client posting
+/// MOOS NODE_REPORTs to `usim moosdb`) shows on the page in headless
+/// Chromium, through `usim moos-bridge` onto the view's broker (issue 19).
+#[test]
+fn a_vehicle_only_in_a_moos_community_shows_on_the_page() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    if !moos_util::have_pymoos("a_vehicle_only_in_a_moos_community_shows_on_the_page") {
+        return;
+    }
+    let v = view_util::standalone(&[]);
+    let (_db, port) = moos_util::moosdb(v.dir.path(), "page", &["--moos_community=henry"]);
+    let mut cmd = Command::new(mqtt_util::usim());
+    cmd.args([
+        "moos-bridge",
+        &format!("--moos_port={port}"),
+        "--broker",
+        &v.broker.url(),
+        "--topic-root",
+        mqtt_util::ROOT,
+    ]);
+    let bridge = Proc::spawn("moos-bridge", cmd, v.dir.path().join("bridge.log"));
+    assert!(
+        bridge.wait_log("mirroring community henry", Duration::from_secs(30)),
+        "{}",
+        bridge.log()
+    );
+    let out = v.dir.path().join("peer.json");
+    let (p, o) = (port.to_string(), out.to_str().unwrap().to_string());
+    let peer = std::thread::spawn(move || {
+        moos_util::run_py(
+            "moos_bridge_peer.py",
+            &[&p, &o, "20"],
+            Duration::from_secs(90),
+        )
+    });
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let t0 = Instant::now();
+        loop {
+            let x = cdp
+                .eval("window.usimView && window.usimView.vehicles.get('alpha') ? window.usimView.vehicles.get('alpha').x : null")
+                .await;
+            if x == json!(12.5) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(40),
+                "alpha not on the page (x = {x}); vehicles: {}; bridge:\n{}",
+                cdp.eval("JSON.stringify(window.usimView && [...window.usimView.vehicles.keys()])").await,
+                bridge.log()
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let y = cdp.eval("window.usimView.vehicles.get('alpha').y").await;
+        assert_eq!(y.as_f64(), Some(-30.0));
+    });
+    let r = peer.join().unwrap();
+    moos_util::assert_py(&r, "moos_bridge_peer");
 }
