@@ -49,7 +49,16 @@ fn two_communities_from_one_command_keep_up_at_warp_50() {
         Duration::from_secs(120),
     );
     assert_py(&r, "moos_up_check");
-    let res: Value = serde_json::from_str(String::from_utf8_lossy(&r.stdout).trim()).unwrap();
+    // The result is the last line: the MOOS client library may print its
+    // own lines first (e.g. "ConnectToServer returns early").
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    let res: Value = serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("moos_up_check.py printed no JSON result ({e}):\n{stdout}"));
     for p in [pa, pb] {
         let c = &res[p.to_string()];
         let n = c["count"].as_f64().unwrap();
