@@ -41,7 +41,8 @@ fn word_after(text: &str, before: &str, what: &str) -> String {
 fn rudder_has_one_unit_everywhere() {
     let interface = normalise(&usim(&["interface"]));
     let example = normalise(&usim(&["example"]));
-    let readme = root_file("README.md");
+    // the README's configs, CSV and units sections moved to docs/guide.md
+    let readme = root_file("docs/guide.md");
     let config_md = root_file("docs/config.md");
     let formats_md = root_file("docs/formats.md");
     let model_md = root_file("docs/model.md");
@@ -55,7 +56,7 @@ fn rudder_has_one_unit_everywhere() {
             word_after(&example, "thrust, rudder and elevator in", "example"),
         ),
         (
-            "README, CSV units",
+            "docs/guide.md, CSV units",
             readme
                 .split(" (rudder, thrust, elevator")
                 .next()
@@ -86,7 +87,7 @@ fn rudder_has_one_unit_everywhere() {
     ];
     let readme_first = word_after(&readme, "deg/s, and", "README");
     let mut all: Vec<(&str, String)> = found.to_vec();
-    all.push(("README, units sentence", readme_first));
+    all.push(("docs/guide.md, units sentence", readme_first));
     for (where_, unit) in &all {
         assert_eq!(unit, "percent", "{where_} gives the rudder in `{unit}`");
     }
@@ -103,7 +104,7 @@ fn rudder_has_one_unit_everywhere() {
     for (name, text) in [
         ("interface", &interface),
         ("example", &example),
-        ("README", &readme),
+        ("docs/guide.md (the README's units)", &readme),
     ] {
         assert!(!text.contains("rudder, degrees"), "{name}");
         assert!(!text.contains("rudder in degrees"), "{name}");
