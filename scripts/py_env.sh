@@ -15,6 +15,7 @@ for c in "${USIM_PY310:-}" "$HOME/.pyenv/versions/3.10.13/bin/python" python3.10
 done
 [ -n "$py" ] || { echo "py_env.sh: no CPython 3.10 found (set USIM_PY310=/path/to/python3.10)" >&2; exit 1; }
 [ -x "$dir/bin/python" ] || "$py" -m venv "$dir"
+dir="$(cd "$dir" && pwd)"   # absolute: callers may change directory
 "$dir/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 "$dir/bin/python" -m pip install --quiet \
     'pymoos==2022.1' pynmea2 pyais mcap 'paho-mqtt>=2' numpy gymnasium maturin \
