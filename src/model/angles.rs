@@ -37,7 +37,11 @@ pub fn angle360(mut a: f64) -> f64 {
 }
 
 /// Wrap an angle into (−180, 180] degrees (`angle180`: 180 stays 180).
+#[inline]
 pub fn angle180(a: f64) -> f64 {
+    if (0.0..=180.0).contains(&a) {
+        return a; // angle360 keeps it, and it is not above 180 (−0.0 included)
+    }
     let a = angle360(a);
     if a > 180.0 {
         a - 360.0

@@ -31,6 +31,16 @@ impl TurnSpeedMap {
     /// first full rate := turn_rate (if 0 < it ≤ 100) and full speed := 5,
     /// lowering the null values if needed, then the piecewise-linear map.
     pub fn rate(&mut self, turn_rate: f64, v: f64) -> f64 {
+        self.normalize(turn_rate);
+        self.at(v)
+    }
+
+    /// The first half of [`TurnSpeedMap::rate`]: full rate := `turn_rate`
+    /// (if 0 < it ≤ 100), full speed := 5, the null values lowered if
+    /// needed. Idempotent: a second call with the same `turn_rate` changes
+    /// nothing (so a caller may skip it while the turn rate stays).
+    #[inline]
+    pub fn normalize(&mut self, turn_rate: f64) {
         if turn_rate > 0.0 && turn_rate <= 100.0 {
             self.full_rate = turn_rate;
             if self.null_rate > self.full_rate {
@@ -41,6 +51,12 @@ impl TurnSpeedMap {
         if self.null_speed > self.full_speed {
             self.null_speed = self.full_speed;
         }
+    }
+
+    /// The second half of [`TurnSpeedMap::rate`]: the piecewise-linear map
+    /// at speed `v` (m/s) as the map stands.
+    #[inline]
+    pub fn at(&self, v: f64) -> f64 {
         let (ns, nr, fs, fr) = (
             self.null_speed,
             self.null_rate,
@@ -126,7 +142,9 @@ impl TurnFactors {
 }
 
 /// [`propagate_heading`] with the turn factors memoized in `memo`; also
-/// returns the turn of the step before wrapping, degrees.
+/// returns the turn of the step before wrapping, degrees. (Inlined: the
+/// model step calls it once per model variant.)
+#[inline(always)]
 pub fn propagate_heading_memo(
     inp: &HeadingInput,
     h_p: f64,

@@ -246,6 +246,9 @@ pub struct Vehicle {
     water_depth: f64,
     turn_radius: f64,
     tsm: TurnSpeedMap,
+    /// The turn rate's bits for which `tsm` is normalized
+    /// ([`TurnSpeedMap::normalize`]; `None`: not yet).
+    tsm_key: Option<u64>,
     // app state
     paused_since: Option<f64>,
     paused_centis: i64,
@@ -325,6 +328,7 @@ impl Vehicle {
                 full_speed: params.turn_spd_map_full_speed,
                 full_rate: params.turn_spd_map_full_rate,
             },
+            tsm_key: None,
             paused_since: if params.sim_pause {
                 Some(start_time_s)
             } else {
@@ -818,8 +822,14 @@ impl Vehicle {
             };
             let memo = &mut self.turn_factors;
             let (h_n, yaw, turn) = if p.variant == ModelVariant::V22 {
-                let tsm = &mut self.tsm;
-                heading::propagate_heading_memo(&inp, h_p, dt, |tr| tsm.rate(tr, v_n), memo)
+                // `tsm.rate`, normalizing only when the turn rate changed
+                let key = Some(inp.turn_rate.to_bits());
+                if self.tsm_key != key {
+                    self.tsm.normalize(inp.turn_rate);
+                    self.tsm_key = key;
+                }
+                let tsm = &self.tsm;
+                heading::propagate_heading_memo(&inp, h_p, dt, |_| tsm.at(v_n), memo)
             } else {
                 heading::propagate_heading_memo(&inp, h_p, dt, |tr| tr, memo)
             };

@@ -52,9 +52,14 @@ pub struct ScalarPid {
     prev_err: f64,
     prev_t: f64,
     output: f64,
-    /// Difference quotients, newest first; the slots not yet filled hold
-    /// +0.0 (see [`ScalarPid::run`]).
-    hist: [f64; DERIV_WINDOW],
+    /// Difference quotients in a ring of [`DERIV_WINDOW`] slots stored
+    /// twice (slot `i` at `i` and `i + DERIV_WINDOW`), so the window,
+    /// newest first, is the contiguous `hist[head..head + DERIV_WINDOW]`:
+    /// a push writes two slots instead of moving eight. The slots not yet
+    /// filled hold +0.0 (see [`ScalarPid::run`]).
+    hist: [f64; 2 * DERIV_WINDOW],
+    /// Slot of the newest quotient, `0..DERIV_WINDOW`.
+    head: usize,
     /// Quotients in the window (1..=9), as the mean's divisor.
     len: f64,
     integral: f64,
@@ -101,15 +106,24 @@ impl ScalarPid {
             if !q.is_finite() {
                 q = 0.0; // overflow of a pathological error jump
             }
-            // push at the front (hist[0] = newest); at most DERIV_WINDOW kept
-            let h = &mut self.hist;
-            h.copy_within(0..DERIV_WINDOW - 1, 1);
-            h[0] = q;
+            // push at the front (the oldest slot becomes the newest); at
+            // most DERIV_WINDOW kept
+            let head = if self.head == 0 {
+                DERIV_WINDOW - 1
+            } else {
+                self.head - 1
+            };
+            self.head = head;
+            self.hist[head] = q;
+            self.hist[head + DERIV_WINDOW] = q;
+            let Some(h) = self.hist.get(head..head + DERIV_WINDOW) else {
+                return None; // (not reached: head < DERIV_WINDOW)
+            };
             if self.len < DERIV_WINDOW as f64 {
                 self.len += 1.0;
             }
             // The sum from newest to oldest, starting at 0.0, over the whole
-            // array: the slots beyond the window hold +0.0, and s + (+0.0) is
+            // window: the slots beyond the window hold +0.0, and s + (+0.0) is
             // s for every s but −0.0, which this sum never is (it starts at
             // +0.0, and in round-to-nearest a sum is −0.0 only when both
             // addends are). So it is the window's sum, bit for bit, without
@@ -377,6 +391,7 @@ impl PidEngine {
 
     /// One PID step at time `t_s` from `nav`; the engine's postings of the
     /// step are appended to `posts` (pending mail postings first).
+    #[inline]
     pub fn step(&mut self, t_s: f64, nav: NavInput, posts: &mut Vec<PidPost>) -> PidOutput {
         let s = &self.settings;
         let dc = s.depth_control;
@@ -459,7 +474,16 @@ impl PidEngine {
                 self.bias_t = t_s;
                 self.bias_side = -self.bias_side;
             }
-            r += self.bias_side * ((d / 10.0) * s.sim_instability);
+            // Without instability (the common case, ±0) the bias is the
+            // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
+            // sign, and a NaN or infinite d gives the same NaN): the same
+            // bits without the division.
+            let bias = if s.sim_instability == 0.0 {
+                d * s.sim_instability
+            } else {
+                (d / 10.0) * s.sim_instability
+            };
+            r += self.bias_side * bias;
             out.rudder = finite_or_zero(clip(r, s.max_rudder));
             if dc {
                 // elevator (§4.6)

@@ -23,9 +23,6 @@ pub(super) enum Ev {
     DriftSummary((f64, f64)),
     /// `USM_RESET_COUNT`.
     ResetCount(u64),
-    /// The PID's outputs on `post_des_thrust`'s and `post_des_rudder`'s
-    /// variables (those configured, in that order).
-    DesOut(PidOutput),
     /// A PID posting.
     Pid(PidPost),
     /// `BUOYANCY_REPORT` / `TRIM_REPORT`.
@@ -53,6 +50,12 @@ pub(super) struct V22State {
     reports: Vec<Report>,
     /// The PID's outputs of the last iteration, if it ran.
     pub pid_out: Option<PidOutput>,
+    /// Where among `events` the PID's outputs are posted on
+    /// `post_des_thrust`'s and `post_des_rudder`'s variables (those
+    /// configured, in that order): before the event of this index (after
+    /// the last one when it is `events.len()`); `usize::MAX`: not posted.
+    /// A position rather than an event: the step pays nothing for it.
+    pub des_out_at: usize,
 }
 
 impl V22State {
@@ -70,6 +73,7 @@ impl V22State {
             pid_posts: Vec::with_capacity(8),
             reports: Vec::new(),
             pid_out: None,
+            des_out_at: usize::MAX,
         }
     }
 }
@@ -291,6 +295,7 @@ impl Vehicle {
                 st.events.append(&mut st.mail_events);
             }
             st.pid_out = None;
+            st.des_out_at = usize::MAX;
             st.sail_cap = f64::NAN;
         }
         if self.obstacle {
@@ -318,7 +323,7 @@ impl Vehicle {
             };
             let out = pid.step(t_s, nav, &mut st.pid_posts);
             if self.params.post_des_thrust.is_some() || self.params.post_des_rudder.is_some() {
-                st.events.push(Ev::DesOut(out));
+                st.des_out_at = st.events.len();
             }
             if !st.pid_posts.is_empty() {
                 st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
@@ -387,19 +392,24 @@ impl Vehicle {
             })
         };
         let p = &self.params;
-        for ev in &self.v22.events {
+        let des_out = |out: &mut Vec<Publication>| {
+            if let Some(o) = self.v22.pid_out {
+                if let Some(name) = &p.post_des_thrust {
+                    num(out, name.clone(), o.thrust);
+                }
+                if let Some(name) = &p.post_des_rudder {
+                    num(out, name.clone(), o.rudder);
+                }
+            }
+        };
+        for (i, ev) in self.v22.events.iter().enumerate() {
+            if i == self.v22.des_out_at {
+                des_out(&mut out);
+            }
             match ev {
                 Ev::Pose { rec, gt } => self.pose_group(&mut out, rec, *gt),
                 Ev::DriftSummary(d) => text(&mut out, "USM_DRIFT_SUMMARY", drift::summary(*d)),
                 Ev::ResetCount(n) => num(&mut out, "USM_RESET_COUNT".into(), *n as f64),
-                Ev::DesOut(o) => {
-                    if let Some(name) = &p.post_des_thrust {
-                        num(&mut out, name.clone(), o.thrust);
-                    }
-                    if let Some(name) = &p.post_des_rudder {
-                        num(&mut out, name.clone(), o.rudder);
-                    }
-                }
                 Ev::Pid(PidPost::HasControl(b)) => text(&mut out, "PID_HAS_CONTROL", b.to_string()),
                 Ev::Pid(PidPost::Stale(tag, d)) => {
                     text(&mut out, "PID_STALE", super::pid::stale_text(tag, *d))
@@ -407,6 +417,9 @@ impl Vehicle {
                 Ev::Report(r) => text(&mut out, r.var(), r.text()),
                 Ev::Transp(a) => num(&mut out, format!("{}_TRANSP", p.prefix), *a),
             }
+        }
+        if self.v22.des_out_at == self.v22.events.len() {
+            des_out(&mut out);
         }
         // Never publish NaN/inf (e.g. a latitude beyond the projection far
         // from the datum), as in the classic postings.

@@ -453,14 +453,24 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     // Reciprocals: one division instead of one per velocity/position.
     let ivu = limits.j_max / (au * au);
     let ipu = ivu * ivu * au;
-    let l = Lim::new(
-        limits.v_max * ivu,
-        limits.v_min * ivu,
-        1.0,
-        limits.a_min / au,
-        1.0,
-        -limits.j_min / limits.j_max,
-    );
+    let symmetric = (limits.v_min == -limits.v_max)
+        & (limits.a_min == -limits.a_max)
+        & (limits.j_min == -limits.j_max);
+    let l = if symmetric {
+        // The same numbers without six divisions: `a_min/au` is exactly
+        // −1 and `−j_min/j_max` exactly 1, so the falling jerk's
+        // reciprocals are 1, and `v_min·ivu` is exactly `−(v_max·ivu)`.
+        Lim::symmetric(limits.v_max * ivu)
+    } else {
+        Lim::new(
+            limits.v_max * ivu,
+            limits.v_min * ivu,
+            1.0,
+            limits.a_min / au,
+            1.0,
+            -limits.j_min / limits.j_max,
+        )
+    };
     let (vf, af) = (target.v * ivu, target.a / au);
     let reach_tol = 1e-12 * l.vmax.max(-l.vmin);
     if (af > 0.0 && vf - af * af / (2.0 * l.ju) < l.vmin - reach_tol)

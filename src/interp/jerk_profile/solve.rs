@@ -69,6 +69,28 @@ impl Lim {
         }
     }
 
+    /// [`Lim::new`]`(vmax, −vmax, 1, −1, 1, 1)`, bit for bit (`1/(−x)` is
+    /// exactly `−(1/x)`), with one division instead of six.
+    #[inline(always)]
+    pub fn symmetric(vmax: f64) -> Lim {
+        let ivmax = 1.0 / vmax;
+        Lim {
+            vmax,
+            vmin: -vmax,
+            amax: 1.0,
+            amin: -1.0,
+            ju: 1.0,
+            jd: 1.0,
+            iju: 1.0,
+            ijd: 1.0,
+            ic: 1.0,
+            iamax: 1.0,
+            iamin: -1.0,
+            ivmax,
+            ivmin: -ivmax,
+        }
+    }
+
     /// The limits seen with every sign flipped.
     pub fn mirror(&self) -> Lim {
         Lim {
