@@ -42,7 +42,7 @@ use super::bridge::{
 use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, OFFLINE, ONLINE};
-use super::vehicle_link::{DropLog, Inbox, VehicleLink};
+use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
@@ -56,6 +56,9 @@ pub const DEFAULT_FLEET_NAME: &str = "fleet";
 /// Outgoing requests per vehicle the request channel holds (one
 /// iteration with `publish = "all"` posts about 25).
 const REQUESTS_PER_VEHICLE: usize = 32;
+/// Same with the publications on the burst connection: the statuses
+/// `online` and `offline` and the model (QoS 1), with room to spare.
+const REQUESTS_PER_VEHICLE_BURST: usize = 4;
 /// How often tick statistics are logged at debug level (`-v`).
 const STATS_EVERY: Duration = Duration::from_secs(10);
 
@@ -356,7 +359,24 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     for cfg in &opts.vehicles {
         links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
     }
-    let capacity = (links.len() * REQUESTS_PER_VEHICLE).max(256);
+    // Plain `mqtt://`: the iterations' publications go out on a second,
+    // publish-only connection, one buffer per iteration (super::burst);
+    // rumqttc's channel then carries only the statuses, models and
+    // encounters (about 3 per vehicle). `mqtts://`: every publication
+    // through rumqttc.
+    let mut burst = (!opts.broker.tls).then(|| {
+        super::burst::Burst::start(
+            &opts.broker,
+            format!("{}-pub", spec.client_id),
+            opts.credentials.clone(),
+        )
+    });
+    let per_vehicle = if burst.is_some() {
+        REQUESTS_PER_VEHICLE_BURST
+    } else {
+        REQUESTS_PER_VEHICLE
+    };
+    let capacity = (links.len() * per_vehicle).max(256);
     let (client, eventloop) = spec.client(capacity)?;
 
     let router = FleetRouter {
@@ -425,7 +445,19 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         tokio::task::yield_now().await;
         stats.record(&wake);
         let t0 = Instant::now();
-        let out = shared.connected.load(Ordering::Relaxed).then_some(&client);
+        let connected = shared.connected.load(Ordering::Relaxed);
+        let client_out = connected.then_some(&client);
+        // This iteration's buffer of PUBLISH packets (burst connection up),
+        // else rumqttc's channel (no burst connection), else nothing.
+        let mut buf = match &mut burst {
+            Some(b) if connected => b.take(),
+            _ => None,
+        };
+        let mut out = match &mut buf {
+            Some(b) => Some(Out::Burst(b)),
+            None if burst.is_none() => client_out.map(Out::Client),
+            None => None,
+        };
         let mut failed = 0;
         // Vehicles with mail first: a command's effect goes out at the
         // front of the iteration's burst of publications (one write each),
@@ -436,14 +468,19 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         for with_mail in [true, false] {
             for (link, &m) in links.iter_mut().zip(&mailed) {
                 if m == with_mail {
-                    failed += link.iterate(wake.clock_s, out);
+                    failed += link.iterate(wake.clock_s, out.as_mut());
                 }
             }
         }
-        if let Some(client) = out {
+        if let Some(out) = &mut out {
+            let time_text = format!("{}", wake.clock_s);
             for link in &links {
-                failed += link.publish_time(client, wake.clock_s);
+                failed += link.publish_time_text(out, time_text.as_bytes());
             }
+        }
+        drop(out);
+        if let (Some(b), Some(buf)) = (&mut burst, buf) {
+            failed += b.send(buf);
         }
         if let Some(tracker) = &mut tracker {
             let t_mission = wake.clock_s - start_time_s;
@@ -462,7 +499,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
                     encounter_events += 1;
                     let json = encounter_json(&e, &name_refs);
                     info!("ENCOUNTER {json}");
-                    if let Some(c) = out {
+                    if let Some(c) = client_out {
                         if c.try_publish(encounter_topic.clone(), QoS::AtLeastOnce, false, json)
                             .is_err()
                         {
@@ -506,6 +543,9 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         links.len()
     );
     shared.shutting_down.store(true, Ordering::SeqCst);
+    // The publish-only connection sends its DISCONNECT and closes.
+    let burst_lost = burst.as_ref().map_or(0, |b| b.lost());
+    drop(burst);
     if shared.connected.load(Ordering::SeqCst) {
         let mut failed = 0;
         let before = shared.acked.load(Ordering::SeqCst);
@@ -562,7 +602,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         bad_messages: links.iter().map(|l| l.inbox.bad_messages()).sum(),
         mail_dropped: links.iter().map(|l| l.mail_dropped).sum(),
         mail_coalesced: links.iter().map(|l| l.inbox.coalesced()).sum(),
-        publish_dropped,
+        publish_dropped: publish_dropped + burst_lost,
         connections: shared.connections.load(Ordering::Relaxed),
         encounter_events,
     };
@@ -766,6 +806,33 @@ mod tests {
         assert!(f.contains(&"r/u/NAV_X".to_string()), "{f:?}");
         assert!(!f.iter().any(|p| p == "r/n/NAV_X" || p == "r/+/NAV_X"));
         assert!(f.contains(&"r/+/DESIRED_THRUST".to_string()));
+    }
+
+    #[test]
+    fn publish_report_keeps_one_wildcard_per_variable() {
+        // prefix NAV with publish = "report": NAV_X and the rest are not
+        // published on MQTT, so they are not echoes and need no
+        // per-vehicle filters (10,000 vehicles: 3 instead of 30,000).
+        let mut nav = VehicleConfig {
+            name: "n".into(),
+            ..VehicleConfig::default()
+        };
+        nav.params.prefix = "NAV".into();
+        nav.mqtt.publish = crate::config::PublishMode::Report;
+        let links: Vec<VehicleLink> = (0..3)
+            .map(|i| {
+                let mut c = nav.clone();
+                c.name = format!("n{i}");
+                VehicleLink::new(&c, "r", 0.0).unwrap()
+            })
+            .collect();
+        assert!(links[0].echoes.is_empty());
+        let f: Vec<String> = fleet_filters("r", &links)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(f.len(), SUBSCRIPTIONS.len(), "{f:?}");
+        assert!(f.contains(&"r/+/NAV_X".to_string()), "{f:?}");
     }
 
     #[test]

@@ -25,6 +25,7 @@
 use std::fmt;
 
 pub mod bridge;
+pub mod burst;
 pub mod broker;
 pub mod claim;
 pub mod endpoint;
