@@ -33,8 +33,9 @@ use super::endpoint::BrokerUrl;
 /// Largest remaining length of an MQTT packet (§2.2.3).
 const MAX_REMAINING: usize = 268_435_455;
 /// Iteration buffers the writer may hold beyond the one it is writing: a
-/// broker more than this many iterations behind loses whole iterations.
-const QUEUED_ITERATIONS: usize = 2;
+/// broker more than this many iterations behind loses whole iterations
+/// (one: a command's effect waits for at most two buffers, not a queue).
+const QUEUED_ITERATIONS: usize = 1;
 
 /// QoS 0 `PUBLISH` packets, encoded back to back.
 #[derive(Debug, Default)]
