@@ -142,7 +142,12 @@ fn every_command_reaches_a_fleet_of_300(kind: BrokerKind) {
     let w = Watcher::new(broker.port, &[format!("{ROOT}/+/NODE_REPORT")]);
     let mut f = fleet(
         &broker,
-        &["--spawn", &N.to_string(), "--config", base.to_str().unwrap()],
+        &[
+            "--spawn",
+            &N.to_string(),
+            "--config",
+            base.to_str().unwrap(),
+        ],
     );
     let names: Vec<String> = (1..=N).map(|i| format!("m-{i:04}")).collect();
     for n in &names {
@@ -170,7 +175,11 @@ fn every_command_reaches_a_fleet_of_300(kind: BrokerKind) {
         missing.is_empty(),
         "{} of {N} vehicles never showed their command, e.g. {:?}\n{}",
         missing.len(),
-        missing.iter().take(5).map(|&i| &names[i]).collect::<Vec<_>>(),
+        missing
+            .iter()
+            .take(5)
+            .map(|&i| &names[i])
+            .collect::<Vec<_>>(),
         f.log()
     );
     // Nothing was read back as a bad command or dropped.

@@ -42,7 +42,14 @@ const QUEUED_ITERATIONS: usize = 1;
 pub struct PacketBuf {
     bytes: Vec<u8>,
     messages: u64,
+    /// Packet boundaries about every [`CHUNK`] bytes: (byte offset,
+    /// messages before it). The writer sends a chunk at a time and may
+    /// abandon the rest for a newer iteration.
+    marks: Vec<(usize, u64)>,
 }
+
+/// Bytes the writer sends before it looks for a newer iteration.
+pub const CHUNK: usize = 64 * 1024;
 
 impl PacketBuf {
     /// An empty buffer.
@@ -60,6 +67,10 @@ impl PacketBuf {
         let remaining = 2 + topic.len() + payload.len();
         if remaining > MAX_REMAINING {
             return false;
+        }
+        let last = self.marks.last().map_or(0, |m| m.0);
+        if self.bytes.len() - last >= CHUNK {
+            self.marks.push((self.bytes.len(), self.messages));
         }
         self.bytes.push(0x30); // PUBLISH, DUP 0, QoS 0, RETAIN 0
         let mut x = remaining;
@@ -95,6 +106,22 @@ impl PacketBuf {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.messages = 0;
+        self.marks.clear();
+    }
+
+    /// The packets in pieces of about [`CHUNK`] bytes, each ending on a
+    /// packet boundary, with the number of messages after each piece's
+    /// start.
+    pub fn chunks(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        let starts = std::iter::once((0, 0)).chain(self.marks.iter().copied());
+        let ends = self
+            .marks
+            .iter()
+            .map(|m| m.0)
+            .chain(std::iter::once(self.bytes.len()));
+        starts
+            .zip(ends)
+            .map(|((start, before), end)| (&self.bytes[start..end], self.messages - before))
     }
 }
 
@@ -148,6 +175,8 @@ pub struct Burst {
     connected: Arc<AtomicBool>,
     /// Messages dropped by the writer after it took them (write failed).
     lost: Arc<AtomicU64>,
+    /// Messages of an iteration left unsent for a newer one.
+    superseded: Arc<AtomicU64>,
     /// A buffer the writer's full queue refused, reused next iteration.
     spare: Option<PacketBuf>,
 }
@@ -166,6 +195,7 @@ impl Burst {
         }
         let connected = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(AtomicU64::new(0));
+        let superseded = Arc::new(AtomicU64::new(0));
         tokio::spawn(writer(
             format!("{}:{}", url.host, url.port),
             url.to_string(),
@@ -175,12 +205,14 @@ impl Burst {
             empty_tx,
             Arc::clone(&connected),
             Arc::clone(&lost),
+            Arc::clone(&superseded),
         ));
         Burst {
             full: full_tx,
             empty: empty_rx,
             connected,
             lost,
+            superseded,
             spare: None,
         }
     }
@@ -223,6 +255,12 @@ impl Burst {
     pub fn lost(&self) -> u64 {
         self.lost.load(Ordering::Relaxed)
     }
+
+    /// Messages the writer left unsent because a newer iteration was
+    /// waiting (the broker did not keep up), so far.
+    pub fn superseded(&self) -> u64 {
+        self.superseded.load(Ordering::Relaxed)
+    }
 }
 
 /// Connect, `CONNECT`, wait for `CONNACK` (accepted).
@@ -264,6 +302,7 @@ async fn writer(
     empty: mpsc::Sender<PacketBuf>,
     connected: Arc<AtomicBool>,
     lost: Arc<AtomicU64>,
+    superseded: Arc<AtomicU64>,
 ) {
     let connect = connect_packet(&client_id, KEEP_ALIVE_S, credentials.as_ref());
     let mut backoff = Duration::from_millis(100);
@@ -303,18 +342,41 @@ async fn writer(
                 biased;
                 _ = &mut reader => break "closed by the broker".to_string(),
                 buf = full.recv() => {
-                    let Some(buf) = buf else {
+                    let Some(mut buf) = buf else {
                         // The fleet stopped.
                         let _ = wr.write_all(&[0xE0, 0]).await;
                         reader.abort();
                         return;
                     };
-                    let r = wr.write_all(buf.bytes()).await;
-                    if r.is_err() {
-                        lost.fetch_add(buf.messages(), Ordering::Relaxed);
+                    // A chunk at a time; when a newer iteration is waiting,
+                    // the rest of this one is dropped for it (the newer
+                    // reports replace these), so a broker that falls
+                    // behind delays a command's effect by about one chunk
+                    // and its own backlog, not by whole iterations.
+                    let mut failed = None;
+                    loop {
+                        let mut newer = None;
+                        for (chunk, left) in buf.chunks() {
+                            if let Ok(b) = full.try_recv() {
+                                superseded.fetch_add(left, Ordering::Relaxed);
+                                newer = Some(b);
+                                break;
+                            }
+                            if let Err(e) = wr.write_all(chunk).await {
+                                lost.fetch_add(left, Ordering::Relaxed);
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                        match newer {
+                            Some(b) if failed.is_none() => {
+                                let _ = empty.try_send(std::mem::replace(&mut buf, b));
+                            }
+                            _ => break,
+                        }
                     }
                     let _ = empty.try_send(buf);
-                    if let Err(e) = r {
+                    if let Some(e) = failed {
                         break e.to_string();
                     }
                 }
@@ -355,6 +417,28 @@ mod tests {
         b.clear();
         assert!(b.bytes().is_empty() && b.messages() == 0);
         assert!(!b.publish(&"x".repeat(70_000), b""));
+    }
+
+    #[test]
+    fn chunks_cover_the_buffer_on_packet_boundaries() {
+        let mut b = PacketBuf::new();
+        let payload = vec![b'p'; 1000];
+        for _ in 0..300 {
+            assert!(b.publish("v/NODE_REPORT", &payload));
+        }
+        let chunks: Vec<(&[u8], u64)> = b.chunks().collect();
+        assert!(chunks.len() >= 4, "{}", chunks.len());
+        let joined: Vec<u8> = chunks.iter().flat_map(|c| c.0.iter().copied()).collect();
+        assert_eq!(joined, b.bytes());
+        // Every chunk starts with a PUBLISH header; the counts fall to the
+        // last chunk's packets.
+        assert!(chunks.iter().all(|c| c.0[0] == 0x30));
+        assert_eq!(chunks[0].1, 300);
+        let packet = 1 + 2 + 2 + 13 + 1000;
+        let last = chunks.last().unwrap();
+        assert_eq!(last.1 as usize * packet, last.0.len());
+        b.clear();
+        assert_eq!(b.chunks().count(), 1);
     }
 
     #[test]

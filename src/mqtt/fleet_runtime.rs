@@ -553,7 +553,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     );
     shared.shutting_down.store(true, Ordering::SeqCst);
     // The publish-only connection sends its DISCONNECT and closes.
-    let burst_lost = burst.as_ref().map_or(0, |b| b.lost());
+    let burst_lost = burst.as_ref().map_or(0, |b| b.lost() + b.superseded());
     drop(burst);
     if shared.connected.load(Ordering::SeqCst) {
         let mut failed = 0;
@@ -640,7 +640,10 @@ fn thread_cpu() -> Duration {
     if rc != 0 {
         return Duration::ZERO;
     }
-    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 /// How long the iterations took (all vehicles), 0.1 ms buckets up to 1 s.

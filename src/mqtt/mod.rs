@@ -25,8 +25,8 @@
 use std::fmt;
 
 pub mod bridge;
-pub mod burst;
 pub mod broker;
+pub mod burst;
 pub mod claim;
 pub mod endpoint;
 pub mod fleet;
