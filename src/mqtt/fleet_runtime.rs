@@ -486,7 +486,6 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
                 failed += link.publish_time_text(out, time_text.as_bytes());
             }
         }
-        drop(out);
         if let (Some(b), Some(buf)) = (&mut burst, buf) {
             failed += b.send(buf);
         }
