@@ -117,6 +117,87 @@ fn fleet_on_embedded_broker_commands_statuses_and_bad_input() {
     command_status_and_malformed(BrokerKind::Embedded);
 }
 
+/// 300 spawned vehicles with `publish = "report"` (their iterations go out
+/// as one buffer per iteration on the fleet's publish-only connection,
+/// docs/fleets.md): a distinct command to every one of them reaches it,
+/// each vehicle's `NODE_REPORT` shows its own value, and with `prefix =
+/// "NAV"` no `NAV_*` variable is subscribed per vehicle (the wildcards
+/// suffice: nothing the vehicles publish comes back as a command).
+fn every_command_reaches_a_fleet_of_300(kind: BrokerKind) {
+    const N: usize = 300;
+    let Some(broker) = Broker::start(kind) else {
+        return;
+    };
+    let dir = broker.dir.path();
+    let base = dir.join("base.toml");
+    std::fs::write(
+        &base,
+        format!(
+            "name = \"m\"\nprefix = \"NAV\"\napp_tick = 5\n\
+             thrust_map = \"-100:-3.5, 20:2.4, 100:5\"\n\
+             [mqtt]\ntopic_root = \"{ROOT}\"\npublish = \"report\"\n"
+        ),
+    )
+    .unwrap();
+    let w = Watcher::new(broker.port, &[format!("{ROOT}/+/NODE_REPORT")]);
+    let mut f = fleet(
+        &broker,
+        &[
+            "--spawn",
+            &N.to_string(),
+            "--config",
+            base.to_str().unwrap(),
+        ],
+    );
+    let names: Vec<String> = (1..=N).map(|i| format!("m-{i:04}")).collect();
+    for n in &names {
+        w.wait_after(0, &topic(n, "NODE_REPORT"), WAIT, |_| true)
+            .unwrap_or_else(|| panic!("{n} does not report\n{}", f.log()));
+    }
+    // Vehicle i gets thrust 21 + i % 79: neighbours differ, so a command
+    // delivered to the wrong vehicle shows.
+    let want = |i: usize| 21.0 + (i % 79) as f64;
+    let m = w.mark();
+    for (i, n) in names.iter().enumerate() {
+        w.post(n, "DESIRED_THRUST", format!("{}", want(i)));
+    }
+    let t0 = Instant::now();
+    let mut missing: Vec<usize> = (0..N).collect();
+    while !missing.is_empty() && t0.elapsed() < WAIT {
+        missing.retain(|&i| {
+            !w.since(m, &topic(&names[i], "NODE_REPORT"))
+                .iter()
+                .any(|msg| node_report(&msg.payload)["thrust"].as_f64() == Some(want(i)))
+        });
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        missing.is_empty(),
+        "{} of {N} vehicles never showed their command, e.g. {:?}\n{}",
+        missing.len(),
+        missing
+            .iter()
+            .take(5)
+            .map(|&i| &names[i])
+            .collect::<Vec<_>>(),
+        f.log()
+    );
+    // Nothing was read back as a bad command or dropped.
+    assert!(!f.log().contains("dropped message"), "{}", f.log());
+    let status = f.terminate(WAIT).expect("fleet did not stop");
+    assert!(status.success(), "{status:?}\n{}", f.log());
+}
+
+#[test]
+fn every_command_reaches_a_fleet_of_300_on_the_embedded_broker() {
+    every_command_reaches_a_fleet_of_300(BrokerKind::Embedded);
+}
+
+#[test]
+fn every_command_reaches_a_fleet_of_300_on_mosquitto() {
+    every_command_reaches_a_fleet_of_300(BrokerKind::Mosquitto);
+}
+
 #[test]
 fn two_vehicles_with_one_name_are_refused_before_connecting() {
     let dir = tempfile::tempdir().unwrap();

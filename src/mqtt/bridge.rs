@@ -38,7 +38,7 @@ use tracing::{debug, error, info, warn};
 use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, OFFLINE, ONLINE, USM_TIME};
-use super::vehicle_link::{DropLog, Inbox, VehicleLink};
+use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::{no_broker_hint, BridgeError};
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 
@@ -379,14 +379,14 @@ struct Ticker {
 impl Ticker {
     /// One iteration at clock `t_s`: mail, step, publications.
     fn iterate(&mut self, t_s: f64) {
-        let out = self
+        let mut out = self
             .shared
             .connected
             .load(Ordering::Relaxed)
-            .then_some(&self.client);
-        let mut failed = self.link.iterate(t_s, out);
-        if let Some(client) = out {
-            failed += self.link.publish_time(client, t_s);
+            .then_some(Out::Client(&self.client));
+        let mut failed = self.link.iterate(t_s, out.as_mut());
+        if let Some(out) = &mut out {
+            failed += self.link.publish_time(out, t_s);
         }
         if failed > 0 {
             self.publish_dropped += failed;

@@ -42,7 +42,7 @@ use super::bridge::{
 use super::endpoint::{BrokerUrl, ConnectSpec};
 use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, OFFLINE, ONLINE};
-use super::vehicle_link::{DropLog, Inbox, VehicleLink};
+use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
@@ -56,6 +56,9 @@ pub const DEFAULT_FLEET_NAME: &str = "fleet";
 /// Outgoing requests per vehicle the request channel holds (one
 /// iteration with `publish = "all"` posts about 25).
 const REQUESTS_PER_VEHICLE: usize = 32;
+/// Same with the publications on the burst connection: the statuses
+/// `online` and `offline` and the model (QoS 1), with room to spare.
+const REQUESTS_PER_VEHICLE_BURST: usize = 4;
 /// How often tick statistics are logged at debug level (`-v`).
 const STATS_EVERY: Duration = Duration::from_secs(10);
 
@@ -113,6 +116,12 @@ pub struct FleetSummary {
     pub work_p99_ms: f64,
     /// Same, largest, ms.
     pub work_max_ms: f64,
+    /// CPU time of the fleet's thread in one iteration, p50, ms: the
+    /// iteration's cost without the waits a loaded machine adds to its
+    /// wall time (`work_*`).
+    pub cpu_p50_ms: f64,
+    /// Same, p99, ms.
+    pub cpu_p99_ms: f64,
     /// Messages that did not parse or were refused by a model, all vehicles.
     pub bad_messages: u64,
     /// Messages dropped because a mailbox was full, all vehicles.
@@ -356,7 +365,24 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     for cfg in &opts.vehicles {
         links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
     }
-    let capacity = (links.len() * REQUESTS_PER_VEHICLE).max(256);
+    // Plain `mqtt://`: the iterations' publications go out on a second,
+    // publish-only connection, one buffer per iteration (super::burst);
+    // rumqttc's channel then carries only the statuses, models and
+    // encounters (about 3 per vehicle). `mqtts://`: every publication
+    // through rumqttc.
+    let mut burst = (!opts.broker.tls).then(|| {
+        super::burst::Burst::start(
+            &opts.broker,
+            format!("{}-pub", spec.client_id),
+            opts.credentials.clone(),
+        )
+    });
+    let per_vehicle = if burst.is_some() {
+        REQUESTS_PER_VEHICLE_BURST
+    } else {
+        REQUESTS_PER_VEHICLE
+    };
+    let capacity = (links.len() * per_vehicle).max(256);
     let (client, eventloop) = spec.client(capacity)?;
 
     let router = FleetRouter {
@@ -407,6 +433,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut stats = LatenessStats::default();
     let mut work = WorkStats::default();
+    let mut cpu = WorkStats::default();
     let mut publish_dropped = 0u64;
     let mut publish_dropped_logged = Instant::now();
     let mut encounter_events = 0u64;
@@ -425,7 +452,20 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         tokio::task::yield_now().await;
         stats.record(&wake);
         let t0 = Instant::now();
-        let out = shared.connected.load(Ordering::Relaxed).then_some(&client);
+        let c0 = thread_cpu();
+        let connected = shared.connected.load(Ordering::Relaxed);
+        let client_out = connected.then_some(&client);
+        // This iteration's buffer of PUBLISH packets (burst connection up),
+        // else rumqttc's channel (no burst connection), else nothing.
+        let mut buf = match &mut burst {
+            Some(b) if connected => b.take(),
+            _ => None,
+        };
+        let mut out = match &mut buf {
+            Some(b) => Some(Out::Burst(b)),
+            None if burst.is_none() => client_out.map(Out::Client),
+            None => None,
+        };
         let mut failed = 0;
         // Vehicles with mail first: a command's effect goes out at the
         // front of the iteration's burst of publications (one write each),
@@ -436,14 +476,18 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         for with_mail in [true, false] {
             for (link, &m) in links.iter_mut().zip(&mailed) {
                 if m == with_mail {
-                    failed += link.iterate(wake.clock_s, out);
+                    failed += link.iterate(wake.clock_s, out.as_mut());
                 }
             }
         }
-        if let Some(client) = out {
+        if let Some(out) = &mut out {
+            let time_text = format!("{}", wake.clock_s);
             for link in &links {
-                failed += link.publish_time(client, wake.clock_s);
+                failed += link.publish_time_text(out, time_text.as_bytes());
             }
+        }
+        if let (Some(b), Some(buf)) = (&mut burst, buf) {
+            failed += b.send(buf);
         }
         if let Some(tracker) = &mut tracker {
             let t_mission = wake.clock_s - start_time_s;
@@ -462,7 +506,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
                     encounter_events += 1;
                     let json = encounter_json(&e, &name_refs);
                     info!("ENCOUNTER {json}");
-                    if let Some(c) = out {
+                    if let Some(c) = client_out {
                         if c.try_publish(encounter_topic.clone(), QoS::AtLeastOnce, false, json)
                             .is_err()
                         {
@@ -473,6 +517,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
             );
         }
         work.record(t0.elapsed());
+        cpu.record(thread_cpu().saturating_sub(c0));
         if failed > 0 {
             publish_dropped += failed;
             if publish_dropped_logged.elapsed() >= Duration::from_secs(5) {
@@ -506,6 +551,9 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         links.len()
     );
     shared.shutting_down.store(true, Ordering::SeqCst);
+    // The publish-only connection sends its DISCONNECT and closes.
+    let burst_lost = burst.as_ref().map_or(0, |b| b.lost() + b.superseded());
+    drop(burst);
     if shared.connected.load(Ordering::SeqCst) {
         let mut failed = 0;
         let before = shared.acked.load(Ordering::SeqCst);
@@ -559,10 +607,12 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         work_p50_ms: work.quantile_ms(0.5),
         work_p99_ms: work.quantile_ms(0.99),
         work_max_ms: work.max_ms(),
+        cpu_p50_ms: cpu.quantile_ms(0.5),
+        cpu_p99_ms: cpu.quantile_ms(0.99),
         bad_messages: links.iter().map(|l| l.inbox.bad_messages()).sum(),
         mail_dropped: links.iter().map(|l| l.mail_dropped).sum(),
         mail_coalesced: links.iter().map(|l| l.inbox.coalesced()).sum(),
-        publish_dropped,
+        publish_dropped: publish_dropped + burst_lost,
         connections: shared.connections.load(Ordering::Relaxed),
         encounter_events,
     };
@@ -576,6 +626,23 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         })?;
     }
     Ok(summary)
+}
+
+/// CPU time of the calling thread so far (zero if the clock is missing).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 /// How long the iterations took (all vehicles), 0.1 ms buckets up to 1 s.
@@ -766,6 +833,33 @@ mod tests {
         assert!(f.contains(&"r/u/NAV_X".to_string()), "{f:?}");
         assert!(!f.iter().any(|p| p == "r/n/NAV_X" || p == "r/+/NAV_X"));
         assert!(f.contains(&"r/+/DESIRED_THRUST".to_string()));
+    }
+
+    #[test]
+    fn publish_report_keeps_one_wildcard_per_variable() {
+        // prefix NAV with publish = "report": NAV_X and the rest are not
+        // published on MQTT, so they are not echoes and need no
+        // per-vehicle filters (10,000 vehicles: 3 instead of 30,000).
+        let mut nav = VehicleConfig {
+            name: "n".into(),
+            ..VehicleConfig::default()
+        };
+        nav.params.prefix = "NAV".into();
+        nav.mqtt.publish = crate::config::PublishMode::Report;
+        let links: Vec<VehicleLink> = (0..3)
+            .map(|i| {
+                let mut c = nav.clone();
+                c.name = format!("n{i}");
+                VehicleLink::new(&c, "r", 0.0).unwrap()
+            })
+            .collect();
+        assert!(links[0].echoes.is_empty());
+        let f: Vec<String> = fleet_filters("r", &links)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(f.len(), SUBSCRIPTIONS.len(), "{f:?}");
+        assert!(f.contains(&"r/+/NAV_X".to_string()), "{f:?}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ use std::fmt;
 
 pub mod bridge;
 pub mod broker;
+pub mod burst;
 pub mod claim;
 pub mod endpoint;
 pub mod fleet;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use rumqttc::{AsyncClient, QoS};
 use tracing::{debug, warn};
 
+use super::burst::PacketBuf;
 use super::clip_for_log;
 use super::mailbox::{Mail, Mailbox, Pushed};
 use super::node_report::{node_report_local, Platform};
@@ -211,7 +212,13 @@ impl VehicleLink {
         start_time_s: f64,
     ) -> Result<VehicleLink, super::BridgeError> {
         let topics = Topics::new(topic_root, &cfg.name)?;
-        let echoes = echo_vars(cfg);
+        // With `publish = "report"` nothing but NODE_REPORT and USM_TIME
+        // goes out: no subscribed variable comes back, so a fleet keeps
+        // one wildcard subscription per variable (not one per vehicle).
+        let echoes = match cfg.mqtt.publish {
+            PublishMode::All => echo_vars(cfg),
+            PublishMode::Report => Vec::new(),
+        };
         let mut inbox = Inbox::new(cfg.mqtt.max_payload);
         inbox.echoes = echoes.clone();
         Ok(VehicleLink {
@@ -254,7 +261,7 @@ impl VehicleLink {
     /// one, the step, and — when `out` is given (connected) — the
     /// publications but `USM_TIME` ([`VehicleLink::publish_time`] follows).
     /// Returns the number of publications the outgoing queue refused.
-    pub fn iterate(&mut self, t_s: f64, out: Option<&AsyncClient>) -> u64 {
+    pub fn iterate(&mut self, t_s: f64, out: Option<&mut Out<'_>>) -> u64 {
         let dropped = self.inbox.mailbox().drain_into(&mut self.mail);
         if dropped > 0 {
             self.mail_dropped += dropped;
@@ -281,36 +288,27 @@ impl VehicleLink {
         }
         self.vehicle.step(t_s);
         match out {
-            Some(client) => self.publish(client, t_s),
+            Some(out) => self.publish(out, t_s),
             None => 0,
         }
     }
 
-    fn publish(&mut self, client: &AsyncClient, t_s: f64) -> u64 {
+    fn publish(&mut self, out: &mut Out<'_>, t_s: f64) -> u64 {
         let mut failed = 0u64;
-        let mut send = |topic: String, payload: Vec<u8>| {
-            if client
-                .try_publish(topic, QoS::AtMostOnce, false, payload)
-                .is_err()
-            {
-                failed += 1;
-            }
-        };
         if self.publish_all {
             for p in self.vehicle.publications() {
                 let topic = match self.topic_cache.get(&p.var) {
-                    Some(t) => t.clone(),
+                    Some(t) => t,
                     None => {
                         let t = self.topics.var(&p.var);
-                        self.topic_cache.insert(p.var.clone(), t.clone());
-                        t
+                        self.topic_cache.entry(p.var.clone()).or_insert(t)
                     }
                 };
                 let payload = match p.value {
                     PubValue::Number(v) => format!("{v}"),
                     PubValue::Text(s) => s,
                 };
-                send(topic, payload.into_bytes());
+                failed += u64::from(!out.send(topic, payload.as_bytes()));
             }
             // The embedded PID's outputs of this iteration (docs/v22.md §4),
             // for `usim watch`: one JSON object, only when the PID ran.
@@ -319,7 +317,7 @@ impl VehicleLink {
                     "{{\"rudder\":{},\"thrust\":{},\"elevator\":{}}}",
                     o.rudder, o.thrust, o.elevator
                 );
-                send(self.topics.var(PID_OUTPUT), json.into_bytes());
+                failed += u64::from(!out.send(&self.topics.var(PID_OUTPUT), json.as_bytes()));
             }
         }
         let snapshot = self.vehicle.snapshot();
@@ -330,13 +328,13 @@ impl VehicleLink {
                     self.json.pop();
                     self.json.extend_from_slice(&self.platform_json);
                 }
-                send(self.node_report_topic.clone(), self.json.clone())
+                failed += u64::from(!out.send(&self.node_report_topic, &self.json));
             }
             Err(e) => debug!("NODE_REPORT not serialised: {e}"),
         }
         if let Some(platform) = &self.node_report_local {
             let text = node_report_local(platform, &snapshot, t_s);
-            send(self.topics.var(NODE_REPORT_LOCAL), text.into_bytes());
+            failed += u64::from(!out.send(&self.topics.var(NODE_REPORT_LOCAL), text.as_bytes()));
         }
         failed
     }
@@ -346,13 +344,38 @@ impl VehicleLink {
     /// the whole iteration. A fleet queues every vehicle's reports first
     /// and the times after them, so the last vehicle's report waits for
     /// half as many writes. Returns 1 if the outgoing queue refused it.
-    pub fn publish_time(&self, client: &AsyncClient, t_s: f64) -> u64 {
-        let payload = format!("{t_s}");
-        u64::from(
-            client
-                .try_publish(self.time_topic.clone(), QoS::AtMostOnce, false, payload)
-                .is_err(),
-        )
+    pub fn publish_time(&self, out: &mut Out<'_>, t_s: f64) -> u64 {
+        self.publish_time_text(out, format!("{t_s}").as_bytes())
+    }
+
+    /// [`VehicleLink::publish_time`] with the clock already written as
+    /// text (`format!("{t_s}")`): a fleet formats it once per iteration
+    /// for all its vehicles.
+    pub fn publish_time_text(&self, out: &mut Out<'_>, time_text: &[u8]) -> u64 {
+        u64::from(!out.send(&self.time_topic, time_text))
+    }
+}
+
+/// Where a vehicle's publications go: the rumqttc client (`usim run`; one
+/// request, topic and payload copied, per message) or the fleet's
+/// iteration buffer ([`super::burst`], encoded in place). QoS 0, not
+/// retained.
+pub enum Out<'a> {
+    /// Through rumqttc's request channel.
+    Client(&'a AsyncClient),
+    /// Into one buffer of `PUBLISH` packets.
+    Burst(&'a mut PacketBuf),
+}
+
+impl Out<'_> {
+    /// Queue one publication; false if refused (queue full, packet too big).
+    pub fn send(&mut self, topic: &str, payload: &[u8]) -> bool {
+        match self {
+            Out::Client(c) => c
+                .try_publish(topic, QoS::AtMostOnce, false, payload.to_vec())
+                .is_ok(),
+            Out::Burst(b) => b.publish(topic, payload),
+        }
     }
 }
 
