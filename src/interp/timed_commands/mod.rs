@@ -103,8 +103,8 @@ pub fn round_half_away(x: f64) -> f64 {
     // 2^52: from there on every f64 is an integer.
     const TWO52: f64 = 4_503_599_627_370_496.0;
     let y = x.abs();
-    if !(y < TWO52) {
-        return x; // integer already, ±inf or NaN
+    if y.is_nan() || y >= TWO52 {
+        return x; // NaN, ±inf, or an integer already
     }
     // y + 2^52 rounds y to the nearest integer, ties to even (exact below 2^52).
     let mut r = (y + TWO52) - TWO52;
