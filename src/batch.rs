@@ -251,13 +251,7 @@ impl BatchFleet {
     }
 
     fn command(act: Actuator, v: f64) -> Command {
-        match act {
-            Actuator::Thrust => Command::DesiredThrust(v),
-            Actuator::Rudder => Command::DesiredRudder(v),
-            Actuator::Elevator => Command::DesiredElevator(v),
-            Actuator::ThrustL => Command::DesiredThrustL(v),
-            Actuator::ThrustR => Command::DesiredThrustR(v),
-        }
+        crate::model::desired_command(act, v)
     }
 
     /// Check a setpoint array (`len() × actions().len()`, row-major): every
@@ -306,8 +300,10 @@ impl BatchFleet {
             let v = &mut self.vehicles[i];
             if m > 0 {
                 for (&act, &value) in self.actions.iter().zip(&setpoints[i * m..(i + 1) * m]) {
-                    // Checked above; a refusal leaves the setpoint unchanged.
-                    let _ = v.handle_command(Self::command(act, value), clock);
+                    // Checked above (a refusal would leave the setpoint
+                    // unchanged). The message's handling without the
+                    // message: equal bit for bit (tests below).
+                    let _ = v.set_desired(act, value, clock);
                 }
             }
             v.step(clock);
@@ -543,6 +539,89 @@ mod tests {
         // Moved: 40 % thrust for 20 s on a kayak (about 1 m/s).
         let (x, y) = (out[2 * 26 + 1], out[2 * 26 + 2]);
         assert!(x.hypot(y) > 5.0, "{x} {y}");
+    }
+
+    fn config(name: &str) -> Params {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("configs")
+            .join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        crate::config::parse_vehicle(&path, &text).unwrap().params
+    }
+
+    /// `Vehicle::set_desired` (the fleet's setpoint path) against
+    /// `handle_command` of the same `DESIRED_*` message: the whole vehicle
+    /// state (`Debug` of every field, shaping buffers included) and the
+    /// published rows equal bit for bit after every step of a random
+    /// sequence over all five actuators, with values past ±100 %, refused
+    /// ones (NaN, ±inf, past the ±10,000 % bound, a bad receipt time),
+    /// mode switches and `SET` lists between them.
+    #[test]
+    fn set_desired_equals_the_message_path_bit_for_bit() {
+        for name in [
+            "kayak.toml",
+            "v22_pid_boat.toml",
+            "v22_pid_uuv.toml",
+            "catamaran_diff.toml",
+            "example.toml",
+            "uuv.toml",
+        ] {
+            let p = config(name);
+            let mut fast = Vehicle::from_params(p.clone(), 0.0);
+            let mut slow = Vehicle::from_params(p, 0.0);
+            let mut rng = Rng::for_run(22, 0);
+            for k in 1..=3000u64 {
+                let clock = k as f64 * 0.1;
+                for _ in 0..(rng.unit() * 4.0) as usize {
+                    let act = Actuator::ALL[(rng.unit() * 5.0) as usize % 5];
+                    let u = rng.unit();
+                    let v = match (rng.unit() * 20.0) as u32 {
+                        0 => f64::NAN,
+                        1 => f64::INFINITY * (u - 0.5).signum(),
+                        2 => (u - 0.5) * 4e4, // often past ±10,000
+                        3 => (u * 8.0).round() * 12.5 - 50.0, // halves and repeats
+                        _ => (u - 0.5) * 300.0,
+                    };
+                    let t = if rng.unit() < 0.02 { f64::NAN } else { clock };
+                    let a = fast.set_desired(act, v, t);
+                    let b = slow.handle_command(crate::model::desired_command(act, v), t);
+                    assert_eq!(a, b, "{name} k {k} {} = {v}", act.name());
+                }
+                let extra = match (rng.unit() * 40.0) as u32 {
+                    0 => Some(Command::Set(format!(
+                        r#"["DESIRED_RUDDER","ClearAll",[[{:.3},40],[{:.3},-20]]]"#,
+                        clock + 1.0,
+                        clock + 3.0
+                    ))),
+                    1 => Some(Command::Set(format!(
+                        r#"["DESIRED_THRUST","Merge",[[{:.3},70]]]"#,
+                        clock + 2.0
+                    ))),
+                    2 => Some(Command::ThrustModeDifferential(
+                        if rng.unit() < 0.5 { "true" } else { "false" }.into(),
+                    )),
+                    3 => Some(Command::ThrustModeReverse(
+                        if rng.unit() < 0.5 { "true" } else { "false" }.into(),
+                    )),
+                    _ => None,
+                };
+                if let Some(cmd) = extra {
+                    let a = fast.handle_command(cmd.clone(), clock);
+                    let b = slow.handle_command(cmd, clock);
+                    assert_eq!(a, b, "{name} k {k}");
+                }
+                fast.step(clock);
+                slow.step(clock);
+                let (a, b) = (fast.snapshot().values(), slow.snapshot().values());
+                for (x, y) in a.iter().zip(b.iter()) {
+                    assert_eq!(x.to_bits(), y.to_bits(), "{name} k {k}");
+                }
+                assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{name} k {k}");
+            }
+            // The sequence moved the vehicle (it was not a no-op).
+            let nav = fast.nav();
+            assert!(nav.x.hypot(nav.y) > 1.0, "{name}: {} {}", nav.x, nav.y);
+        }
     }
 
     #[test]

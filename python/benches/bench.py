@@ -121,6 +121,7 @@ def main():
         vector(a.rounds, a.n, max(a.steps // 5, 20))
     if a.only in (None, "replay"):
         replay(a.rounds, a.cli)
+    print(f"load average at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 //! runs without `SET` lists or jerk limits are unchanged.
 use crate::actuator::Actuator;
 use crate::interp::jerk_profile::JerkFollower;
-use crate::interp::timed_commands::{parse_set, ActuatorBank};
+use crate::interp::timed_commands::{parse_set, seconds_to_us, ActuatorBank};
 
 /// How one actuator's setpoint is shaped (`[actuators.NAME]` in a config).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -91,10 +91,15 @@ impl Shaping {
 
     /// A plain value `v` for `act` received at `t_s`; returns the value to
     /// hand to the model now (`None` when a jerk follower will deliver it).
+    #[inline]
     pub fn handle_plain(&mut self, act: Actuator, v: f64, t_s: f64) -> Option<f64> {
-        if self.bank.set_plain(act, v, t_s).is_err() {
+        // ActuatorBank::set_plain's refusals (a non-finite value or time),
+        // without building its error.
+        if !v.is_finite() {
             return None;
         }
+        let time_us = seconds_to_us(t_s)?;
+        self.bank.set_plain_us(act, v, time_us);
         self.busy = true;
         match self.settings.modes[act.index()] {
             Interpolation::Jerk { .. } => None,

@@ -279,6 +279,17 @@ pub struct Vehicle {
     v22: v22_app::V22State,
 }
 
+/// The `DESIRED_*` message of actuator `act` with value `v`, percent.
+pub fn desired_command(act: Actuator, v: f64) -> Command {
+    match act {
+        Actuator::Thrust => Command::DesiredThrust(v),
+        Actuator::Rudder => Command::DesiredRudder(v),
+        Actuator::Elevator => Command::DesiredElevator(v),
+        Actuator::ThrustL => Command::DesiredThrustL(v),
+        Actuator::ThrustR => Command::DesiredThrustR(v),
+    }
+}
+
 impl Vehicle {
     /// A vehicle at its start pose from anything that holds its parameters
     /// (a `config::VehicleConfig`, or `Params` themselves); `start_time_s` is
@@ -560,9 +571,28 @@ impl Vehicle {
         Ok(())
     }
 
+    /// A plain number `v` on `DESIRED_<act>` received at clock `t_s`: exactly
+    /// what [`Vehicle::handle_command`] does with that message (same checks,
+    /// shaping and actuator handling; same numbers), without building a
+    /// [`Command`]: the per-vehicle setpoint path of batch users
+    /// ([`crate::batch::BatchFleet`]). A refusal (non-finite or out-of-range
+    /// value or time) is the message path's own error; nothing changes.
+    #[inline]
+    pub fn set_desired(&mut self, act: Actuator, v: f64, t_s: f64) -> Result<(), MessageError> {
+        // handle_command's two guards: receipt time, then check_bounds
+        // (finite and within ±limits::ACTUATOR percent for every DESIRED_*).
+        let time_ok = t_s.is_finite() && t_s.abs() <= crate::command::limits::TIME_S;
+        if !(time_ok && v.is_finite() && v.abs() <= crate::command::limits::ACTUATOR) {
+            return self.handle_command(desired_command(act, v), t_s);
+        }
+        self.handle_setpoint(act, v, t_s);
+        Ok(())
+    }
+
     /// A plain number on a `DESIRED_*` variable: a `ClearAll` with one command
     /// at the receipt time for the shaping layer, and (unless the actuator is
     /// smoothed) uSimMarine's handling of the message right away.
+    #[inline]
     fn handle_setpoint(&mut self, act: Actuator, v: f64, t_s: f64) {
         if let Some(now) = self.shaping.handle_plain(act, v, t_s) {
             self.apply_actuator(act, now, t_s);

@@ -131,6 +131,13 @@ impl ActuatorBank {
         Ok(())
     }
 
+    /// [`set_plain`](Self::set_plain) with the checks done by the caller: a
+    /// finite `value` received at `time_us` (from [`seconds_to_us`]).
+    #[inline]
+    pub fn set_plain_us(&mut self, actuator: Actuator, value: f64, time_us: i64) {
+        self.actuators[actuator.index()].set_now(value, time_us);
+    }
+
     /// Sets the time of a virtual cycle before the first one (s), for every
     /// actuator: the first [`cycle`](Self::cycle) ramps from there. Call it
     /// with the start-up time (or run `cycle` once at start-up). A non-finite

@@ -529,3 +529,55 @@ fn set_plain_behaves_like_usimmarine() {
     bank.cycle(f64::NAN);
     assert_eq!(bank.value(Actuator::Rudder), 30.0);
 }
+
+/// `round_half_away` is `f64::round` (std, the oracle) for every value:
+/// the ties, the last values below them, the 2^52 edge, signs and zeros,
+/// non-finite values and random bit patterns.
+#[test]
+fn round_half_away_is_f64_round() {
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        0.49999999999999994,
+        -0.49999999999999994,
+        1.5,
+        2.5,
+        -2.5,
+        1.4999999999999998,
+        4503599627370495.5,
+        4503599627370496.0,
+        4503599627370497.0,
+        2251799813685247.5,
+        9007199254740993.0,
+        1e300,
+        -1e300,
+        f64::MIN_POSITIVE,
+        5e-324,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MAX,
+        f64::NAN,
+    ];
+    for i in -2000..2000 {
+        xs.push(i as f64 * 0.25);
+        xs.push(i as f64 * 0.1 * 1e6);
+    }
+    let mut bits = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..200_000 {
+        bits ^= bits << 13;
+        bits ^= bits >> 7;
+        bits ^= bits << 17;
+        xs.push(f64::from_bits(bits));
+        // Magnitudes where rounding matters: below 2^53.
+        xs.push((bits >> 11) as f64 / (1u64 << (bits % 53)) as f64);
+    }
+    for x in xs {
+        let (got, want) = (round_half_away(x), x.round());
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{x:e}: {got:e} vs {want:e}"
+        );
+    }
+}
