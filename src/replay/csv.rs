@@ -188,8 +188,9 @@ impl<W: Write> super::Output for CsvWriter<W> {
 /// `-inf` for the infinities (which also read back as themselves: Rust's
 /// `parse::<f64>`, Python's `float`, pandas, numpy all take them).
 ///
-/// Integers below 10¹⁶ take a digit loop; everything else goes through
-/// `zmij` (about twice as fast as Ryū: the same shortest, closest digits)
+/// Integers below 10¹⁶ and whole numbers of millionths (mission times on
+/// the microsecond grid, see `put_millionths`) take a digit loop;
+/// everything else goes through `zmij` (about twice as fast as Ryū: the same shortest, closest digits)
 /// with its exponent rewritten to Ryū's form (`e+20` → `e20`, `e-07` →
 /// `e-7`). Plain notation for a leading-digit exponent in −5..=15 and
 /// exponent notation elsewhere, as Ryū.
@@ -270,12 +271,12 @@ fn put_u64(out: &mut [u8], start: usize, mut v: u64) -> usize {
 /// lie more than 10⁻¹⁵ apart relative to their size, farther than the
 /// one ulp (2.2·10⁻¹⁶ relative) of numbers that read back to `v`: so it
 /// is the only, hence the shortest, decimal of ≤ 15 digits that does,
-/// and Ryū's shortest digits are its digits. |v| ≥ 10⁻⁵ and < 10¹⁵ keeps
+/// and Ryū's shortest digits are its digits. 10⁻⁵ ≤ |v| < 10⁹ keeps
 /// Ryū's plain notation (its exponent form starts below 10⁻⁵).
 #[inline]
 fn put_millionths(out: &mut [u8; SLOT], v: f64) -> Option<usize> {
     let s = v * 1e6;
-    if !(s.abs() < 1e15) {
+    if s.is_nan() || s.abs() >= 1e15 {
         return None;
     }
     // Nearest whole number (ties away; a miss only costs the fallback).
