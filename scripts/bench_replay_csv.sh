@@ -4,7 +4,10 @@
 # build against BASE_BIN (another build, e.g. of the commit issue 26 starts
 # from), interleaved: each round runs both, the order alternating, and
 # checks that both wrote the same bytes (sha256). Prints each round, then
-# the median and range of rows/s for each binary and of the ratio.
+# the median and range of rows/s for each binary and of the ratio; also the
+# rows per CPU second (user + system time of the process, from GNU time):
+# on a loaded machine the wall time also counts the time spent waiting for
+# a core, which the CPU time does not.
 #
 #   scripts/bench_replay_csv.sh BASE_BIN [ROUNDS=5]
 #
@@ -30,11 +33,12 @@ sed -e "s|^vehicle = \"../|vehicle = \"$repo/|" -e "s|^steps = .*|steps = $steps
 rows=$((steps + 1))
 
 now() { date +%s.%N; }
-run() { # BIN OUT -> seconds
+run() { # BIN OUT -> wall seconds; CPU seconds (user + system) into $tmp/cpu
     local t0 t1
     t0=$(now)
-    "$1" replay "$tmp/survey.toml" -o "$2" >/dev/null 2>&1
+    /usr/bin/time -o "$tmp/time" -f '%U %S' "$1" replay "$tmp/survey.toml" -o "$2" >/dev/null 2>&1
     t1=$(now)
+    awk '{print $1 + $2}' "$tmp/time" >"$tmp/cpu"
     echo "$t1 - $t0" | bc -l
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -42,12 +46,14 @@ range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/base.rates"; : >"$tmp/new.rates"; : >"$tmp/ratios"
+: >"$tmp/base.cpu"; : >"$tmp/new.cpu"; : >"$tmp/cpu.ratios"
 for r in $(seq 1 "$rounds"); do
     if ((r % 2)); then order="base new"; else order="new base"; fi
     for which in $order; do
         bin=$base; [[ $which == new ]] && bin=$usim
         s=$(run "$bin" "$tmp/$which.csv")
         printf '%.0f\n' "$(echo "$rows / $s" | bc -l)" >>"$tmp/$which.rates"
+        printf '%.0f\n' "$(echo "$rows / $(cat "$tmp/cpu")" | bc -l)" >>"$tmp/$which.cpu"
     done
     a=$(sha256sum <"$tmp/base.csv" | cut -d' ' -f1)
     b=$(sha256sum <"$tmp/new.csv" | cut -d' ' -f1)
@@ -57,12 +63,15 @@ for r in $(seq 1 "$rounds"); do
     fi
     rb=$(tail -n 1 "$tmp/base.rates"); rn=$(tail -n 1 "$tmp/new.rates")
     echo "scale=3; $rn / $rb" | bc -l >>"$tmp/ratios"
-    echo "round $r: base $rb rows/s, new $rn rows/s, ratio $(tail -n 1 "$tmp/ratios"), sha256 equal ($a)"
+    cb=$(tail -n 1 "$tmp/base.cpu"); cn=$(tail -n 1 "$tmp/new.cpu")
+    echo "scale=3; $cn / $cb" | bc -l >>"$tmp/cpu.ratios"
+    echo "round $r: base $rb rows/s, new $rn rows/s, ratio $(tail -n 1 "$tmp/ratios"); per CPU second: base $cb, new $cn, ratio $(tail -n 1 "$tmp/cpu.ratios"); sha256 equal ($a)"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "base: median $(median <"$tmp/base.rates") rows/s (range $(range <"$tmp/base.rates"))"
 echo "new:  median $(median <"$tmp/new.rates") rows/s (range $(range <"$tmp/new.rates"))"
 echo "ratio new/base: median $(median <"$tmp/ratios") (range $(range <"$tmp/ratios")) over $rounds rounds, $rows rows"
+echo "rows per CPU second: base median $(median <"$tmp/base.cpu") (range $(range <"$tmp/base.cpu")), new median $(median <"$tmp/new.cpu") (range $(range <"$tmp/new.cpu")), ratio median $(median <"$tmp/cpu.ratios") (range $(range <"$tmp/cpu.ratios"))"
 
 if [[ ${CALLGRIND:-0} == 1 ]]; then
     sed -e "s|^steps = .*|steps = 36000|" "$tmp/survey.toml" >"$tmp/short.toml"

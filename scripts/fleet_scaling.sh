@@ -3,7 +3,12 @@
 # thread) from 10 to 100,000 vehicles, without and with encounter tracking
 # (examples/fleet_profile.rs: kayaks on a 50 m lattice, near miss 20 m),
 # ROUNDS interleaved rounds (median and range), plus the time to build and
-# parse the mission (which must grow linearly too). With CALLGRIND=1 also
+# parse the mission (which must grow linearly too). The rate is given twice:
+# of the whole replay (making the vehicles, stepping them, dropping them)
+# and of the steps alone, with the set-up (making the vehicles) in
+# microseconds per vehicle apart: at 100,000 vehicles the run is only 20
+# steps, so the whole-run rate counts making each vehicle against 20 of its
+# steps. With CALLGRIND=1 also
 # instructions per vehicle-step (valgrind's callgrind; the difference of an
 # S-step and a 2S-step run, so loading cancels), repeatable under load.
 #
@@ -34,18 +39,23 @@ for r in $(seq 1 "$rounds"); do
             line=$("$ex" "$steps" "$mode" "$n" 2>/dev/null)
             echo "$line" | sed -n 's/.*ms per 100 steps, \([0-9]*\) vehicle-steps.*/\1/p' >>"$tmp/$n.$mode.rate"
             echo "$line" | sed -n 's/.*parsed in \([0-9.]*\) s.*/\1/p' >>"$tmp/$n.$mode.load"
+            echo "$line" | sed -n 's/.*steps alone \([0-9]*\) vehicle-steps.*/\1/p' >>"$tmp/$n.$mode.steps"
+            echo "$line" | sed -n 's/.*set-up \([0-9.]*\) us.*/\1/p' >>"$tmp/$n.$mode.setup"
         done
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%8s  %-11s %28s %28s\n' vehicles mode "vehicle-steps/s (median, range)" "mission load s (median, range)"
+printf '%8s  %-11s %28s %28s %24s %28s\n' vehicles mode "whole run vehicle-steps/s" "steps alone vehicle-steps/s" "set-up us/vehicle" "mission load s"
 for n in $sizes; do
     for mode in none encounters; do
-        printf '%8s  %-11s %12s (%s) %10s (%s)\n' "$n" "$mode" \
+        printf '%8s  %-11s %10s (%s) %10s (%s) %8s (%s) %8s (%s)\n' "$n" "$mode" \
             "$(median <"$tmp/$n.$mode.rate")" "$(range <"$tmp/$n.$mode.rate")" \
+            "$(median <"$tmp/$n.$mode.steps")" "$(range <"$tmp/$n.$mode.steps")" \
+            "$(median <"$tmp/$n.$mode.setup")" "$(range <"$tmp/$n.$mode.setup")" \
             "$(median <"$tmp/$n.$mode.load")" "$(range <"$tmp/$n.$mode.load")"
     done
 done
+echo "(medians over $rounds rounds, ranges in brackets; one rayon thread)"
 if [[ ${CALLGRIND:-0} == 1 ]]; then
     refs() {
         valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" 2>&1 |

@@ -46,7 +46,10 @@ pub struct ActuatorSettings {
 pub struct Shaping {
     settings: ActuatorSettings,
     bank: ActuatorBank,
-    followers: [Option<JerkFollower>; 5],
+    /// Boxed: a follower is some hundreds of bytes and most vehicles have
+    /// none; inline, five of them made every vehicle ~2 KB larger (memory
+    /// a fleet of 100,000 vehicles makes and walks through every step).
+    followers: [Option<Box<JerkFollower>>; 5],
     /// Last value handed to the model, per actuator.
     fed: [f64; 5],
     /// Something may change at the next cycle (pending commands, a moving follower).
@@ -62,7 +65,7 @@ impl Shaping {
             ActuatorBank::new(&[]).expect("a bank without aliases always builds")
         });
         bank.start(t0_s);
-        let mut followers: [Option<JerkFollower>; 5] = Default::default();
+        let mut followers: [Option<Box<JerkFollower>>; 5] = Default::default();
         for act in Actuator::ALL {
             if let Some(max) = settings.max_pending[act.index()] {
                 bank.set_max_pending(act, max);
@@ -75,7 +78,7 @@ impl Shaping {
                     max_accel,
                     max_jerk,
                 } => match JerkFollower::new(max_rate, max_accel, max_jerk, 0.0, t0_s) {
-                    Ok(f) => followers[act.index()] = Some(f),
+                    Ok(f) => followers[act.index()] = Some(Box::new(f)),
                     Err(e) => tracing::warn!("{}: jerk limits ignored: {e}", act.name()),
                 },
             }

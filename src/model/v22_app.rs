@@ -34,7 +34,9 @@ pub(super) enum Ev {
 /// V22 state beyond the core model.
 #[derive(Debug, Clone)]
 pub(super) struct V22State {
-    pub pid: Option<PidEngine>,
+    /// Boxed: the engine is large and only V22 vehicles with a coupled PID
+    /// have one; inline it made every vehicle larger.
+    pub pid: Option<Box<PidEngine>>,
     pub sailing: Sailing,
     /// Sailing enabled (wind set and a polar point), cached for the step.
     pub sailing_on: bool,
@@ -62,7 +64,7 @@ impl V22State {
     pub fn new(p: &Params) -> V22State {
         let sailing = p.sailing.clone();
         V22State {
-            pid: p.pid.clone().map(PidEngine::new),
+            pid: p.pid.clone().map(|s| Box::new(PidEngine::new(s))),
             sailing_on: sailing.enabled(),
             sailing,
             sail_cap: f64::NAN,
@@ -139,7 +141,7 @@ impl Vehicle {
 
     /// The embedded PID's engine, if one is configured.
     pub fn pid(&self) -> Option<&PidEngine> {
-        self.v22.pid.as_ref()
+        self.v22.pid.as_deref()
     }
 
     pub(super) fn v22_reset_posted(&mut self) {

@@ -11,7 +11,8 @@ pub const HEADER: &str = "k,t,x,y,speed,heading,depth,altitude,pitch,yaw,sog,hog
 /// Writes snapshots as CSV rows through a buffer.
 pub struct CsvWriter<W: Write> {
     out: io::BufWriter<W>,
-    line: Vec<u8>,
+    /// The row being put together.
+    row: Box<[u8; ROW]>,
     cache: ColumnCache,
 }
 
@@ -23,16 +24,15 @@ impl<W: Write> CsvWriter<W> {
         out.write_all(b"\n")?;
         Ok(CsvWriter {
             out,
-            line: Vec::with_capacity(512),
+            row: Box::new([0; ROW]),
             cache: ColumnCache::default(),
         })
     }
 
     /// Write one row.
     pub fn write_row(&mut self, s: &Snapshot) -> io::Result<()> {
-        self.line.clear();
-        push_row_cached(&mut self.line, s, &mut self.cache);
-        self.out.write_all(&self.line)
+        let n = put_row_cached(&mut self.row, s, &mut self.cache);
+        self.out.write_all(&self.row[..n])
     }
 
     /// Flush everything.
@@ -188,27 +188,118 @@ impl<W: Write> super::Output for CsvWriter<W> {
 /// `-inf` for the infinities (which also read back as themselves: Rust's
 /// `parse::<f64>`, Python's `float`, pandas, numpy all take them).
 ///
-/// Integers below 10¹⁶ take a digit loop; everything else goes through
-/// `zmij` (about twice as fast as Ryū: the same shortest, closest digits)
+/// Integers below 10¹⁶ and whole numbers of millionths (mission times on
+/// the microsecond grid, see `put_millionths`) take a digit loop;
+/// everything else goes through `zmij` (about twice as fast as Ryū: the same shortest, closest digits)
 /// with its exponent rewritten to Ryū's form (`e+20` → `e20`, `e-07` →
 /// `e-7`). Plain notation for a leading-digit exponent in −5..=15 and
 /// exponent notation elsewhere, as Ryū.
 #[inline]
 pub fn push_f64(buf: &mut Vec<u8>, v: f64) {
+    let mut text = [0u8; SLOT];
+    let n = format_f64(&mut text, v);
+    buf.extend_from_slice(&text[..n]);
+}
+
+/// Bytes of a number's text slot: the longest text [`push_f64`] writes is
+/// 24 bytes (`-2.2250738585072014e-308`); a slot of 32 lets whole slots be
+/// copied with fixed-size moves (no `memcpy` call per number).
+const SLOT: usize = 32;
+
+/// The text of [`push_f64`], written at the start of `out`; returns its
+/// length in bytes (at most 24).
+#[inline]
+fn format_f64(out: &mut [u8; SLOT], v: f64) -> usize {
     let i = v as i64;
     if i as f64 == v && i.unsigned_abs() < 10_000_000_000_000_000 {
-        if i == 0 && v.is_sign_negative() {
-            buf.extend_from_slice(b"-0");
+        if i < 0 || (i == 0 && v.is_sign_negative()) {
+            out[0] = b'-';
+            put_u64(out, 1, i.unsigned_abs())
         } else {
-            push_i64(buf, i);
+            put_u64(out, 0, i as u64)
         }
     } else if v.is_nan() {
-        buf.extend_from_slice(b"nan");
+        out[..3].copy_from_slice(b"nan");
+        3
     } else if v.is_infinite() {
-        buf.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
+        if v > 0.0 {
+            out[..3].copy_from_slice(b"inf");
+            3
+        } else {
+            out[..4].copy_from_slice(b"-inf");
+            4
+        }
     } else {
-        push_zmij(buf, v);
+        match put_millionths(out, v) {
+            Some(n) => n,
+            None => format_zmij(out, v),
+        }
     }
+}
+
+/// Write the decimal digits of `v` into `out` from `start`; returns the
+/// end. Digits are counted first and written back to front, in place.
+#[inline]
+fn put_u64(out: &mut [u8], start: usize, mut v: u64) -> usize {
+    let len = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let end = start + len;
+    let mut i = end;
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        out[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        out[i - 2..i].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    } else {
+        out[i - 1] = b'0' + v as u8;
+    }
+    end
+}
+
+/// The decimal fast path of [`push_f64`]: if `v` is exactly the f64 of a
+/// whole number `n` of millionths (`n / 1e6` correctly rounded, as a
+/// mission time on the microsecond grid, `0.1`, `12.3456`), with
+/// 10 ≤ |n| < 10¹⁵, write `n·10⁻⁶` in plain notation, trailing zeros
+/// removed, at the start of `out` and return its length; otherwise None.
+///
+/// Same text as Ryū: the decimal `n·10⁻⁶` reads back to `v` (the parser
+/// and the division both round to nearest), and it has at most 15
+/// significant digits, while two distinct decimals of at most 15 digits
+/// lie more than 10⁻¹⁵ apart relative to their size, farther than the
+/// one ulp (2.2·10⁻¹⁶ relative) of numbers that read back to `v`: so it
+/// is the only, hence the shortest, decimal of ≤ 15 digits that does,
+/// and Ryū's shortest digits are its digits. 10⁻⁵ ≤ |v| < 10⁹ keeps
+/// Ryū's plain notation (its exponent form starts below 10⁻⁵).
+#[inline]
+fn put_millionths(out: &mut [u8; SLOT], v: f64) -> Option<usize> {
+    let s = v * 1e6;
+    if s.is_nan() || s.abs() >= 1e15 {
+        return None;
+    }
+    // Nearest whole number (ties away; a miss only costs the fallback).
+    let n = (s + 0.5f64.copysign(s)) as i64;
+    let m = n.unsigned_abs();
+    if m < 10 || m % 1_000_000 == 0 || (n as f64) / 1e6 != v {
+        return None;
+    }
+    let mut at = 0;
+    if n < 0 {
+        out[0] = b'-';
+        at = 1;
+    }
+    at = put_u64(out, at, m / 1_000_000);
+    // The six fraction digits as `1dddddd`, the 1 then overwritten by the
+    // point; trailing zeros dropped (the fraction is not 0).
+    put_u64(out, at, m % 1_000_000 + 1_000_000);
+    out[at] = b'.';
+    let mut end = at + 7;
+    while out[end - 1] == b'0' {
+        end -= 1;
+    }
+    Some(end)
 }
 
 /// A CSV field: quoted (with `"` doubled) when it holds a comma, a quote, a
@@ -232,31 +323,47 @@ pub fn push_field(buf: &mut Vec<u8>, s: &str) {
     }
 }
 
-/// The non-integer, finite path of [`push_f64`].
+/// The non-integer, finite path of [`format_f64`]: zmij's text, with a
+/// trailing `.0` removed and the exponent rewritten to Ryū's form.
 #[inline(never)]
-fn push_zmij(buf: &mut Vec<u8>, v: f64) {
+fn format_zmij(out: &mut [u8; SLOT], v: f64) -> usize {
     let mut b = zmij::Buffer::new();
     let text = b.format_finite(v).as_bytes();
-    match text.iter().position(|&c| c == b'e') {
+    let len = text.len().min(SLOT);
+    out[..len].copy_from_slice(&text[..len]);
+    // Between 1e-4 and 1e15 the text is plain (zmij and Ryū write
+    // exponents from 1e16 and below 1e-5) and has no `.0` (a non-integer
+    // below 2^52 is farther from every integer than its rounding
+    // interval reaches): the scan for `e` is needed only outside.
+    let a = v.abs();
+    if (1e-4..1e15).contains(&a) {
+        return len;
+    }
+    match out[..len].iter().position(|&c| c == b'e') {
         None => {
-            let text = text.strip_suffix(b".0").unwrap_or(text);
-            buf.extend_from_slice(text);
+            if out[..len].ends_with(b".0") {
+                len - 2
+            } else {
+                len
+            }
         }
         Some(e) => {
-            buf.extend_from_slice(&text[..=e]);
-            let mut rest = &text[e + 1..];
-            match rest.first() {
-                Some(b'+') => rest = &rest[1..],
-                Some(b'-') => {
-                    buf.push(b'-');
-                    rest = &rest[1..];
+            // `e+20` → `e20`, `e-07` → `e-7`.
+            let mut w = e + 1;
+            let mut r = e + 1;
+            match out[r] {
+                b'+' => r += 1,
+                b'-' => {
+                    w += 1;
+                    r += 1;
                 }
                 _ => {}
             }
-            while rest.len() > 1 && rest[0] == b'0' {
-                rest = &rest[1..];
+            while len - r > 1 && out[r] == b'0' {
+                r += 1;
             }
-            buf.extend_from_slice(rest);
+            out.copy_within(r..len, w);
+            w + (len - r)
         }
     }
 }
@@ -278,24 +385,10 @@ pub fn push_i64(buf: &mut Vec<u8>, v: i64) {
 
 /// Append the decimal digits of `v`.
 #[inline]
-pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+pub fn push_u64(buf: &mut Vec<u8>, v: u64) {
     let mut d = [0u8; 20];
-    let mut i = d.len();
-    while v >= 100 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        d[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
-    }
-    if v >= 10 {
-        let r = v as usize * 2;
-        i -= 2;
-        d[i..i + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
-    } else {
-        i -= 1;
-        d[i] = b'0' + v as u8;
-    }
-    buf.extend_from_slice(&d[i..]);
+    let n = put_u64(&mut d, 0, v);
+    buf.extend_from_slice(&d[..n]);
 }
 
 /// The text of the last value written in each of a row's columns: a
@@ -306,7 +399,7 @@ pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
 pub struct ColumnCache {
     bits: [u64; 26],
     len: [u8; 26],
-    text: [[u8; 24]; 26],
+    text: [[u8; SLOT]; 26],
 }
 
 impl Default for ColumnCache {
@@ -316,7 +409,7 @@ impl Default for ColumnCache {
             // first row formats every column.
             bits: [0x7ff8_dead_beef_0001; 26],
             len: [0; 26],
-            text: [[0; 24]; 26],
+            text: [[0; SLOT]; 26],
         }
     }
 }
@@ -325,35 +418,56 @@ impl ColumnCache {
     /// Append value `col` of a row, as [`push_f64`] would.
     #[inline]
     pub fn push(&mut self, buf: &mut Vec<u8>, col: usize, v: f64) {
+        let n = self.text_of(col, v);
+        buf.extend_from_slice(&self.text[col][..n]);
+    }
+
+    /// Make slot `col` hold the text of `v` (formatting it only if it is
+    /// not the slot's last value); returns its length.
+    #[inline]
+    fn text_of(&mut self, col: usize, v: f64) -> usize {
         let bits = v.to_bits();
-        if self.bits[col] == bits {
-            buf.extend_from_slice(&self.text[col][..self.len[col] as usize]);
-            return;
-        }
-        let start = buf.len();
-        push_f64(buf, v);
-        let written = &buf[start..];
-        // Shortest forms are at most 24 bytes (`-2.2250738585072014e-308`).
-        if written.len() <= 24 {
+        if self.bits[col] != bits {
+            let n = format_f64(&mut self.text[col], v);
             self.bits[col] = bits;
-            self.len[col] = written.len() as u8;
-            self.text[col][..written.len()].copy_from_slice(written);
+            self.len[col] = n as u8;
         }
+        self.len[col] as usize
     }
 }
 
+/// Bytes of a row's scratch: `k` (≤ 20 digits) and 26 numbers of ≤ 24
+/// bytes with their commas and the newline take at most 671; the rest is
+/// room for whole-slot copies past the end of the last number.
+const ROW: usize = 20 + 26 * 25 + 1 + SLOT;
+
 /// [`push_row`] with a [`ColumnCache`] (one per output file: the cache holds
 /// that file's previous row). Same bytes.
+///
+/// The row is put together in a fixed array, each number's slot copied
+/// whole (fixed-size moves) and the end advanced by its length, then
+/// appended to `line` at once.
 pub fn push_row_cached(line: &mut Vec<u8>, s: &Snapshot, cache: &mut ColumnCache) {
-    push_u64(line, s.k);
-    line.push(b',');
+    let mut row = [0u8; ROW];
+    let n = put_row_cached(&mut row, s, cache);
+    line.extend_from_slice(&row[..n]);
+}
+
+/// The row of [`push_row_cached`], written at the start of `row`; returns
+/// its length.
+#[inline]
+fn put_row_cached(row: &mut [u8; ROW], s: &Snapshot, cache: &mut ColumnCache) -> usize {
+    let mut at = put_u64(row, 0, s.k);
     let values = s.values();
-    cache.push(line, 0, round_to_microsecond(values[0]));
-    for (col, &v) in values.iter().enumerate().skip(1) {
-        line.push(b',');
-        cache.push(line, col, v);
+    for (col, &v) in values.iter().enumerate() {
+        let v = if col == 0 { round_to_microsecond(v) } else { v };
+        let n = cache.text_of(col, v);
+        row[at] = b',';
+        row[at + 1..at + 1 + SLOT].copy_from_slice(&cache.text[col]);
+        at += 1 + n;
     }
-    line.push(b'\n');
+    row[at] = b'\n';
+    at + 1
 }
 
 #[cfg(test)]
@@ -519,6 +633,68 @@ mod tests {
                 cache.push(&mut cached, col, v);
             }
             assert_eq!(plain, cached, "row {row}");
+        }
+    }
+
+    /// The millionths fast path against Ryū: whole numbers of millionths
+    /// (and tenths, hundredths, ...) of every size it takes, both signs,
+    /// the mission-time grid, and its edges (10 millionths, 10^15).
+    #[test]
+    fn millionths_have_the_same_text_as_ryu() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut values = Vec::new();
+        for k in 0..200_000u64 {
+            values.push(k as f64 * 0.1);
+            values.push(round_to_microsecond(k as f64 * 0.1));
+            values.push(round_to_microsecond(k as f64 * 0.05 + 1e-6));
+        }
+        for _ in 0..300_000 {
+            let r = rng.next();
+            // n of 2..=15 digits, over 10^0..10^6.
+            let digits = 2 + (r % 14) as i32;
+            let n = (rng.next() % 10u64.pow(digits as u32)) as f64;
+            let scale = 10f64.powi((r >> 8) as i32 % 7);
+            values.push(n / scale);
+            values.push(-n / scale);
+            values.push(n / 1e6);
+        }
+        for v in [
+            1e-5,
+            1.1e-5,
+            9e-6,
+            999_999_999.999_999,
+            1e9 - 1e-6,
+            0.000_012,
+        ] {
+            values.push(v);
+            values.push(-v);
+        }
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            assert_eq!(ours(v), ryu_text(v), "{v:e} ({:#x})", v.to_bits());
+        }
+    }
+
+    #[test]
+    fn cached_rows_are_the_plain_rows() {
+        let mut rng = Rng(11);
+        let mut cache = ColumnCache::default();
+        for row in 0..5_000u64 {
+            let mut s = Snapshot {
+                k: row * 977,
+                t: row as f64 * 0.1,
+                ..Snapshot::default()
+            };
+            s.x = (rng.next() >> 11) as f64 / (1u64 << 30) as f64;
+            s.y = -s.x * 3.0;
+            s.lat = f64::NAN;
+            s.heading = ((row / 10) % 360) as f64 + 0.25;
+            s.gt_x = if row % 3 == 0 { f64::INFINITY } else { -0.0 };
+            s.current_y = 1e-7 * row as f64;
+            let mut plain = Vec::new();
+            let mut cached = Vec::new();
+            push_row(&mut plain, &s);
+            push_row_cached(&mut cached, &s, &mut cache);
+            assert_eq!(String::from_utf8(plain), String::from_utf8(cached));
         }
     }
 
