@@ -347,7 +347,10 @@ impl Db {
         if m.source.is_empty() {
             m.source = from.to_string();
         }
-        let is_new = !self.vars.contains_key(&m.key);
+        // Never written before: a new variable, or one a registration made
+        // (an app registering for a variable it will also post, as V22's
+        // NAV_X). A wildcard filter stored since then has not seen it.
+        let first_write = self.vars.get(&m.key).is_none_or(|v| v.last.is_none());
         let var = self.vars.entry(m.key.clone()).or_insert_with(Var::new);
         if var.data_type == DataType::NotSet {
             var.data_type = m.data_type;
@@ -358,17 +361,15 @@ impl Db {
             });
             return;
         }
-        if is_new {
-            // New variables are matched against every wildcard filter.
+        if first_write {
+            // New variables are matched against every wildcard filter; a
+            // client's own registration of the variable keeps its interval.
             for (cname, c) in &self.clients {
                 if let Some(f) = c.filters.iter().find(|f| f.matches(&m.source, &m.key)) {
-                    var.subs.insert(
-                        cname.clone(),
-                        Sub {
-                            interval: f.interval,
-                            last_sent: None,
-                        },
-                    );
+                    var.subs.entry(cname.clone()).or_insert(Sub {
+                        interval: f.interval,
+                        last_sent: None,
+                    });
                 }
             }
         }
@@ -632,6 +633,37 @@ mod tests {
         let (gone, _) = d.tick(106.0, 6.0);
         assert_eq!(gone, vec!["b".to_string()]);
         assert_eq!(d.clients(), vec!["a".to_string()]);
+    }
+
+    /// CI met this race: the app registered for NAV_X (a V22 input it also
+    /// posts), then the tester's `NAV_*` wildcard arrived before the first
+    /// write of NAV_X; the tester must still get every NAV_X.
+    #[test]
+    fn a_wildcard_sees_a_variable_registered_before_its_first_write() {
+        let mut d = db();
+        d.handshake(&hello("app"), 100.0, 0.0).unwrap();
+        d.handshake(&hello("t"), 100.0, 0.0).unwrap();
+        d.on_packet("app", vec![reg("app", "NAV_X", 0.0)], 100.0, 0.0);
+        let w = Message {
+            msg_type: MsgType::WildcardRegister,
+            source: "t".into(),
+            key: "t".into(),
+            sval: "AppPattern=*,VarPattern=NAV_*,Interval=0".into(),
+            ..Message::default()
+        };
+        d.on_packet("t", vec![w], 100.0, 0.0);
+        for i in 0..3 {
+            let out = d.on_packet("app", vec![post("app", "NAV_X", i as f64)], 101.0, 0.0);
+            let to_t: Vec<f64> = out
+                .iter()
+                .filter(|o| o.to == "t")
+                .flat_map(|o| o.msgs.iter().filter(|m| m.key == "NAV_X").map(|m| m.dval))
+                .collect();
+            assert_eq!(to_t, vec![i as f64], "write {i}");
+        }
+        // The app's own registration keeps its (zero) interval: it gets each write too.
+        let out = d.on_packet("app", vec![post("app", "NAV_X", 9.0)], 101.0, 0.0);
+        assert!(out.iter().any(|o| o.to == "app"));
     }
 
     #[test]
