@@ -779,6 +779,16 @@ pub fn shutdown_signal() -> Result<impl Future<Output = &'static str>, BridgeErr
     })
 }
 
+/// A future that resolves after `duration` (a tool's `--duration`), or
+/// never without one: the other half of a tool's "stop on a signal or when
+/// the time is up".
+pub async fn run_for(duration: Option<std::time::Duration>) {
+    match duration {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The MQTT client id of a process of `kind` (`run`, `fleet`, ...) for
 /// `name` under `topic_root`: `usim-KIND-ROOT-NAME-NONCE`, where ROOT and
 /// NAME keep ASCII letters, digits and `.` and write every other byte as

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use super::bridge::shutdown_signal;
+use super::bridge::{run_for, shutdown_signal};
 use super::endpoint::connection_failure;
 use super::tools::ToolConnection;
 use super::topics::{Topics, NODE_REPORT, USM_TIME};
@@ -209,12 +209,7 @@ pub async fn run(
     let (client, mut eventloop) = o.conn.spec("nmea").client(64)?;
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
-    let deadline = async {
-        match o.duration {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let deadline = run_for(o.duration);
     tokio::pin!(deadline);
     let prefix = format!("{root}/");
     let mut connected_once = false;

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
 
-use super::bridge::shutdown_signal;
+use super::bridge::{run_for, shutdown_signal};
 use super::endpoint::connection_failure;
 use super::tools::ToolConnection;
 use super::topics::{Topics, NODE_REPORT};
@@ -372,12 +372,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
     flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
-    let deadline = async {
-        match o.duration {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let deadline = run_for(o.duration);
     tokio::pin!(deadline);
     let prefix = format!("{root}/");
     let mut summary = RecordSummary::default();
