@@ -257,11 +257,12 @@ fn v22_started_as_usimmarinev22_with_alias_matches_a_replay() {
 #[test]
 fn the_app_survives_restarts_poison_and_garbage() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    // A server that answers the handshake with garbage, on a port it binds
+    // itself (a free_port() then bind raced other tests for it in CI).
+    let fake = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = fake.local_addr().unwrap().port();
     let mission = mission(dir.path(), "bad", port, 1.0, "uSimMarine", CLASSIC);
     let m = mission.to_str().unwrap();
-    // A server that answers the handshake with garbage.
-    let fake = TcpListener::bind(("127.0.0.1", port)).unwrap();
     let mut cmd = Command::new(usim());
     cmd.args(["moos", m]);
     let app = Proc::spawn("app bad", cmd, dir.path().join("app_bad.log"));
