@@ -205,7 +205,8 @@ fn two_vehicles_with_one_name_are_refused_before_connecting() {
     let b = dir.path().join("other.toml");
     std::fs::copy(&a, &b).unwrap();
     // No broker listens on this port: the names are checked first.
-    let port = free_port();
+    let closed = refusing_port();
+    let port = closed.port;
     let o = Command::new(usim())
         .arg("fleet")
         .arg(&a)
@@ -333,7 +334,6 @@ fn head_on_encounter_on_embedded_broker() {
 #[test]
 fn up_in_process_runs_two_vehicles_on_its_embedded_broker() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let a = config(dir.path(), "ua", "");
     let b = config(dir.path(), "ub", "");
     let mut cmd = Command::new(usim());
@@ -341,9 +341,12 @@ fn up_in_process_runs_two_vehicles_on_its_embedded_broker() {
         .arg("--in-process")
         .arg(&a)
         .arg(&b)
-        .args(["--bind", &format!("127.0.0.1:{port}")]);
+        .args(["--bind", "127.0.0.1:0"]);
     let mut up = Proc::spawn("usim up --in-process", cmd, dir.path().join("up.log"));
-    assert!(wait_port(port, WAIT), "no embedded broker");
+    // The port it bound, from its log (no other test can take it first).
+    let port = up
+        .wait_listen_port(START)
+        .unwrap_or_else(|e| panic!("no embedded broker: {e}"));
     let w = Watcher::new(port, &[format!("{ROOT}/#")]);
     for n in ["ua", "ub"] {
         w.wait_after(0, &topic(n, "NODE_REPORT"), WAIT, |_| true)
