@@ -485,6 +485,11 @@ impl Broker {
         }
     }
 
+    /// The broker process's id (0 when stopped).
+    pub fn pid(&self) -> u32 {
+        self.proc.as_ref().map(Proc::pid).unwrap_or(0)
+    }
+
     /// `mqtt://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("mqtt://127.0.0.1:{}", self.port)
@@ -600,9 +605,7 @@ impl Watcher {
         };
         let (m, c) = &*ready;
         let guard = m.lock().unwrap();
-        let (guard, _) = c
-            .wait_timeout_while(guard, Duration::from_secs(10), |ok| !*ok)
-            .unwrap();
+        let (guard, _) = c.wait_timeout_while(guard, START, |ok| !*ok).unwrap();
         assert!(*guard, "watcher could not subscribe on port {port}");
         drop(guard);
         Watcher {
@@ -621,6 +624,32 @@ impl Watcher {
     /// Number of messages so far (a mark for [`Self::wait_after`]).
     pub fn mark(&self) -> usize {
         self.log.lock().unwrap().len()
+    }
+
+    /// Wait until `vehicle`'s clock (`USM_TIME`) went on by `seconds` after
+    /// `mark`, from its first `USM_TIME` after `mark`; the mark just after
+    /// the `USM_TIME` that showed it. The measure of "a while" for a
+    /// vehicle: a loaded machine may give it less in wall-clock time.
+    pub fn wait_clock(&self, vehicle: &str, mark: usize, seconds: f64) -> usize {
+        let clock = topic(vehicle, "USM_TIME");
+        let timeout = START + Duration::from_secs_f64(seconds * 4.0);
+        let t = self
+            .wait_num(mark, &clock, timeout, |_| true)
+            .unwrap_or_else(|| panic!("{vehicle}: no USM_TIME"));
+        self.wait_mark_after(mark, &clock, timeout, |x| {
+            x.trim().parse::<f64>().is_ok_and(|x| x >= t + seconds)
+        })
+        .unwrap_or_else(|| panic!("{vehicle}: USM_TIME stopped before {t} + {seconds} s"))
+    }
+
+    /// How many messages on `topic` lie between marks `from` and `to`.
+    pub fn count_between(&self, from: usize, to: usize, topic: &str) -> usize {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .take(to)
+            .skip(from)
+            .filter(|m| m.topic == topic)
+            .count()
     }
 
     /// Messages on `topic` after `mark`.
@@ -652,6 +681,35 @@ impl Watcher {
                     .find(|m| m.topic == topic && pred(&m.payload))
                 {
                     return Some(m.clone());
+                }
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// [`Self::wait_after`], returning the mark just after the message
+    /// found: what follows it was published later (one publisher's
+    /// messages arrive in order).
+    pub fn wait_mark_after(
+        &self,
+        mark: usize,
+        topic: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> Option<usize> {
+        let t0 = Instant::now();
+        loop {
+            {
+                let log = self.log.lock().unwrap();
+                if let Some(i) = log
+                    .iter()
+                    .skip(mark)
+                    .position(|m| m.topic == topic && pred(&m.payload))
+                {
+                    return Some(mark + i + 1);
                 }
             }
             if t0.elapsed() > timeout {
