@@ -91,7 +91,9 @@ fn scenario(kind: BrokerKind) {
     let mut rc = record_proc(
         &broker,
         "csv-recorder",
-        &["--vehicles", "alpha,bravo", "--duration", "4"],
+        // Long enough for the four `usim post` processes below and their
+        // effects on a loaded machine.
+        &["--vehicles", "alpha,bravo", "--duration", "10"],
         &csv,
     );
     let mut rm = record_proc(&broker, "mcap-recorder", &["--all"], &mcap);
