@@ -5,6 +5,19 @@
 //! failing test leaves no process behind; every wait has a timeout.
 //!
 //! The scenarios themselves are in [`scenarios`], run by both test files.
+//!
+//! Rules for live tests (CI runs ~600 tests in parallel threads on two
+//! cores, beside other jobs):
+//! * ports: where we own the listener, bind port 0 and read the port back
+//!   (`usim broker|up --bind 127.0.0.1:0` and `usim moosdb --moos_port=0`
+//!   log `listening on ADDR`: [`Proc::wait_listen_port`]); where a peer
+//!   must be told its port, start it through [`on_fresh_port`]; a port
+//!   that must refuse connections is a [`RefusingPort`];
+//! * readiness: the peer itself holds its port ([`Proc::wait_listening`],
+//!   not a connection, which another test's listener could answer); a
+//!   retained message is stored once the watcher got it back;
+//! * "a while" of a vehicle is its clock ([`Watcher::wait_clock`]), not a
+//!   sleep; deadlines are generous and returned from as soon as met.
 #![allow(dead_code)]
 
 pub mod scenarios;
