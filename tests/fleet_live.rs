@@ -394,10 +394,8 @@ fn up_in_process_runs_two_vehicles_on_its_embedded_broker() {
     let status = up.terminate(WAIT).expect("up did not stop");
     assert!(status.success(), "{}", up.log());
     for n in ["ua", "ub"] {
-        w.wait_after(m, &topic(n, "status"), Duration::from_secs(5), |p| {
-            p == "offline"
-        })
-        .unwrap_or_else(|| panic!("{n} did not go offline"));
+        w.wait_after(m, &topic(n, "status"), WAIT, |p| p == "offline")
+            .unwrap_or_else(|| panic!("{n} did not go offline"));
     }
 }
 

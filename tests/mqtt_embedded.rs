@@ -39,7 +39,7 @@ fn no_broker_is_reported_with_a_remedy() {
     let cfg = write_config(dir.path(), "alpha", &url, "");
     let mut v = spawn_vehicle(&cfg, &[]);
     assert!(
-        v.wait_log("usim broker", Duration::from_secs(10)),
+        v.wait_log("usim broker", START),
         "no hint to start a broker:\n{}",
         v.log()
     );
@@ -92,14 +92,14 @@ fn up_post_watch_and_clean_stop() {
     let url = format!("mqtt://127.0.0.1:{port}");
     let w = Watcher::new(port, &[format!("{ROOT}/+/status")]);
     for v in ["alpha", "bravo"] {
-        w.wait_after(0, &topic(v, "status"), Duration::from_secs(10), |p| {
+        w.wait_after(0, &topic(v, "status"), Duration::from_secs(30), |p| {
             p == "online"
         })
         .unwrap_or_else(|| panic!("{v} not online:\n{}", up.log()));
     }
     // Logs are prefixed with the vehicle name.
     assert!(
-        up.wait_log("alpha | ", Duration::from_secs(5)),
+        up.wait_log("alpha | ", Duration::from_secs(30)),
         "{}",
         up.log()
     );

@@ -454,7 +454,7 @@ fn a_tcp_client_that_never_reads_is_dropped_and_memory_stays_bounded() {
         .unwrap()
         .to_string();
     let _stuck = TcpStream::connect(&tcp_addr).unwrap();
-    assert!(nmea.wait_log("connected", Duration::from_secs(10)));
+    assert!(nmea.wait_log("connected", mqtt_util::START));
     let pub_ = Watcher::new(broker.port, &[format!("{ROOT}/nothing")]);
     // ~6 lines (~400 bytes) per report: 40,000 reports are ~16 MB, more
     // than any loopback socket buffer holds.
@@ -704,7 +704,7 @@ fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
         }
     }
     assert!(
-        nmea.wait_log("AIS input: line", Duration::from_secs(10)),
+        nmea.wait_log("AIS input: line", mqtt_util::START),
         "{}",
         nmea.log()
     );

@@ -245,7 +245,7 @@ fn standalone_view_warns_when_open_and_stops_on_sigterm() {
         dir.path().join("view.log"),
     );
     assert!(
-        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(10)),
+        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(30)),
         "{}",
         p.log()
     );

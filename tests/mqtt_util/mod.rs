@@ -572,7 +572,9 @@ impl Watcher {
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let id = format!("test-watch-{}-{n}", std::process::id());
         let mut opts = MqttOptions::new(id, "127.0.0.1", port);
-        opts.set_keep_alive(Duration::from_secs(5));
+        // 30 s: a watcher starved of CPU for a few seconds on a loaded
+        // machine must not be dropped by the broker for a missed ping.
+        opts.set_keep_alive(Duration::from_secs(30));
         // Large enough for the oversize-payload tests (issue 13).
         opts.set_max_packet_size(1 << 20, 1 << 20);
         let (client, mut connection) = Client::new(opts, 64);

@@ -321,7 +321,7 @@ impl Publisher {
             port,
         );
         o.set_max_packet_size(4 << 20, 4 << 20);
-        o.set_keep_alive(Duration::from_secs(5));
+        o.set_keep_alive(Duration::from_secs(30));
         let (client, mut conn) = rumqttc::Client::new(o, 10_000);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = std::sync::Arc::clone(&stop);
