@@ -11,7 +11,8 @@
 # Needs Debian's slurm-wlm (22.05) and munge (apt-get install -y slurm-wlm
 # munge) and root (slurmd starts jobs as their user). Everything lives in
 # DIR: its own munge key and socket, slurm.conf, state, spool, logs; the
-# ports are free ports on 127.0.0.1; nothing in /etc is changed, so it can
+# ports are free ports on 127.0.0.1 (fresh ones again when another process
+# took one before a daemon bound it); nothing in /etc is changed, so it can
 # run beside a real Slurm or another copy of itself.
 #
 # Container-safe: no cgroup plugin anywhere (proctrack/linuxproc, task/none,
@@ -130,13 +131,57 @@ do_start() {
     for _ in $(seq 1 50); do [[ -S $dir/munge/munge.sock ]] && break; sleep 0.1; done
     [[ -S $dir/munge/munge.sock ]] || { echo "slurm_local.sh: munged did not start (see $dir/log/munged.log)" >&2; do_stop; exit 1; }
 
-    local host cpus ctl_port d_port user
+    local host cpus user attempt
     host=$(hostname -s)
     cpus=${SLURM_LOCAL_CPUS:-12}
+    user=$(id -un)
+    export SLURM_CONF=$dir/slurm.conf
+
+    # The watchdog: detached, stops everything when the owner goes.
+    local owner ttl
+    owner=${SLURM_LOCAL_OWNER:-$PPID}
+    ttl=${SLURM_LOCAL_TTL:-1800}
+    (
+        trap '' HUP
+        exec </dev/null >/dev/null 2>&1
+        echo "$BASHPID" >"$dir/watchdog.pid"
+        watchdog "$owner" "$ttl"
+    ) &
+    disown || true
+
+    # The daemons must be told their ports: a port free a moment ago may be
+    # taken (by another test, another cluster) before the daemon binds it.
+    # The daemon then logs "Address already in use" and exits: start both
+    # again on fresh ports, a bounded number of times.
+    local rc
+    for attempt in 1 2 3 4 5 6; do
+        rc=0
+        start_daemons "$host" "$cpus" "$user" || rc=$?
+        if [[ $rc == 0 ]]; then
+            echo "export SLURM_CONF=$dir/slurm.conf"
+            return 0
+        fi
+        [[ $rc == 2 ]] || break
+        echo "slurm_local.sh: a port was taken before the daemons bound it (attempt $attempt); trying fresh ports" >&2
+        stop_pidfile "$dir/slurmd.pid"
+        stop_pidfile "$dir/slurmctld.pid"
+    done
+    echo "slurm_local.sh: the node did not come up; logs in $dir/log:" >&2
+    tail -n 20 "$dir"/log/*.log "$dir"/log/*.err >&2 2>/dev/null || true
+    do_stop
+    exit 1
+}
+
+# Write slurm.conf with fresh ports, start slurmctld and slurmd, and wait
+# for the node (up to 120 s: a loaded machine): 0 when it is up, 2 when a
+# daemon could not bind its port, 1 when it did not come up in time.
+start_daemons() {
+    local host=$1 cpus=$2 user=$3 ctl_port d_port i
     ctl_port=$(free_port)
     d_port=$(free_port)
     while [[ $d_port == "$ctl_port" ]]; do d_port=$(free_port); done
-    user=$(id -un)
+    # This attempt's logs only (an earlier attempt's "in use" is no news).
+    rm -f "$dir/log/slurmctld.log" "$dir/log/slurmd.log" "$dir/log/slurmctld.err" "$dir/log/slurmd.err"
     cat >"$dir/slurm.conf" <<EOF
 # Written by scripts/slurm_local.sh: a one-node cluster on 127.0.0.1.
 ClusterName=usimlocal
@@ -179,35 +224,20 @@ MaxArraySize=1001
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=4096 State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
-    export SLURM_CONF=$dir/slurm.conf
     # -i: ignore the state of an earlier run in DIR.
     "$slurmctld" -i -f "$dir/slurm.conf" 2>>"$dir/log/slurmctld.err"
     "$slurmd" -f "$dir/slurm.conf" -N "$host" 2>>"$dir/log/slurmd.err"
-
-    # The watchdog: detached, stops everything when the owner goes.
-    local owner ttl
-    owner=${SLURM_LOCAL_OWNER:-$PPID}
-    ttl=${SLURM_LOCAL_TTL:-1800}
-    (
-        trap '' HUP
-        exec </dev/null >/dev/null 2>&1
-        echo "$BASHPID" >"$dir/watchdog.pid"
-        watchdog "$owner" "$ttl"
-    ) &
-    disown || true
-
-    # Wait for the node to come up.
-    for _ in $(seq 1 120); do
+    for i in $(seq 1 240); do
         if do_status >/dev/null 2>&1; then
-            echo "export SLURM_CONF=$dir/slurm.conf"
             return 0
+        fi
+        if cat "$dir/log/slurmctld.log" "$dir/log/slurmd.log" "$dir/log/slurmctld.err" \
+            "$dir/log/slurmd.err" 2>/dev/null | grep -qi "address already in use"; then
+            return 2
         fi
         sleep 0.5
     done
-    echo "slurm_local.sh: the node did not come up within 60 s; logs in $dir/log:" >&2
-    tail -n 20 "$dir"/log/*.log "$dir"/log/*.err >&2 2>/dev/null || true
-    do_stop
-    exit 1
+    return 1
 }
 
 case $cmd in

@@ -194,7 +194,7 @@ fn record_alog_from_the_embedded_broker() {
     .expect("alpha is not running");
     let out = dir.join("rec.alog");
     let mut cmd = Command::new(usim());
-    cmd.args(["record", "--vehicles", "alpha", "--duration", "3", "-o"])
+    cmd.args(["record", "--vehicles", "alpha", "--duration", "8", "-o"])
         .arg(&out)
         .args(["--broker", &broker.url(), "--topic-root", ROOT]);
     let mut rec = Proc::spawn("recorder", cmd, dir.join("recorder.log"));

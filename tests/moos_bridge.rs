@@ -135,7 +135,7 @@ fn moos_community_mirrored_onto_mqtt_both_ways_and_into_the_view() {
         .wait_after(
             0,
             &format!("{ROOT}/alpha/status"),
-            Duration::from_secs(10),
+            Duration::from_secs(30),
             |p| p == "online"
         )
         .is_some());

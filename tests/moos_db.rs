@@ -118,11 +118,11 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
     wrong[..22].copy_from_slice(b"ELKS CAN'T DANCE 2/8/9");
     s.write_all(&wrong).unwrap();
     assert!(
-        closed_within(&mut s, Duration::from_secs(10)),
+        closed_within(&mut s, Duration::from_secs(30)),
         "wrong protocol: connection closed"
     );
     assert!(
-        db.wait_log("Incompatible wire protocol", Duration::from_secs(10)),
+        db.wait_log("Incompatible wire protocol", Duration::from_secs(30)),
         "{}",
         db.log()
     );
@@ -142,11 +142,11 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
     ])
     .unwrap();
     assert!(
-        closed_within(&mut g, Duration::from_secs(10)),
+        closed_within(&mut g, Duration::from_secs(30)),
         "garbage: connection closed"
     );
     assert!(
-        db.wait_log("garbage: not a MOOS packet", Duration::from_secs(10)),
+        db.wait_log("garbage: not a MOOS packet", Duration::from_secs(30)),
         "{}",
         db.log()
     );
@@ -154,11 +154,11 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
     let (mut o, _) = raw_client(port, "oversize");
     o.write_all(&i32::MAX.to_le_bytes()).unwrap();
     assert!(
-        closed_within(&mut o, Duration::from_secs(10)),
+        closed_within(&mut o, Duration::from_secs(30)),
         "oversize: connection closed"
     );
     assert!(
-        db.wait_log("oversize: not a MOOS packet", Duration::from_secs(10)),
+        db.wait_log("oversize: not a MOOS packet", Duration::from_secs(30)),
         "{}",
         db.log()
     );
@@ -168,7 +168,7 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
     t.write_all(&pkt[..pkt.len() / 2]).unwrap();
     drop(t);
     assert!(
-        db.wait_log("client truncated disconnected", Duration::from_secs(10)),
+        db.wait_log("client truncated disconnected", Duration::from_secs(30)),
         "{}",
         db.log()
     );
@@ -188,11 +188,11 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
         std::thread::sleep(Duration::from_millis(300));
     }
     assert!(
-        closed_within(&mut silent, Duration::from_secs(10)),
+        closed_within(&mut silent, Duration::from_secs(30)),
         "silent client dropped"
     );
     assert!(
-        db.wait_log("disconnecting silent", Duration::from_secs(5)),
+        db.wait_log("disconnecting silent", Duration::from_secs(30)),
         "{}",
         db.log()
     );

@@ -25,24 +25,30 @@ fn two_communities_from_one_command_keep_up_at_warp_50() {
     }
     let dir = tempfile::tempdir().unwrap();
     let warp = 50.0;
-    let (pa, pb) = (free_port(), free_port());
-    let a = mission(dir.path(), "alpha", pa, warp, "uSimMarine", BLOCK);
-    let b = mission(dir.path(), "bravo", pb, warp, "uSimMarine", BLOCK);
     let stats = dir.path().join("stats.json");
-    let mut cmd = Command::new(usim());
-    cmd.arg("moos-up")
-        .arg(&a)
-        .arg(&b)
-        .arg("--stats")
-        .arg(&stats);
-    let mut up = Proc::spawn("moos-up", cmd, dir.path().join("up.log"));
-    for _ in 0..2 {
-        assert!(
-            up.wait_log("connected to the MOOSDB", Duration::from_secs(60)),
-            "{}",
-            up.log()
-        );
+    // The missions name the MOOSDB ports, so moos-up is told them: fresh
+    // ones again if another test took one first.
+    let (mut up, pa, pb) = on_fresh_port("moos-up", |pa| {
+        let pb = free_port();
+        let a = mission(dir.path(), "alpha", pa, warp, "uSimMarine", BLOCK);
+        let b = mission(dir.path(), "bravo", pb, warp, "uSimMarine", BLOCK);
+        let mut cmd = Command::new(usim());
+        cmd.arg("moos-up")
+            .arg(&a)
+            .arg(&b)
+            .arg("--stats")
+            .arg(&stats);
+        let mut up = Proc::spawn("moos-up", cmd, dir.path().join(format!("up-{pa}-{pb}.log")));
+        up.wait_listening(pa, START)?;
+        up.wait_listening(pb, START)?;
+        Ok((up, pa, pb))
+    });
+    let connected = |up: &Proc| up.log().matches("connected to the MOOSDB").count() >= 2;
+    let t0 = std::time::Instant::now();
+    while !connected(&up) && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(connected(&up), "{}", up.log());
     let r = run_py(
         "moos_up_check.py",
         &["50", "4", &pa.to_string(), &pb.to_string()],

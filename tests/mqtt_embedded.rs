@@ -32,11 +32,14 @@ fn killed_vehicle_goes_offline() {
 #[test]
 fn no_broker_is_reported_with_a_remedy() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("mqtt://127.0.0.1:{}", free_port());
+    // Refused for the whole test (a released port could become another
+    // test's broker).
+    let closed = refusing_port();
+    let url = format!("mqtt://127.0.0.1:{}", closed.port);
     let cfg = write_config(dir.path(), "alpha", &url, "");
     let mut v = spawn_vehicle(&cfg, &[]);
     assert!(
-        v.wait_log("usim broker", Duration::from_secs(10)),
+        v.wait_log("usim broker", START),
         "no hint to start a broker:\n{}",
         v.log()
     );
@@ -72,30 +75,31 @@ fn tool(port: u16, args: &[&str]) -> std::process::Output {
 #[test]
 fn up_post_watch_and_clean_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let url = format!("mqtt://127.0.0.1:{port}");
-    let a = write_config(dir.path(), "alpha", &url, "");
-    let b = write_config(dir.path(), "bravo", &url, "");
+    // `usim up` binds a port itself and logs it: the configs' broker URL
+    // is replaced by the embedded broker's.
+    let unused = "mqtt://127.0.0.1:1";
+    let a = write_config(dir.path(), "alpha", unused, "");
+    let b = write_config(dir.path(), "bravo", unused, "");
     let mut cmd = Command::new(usim());
     cmd.arg("up")
         .arg(&a)
         .arg(&b)
-        .args(["--bind", &format!("127.0.0.1:{port}")]);
+        .args(["--bind", "127.0.0.1:0"]);
     let mut up = Proc::spawn("usim up", cmd, dir.path().join("up.log"));
-    assert!(
-        wait_port(port, Duration::from_secs(10)),
-        "no broker from usim up"
-    );
+    let port = up
+        .wait_listen_port(START)
+        .unwrap_or_else(|e| panic!("no broker from usim up: {e}"));
+    let url = format!("mqtt://127.0.0.1:{port}");
     let w = Watcher::new(port, &[format!("{ROOT}/+/status")]);
     for v in ["alpha", "bravo"] {
-        w.wait_after(0, &topic(v, "status"), Duration::from_secs(10), |p| {
+        w.wait_after(0, &topic(v, "status"), Duration::from_secs(30), |p| {
             p == "online"
         })
         .unwrap_or_else(|| panic!("{v} not online:\n{}", up.log()));
     }
     // Logs are prefixed with the vehicle name.
     assert!(
-        up.wait_log("alpha | ", Duration::from_secs(5)),
+        up.wait_log("alpha | ", Duration::from_secs(30)),
         "{}",
         up.log()
     );

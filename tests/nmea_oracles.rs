@@ -250,7 +250,12 @@ fn live_bridge_sentences_decode_to_the_published_states() {
     let _no = mqtt_util::spawn_vehicle(&config(dir.path(), "noorg", &url, ""), &[]);
     let good = UdpSocket::bind("127.0.0.1:0").unwrap();
     let good_addr = good.local_addr().unwrap().to_string();
-    let refusing = format!("127.0.0.1:{}", free_port());
+    // A UDP port nobody reads: held by a socket connected elsewhere (so no
+    // other test can bind it meanwhile); datagrams from the bridge match no
+    // socket and come back as ICMP port unreachable, i.e. refused.
+    let hold = UdpSocket::bind("127.0.0.1:0").unwrap();
+    hold.connect(good.local_addr().unwrap()).unwrap();
+    let refusing = hold.local_addr().unwrap().to_string();
     let nmea = spawn_nmea(
         dir.path(),
         broker.port,
@@ -449,7 +454,7 @@ fn a_tcp_client_that_never_reads_is_dropped_and_memory_stays_bounded() {
         .unwrap()
         .to_string();
     let _stuck = TcpStream::connect(&tcp_addr).unwrap();
-    assert!(nmea.wait_log("connected", Duration::from_secs(10)));
+    assert!(nmea.wait_log("connected", mqtt_util::START));
     let pub_ = Watcher::new(broker.port, &[format!("{ROOT}/nothing")]);
     // ~6 lines (~400 bytes) per report: 40,000 reports are ~16 MB, more
     // than any loopback socket buffer holds.
@@ -496,21 +501,25 @@ fn gpsd_reads_the_stream_and_its_fix_is_the_vehicles() {
         ],
     );
     let _own = mqtt_util::spawn_vehicle(&config(dir.path(), "kayak", &url, ORIGIN), &[]);
-    let udp_port = free_port();
-    let gpsd_port = free_port();
-    let mut g = Command::new(&gpsd);
-    g.args([
-        "-N",
-        "-n",
-        "-S",
-        &gpsd_port.to_string(),
-        &format!("udp://127.0.0.1:{udp_port}"),
-    ]);
-    let _gpsd = Proc::spawn("gpsd", g, dir.path().join("gpsd.log"));
-    assert!(
-        mqtt_util::wait_port(gpsd_port, Duration::from_secs(20)),
-        "gpsd did not start"
-    );
+    // gpsd must be told both its ports: fresh ones again if another test
+    // took one first (it exits when its UDP port is taken, and runs on
+    // without listening when its TCP port is: hence the check that gpsd
+    // itself holds both).
+    let (_gpsd, udp_port, gpsd_port) = mqtt_util::on_fresh_port("gpsd", |gpsd_port| {
+        let udp_port = free_port();
+        let mut g = Command::new(&gpsd);
+        g.args([
+            "-N",
+            "-n",
+            "-S",
+            &gpsd_port.to_string(),
+            &format!("udp://127.0.0.1:{udp_port}"),
+        ]);
+        let mut p = Proc::spawn("gpsd", g, dir.path().join(format!("gpsd-{gpsd_port}.log")));
+        p.wait_listening(gpsd_port, mqtt_util::START)?;
+        p.wait_holding(mqtt_util::Proto::Udp, udp_port, mqtt_util::START)?;
+        Ok((p, udp_port, gpsd_port))
+    });
     let nmea = spawn_nmea(
         dir.path(),
         broker.port,
@@ -604,19 +613,24 @@ fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
     let broker = Broker::start(BrokerKind::Embedded).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let watch = Watcher::new(broker.port, &[format!("{ROOT}/ais/#")]);
-    let ais_port = free_port();
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let nmea = spawn_nmea(
-        dir.path(),
-        broker.port,
-        &[
-            "--all",
-            "--udp",
-            &sink.local_addr().unwrap().to_string(),
-            "--ais-in",
-            &format!("127.0.0.1:{ais_port}"),
-        ],
-    );
+    // `usim nmea --ais-in` must be told its UDP port: a fresh one again
+    // if another test took it first.
+    let (nmea, ais_port) = mqtt_util::on_fresh_port("usim nmea --ais-in", |ais_port| {
+        let mut nmea = spawn_nmea(
+            dir.path(),
+            broker.port,
+            &[
+                "--all",
+                "--udp",
+                &sink.local_addr().unwrap().to_string(),
+                "--ais-in",
+                &format!("127.0.0.1:{ais_port}"),
+            ],
+        );
+        nmea.wait_holding(mqtt_util::Proto::Udp, ais_port, mqtt_util::START)?;
+        Ok((nmea, ais_port))
+    });
     assert!(
         nmea.wait_log("usim: NMEA/AIS of", Duration::from_secs(30)),
         "{}",
@@ -690,7 +704,7 @@ fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
         }
     }
     assert!(
-        nmea.wait_log("AIS input: line", Duration::from_secs(10)),
+        nmea.wait_log("AIS input: line", mqtt_util::START),
         "{}",
         nmea.log()
     );

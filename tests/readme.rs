@@ -341,14 +341,14 @@ fn offline_commands_run_as_written() {
 #[test]
 fn live_block_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let url = format!("mqtt://127.0.0.1:{port}");
     let mut cmd = Command::new(usim());
     cmd.current_dir(root())
         .args(["up", "configs/kayak.toml", "configs/uuv.toml"])
-        .args(["--bind", &format!("127.0.0.1:{port}")]);
+        .args(["--bind", "127.0.0.1:0"]);
     let mut up = Proc::spawn("usim up", cmd, dir.path().join("up.log"));
-    assert!(wait_port(port, Duration::from_secs(10)), "{}", up.log());
+    // The port it chose, from its log (no other test can take it first).
+    let port = up.wait_listen_port(START).unwrap_or_else(|e| panic!("{e}"));
+    let url = format!("mqtt://127.0.0.1:{port}");
     let w = Watcher::new(port, &["usim/+/status".to_string()]);
     for v in ["kayak", "uuv"] {
         w.wait_after(

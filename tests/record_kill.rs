@@ -13,7 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mqtt_util::*;
 
-const WAIT: Duration = Duration::from_secs(20);
+/// Deadline for anything that should take a tick or two (returned from as
+/// soon as it happens): generous, as CI runs many tests on two cores.
+const WAIT: Duration = Duration::from_secs(30);
 
 fn record_proc(broker: &Broker, name: &str, args: &[&str], out: &Path) -> Proc {
     let mut cmd = Command::new(usim());
@@ -127,7 +129,13 @@ fn killed(kind: BrokerKind) {
     let mut rc = record_proc(&broker, "csv", &["--vehicles", "alpha"], &csv_path);
     assert!(rm.wait_log("recording", WAIT), "{}", rm.log());
     assert!(rc.wait_log("recording", WAIT), "{}", rc.log());
-    std::thread::sleep(Duration::from_millis(2500));
+    // 2.5 s of reports (50 at 20 Hz), counted rather than slept for: a
+    // loaded machine may deliver fewer in 2.5 s of wall-clock time.
+    let mark = w.mark();
+    let t0 = std::time::Instant::now();
+    while w.since(mark, &topic("alpha", "NODE_REPORT")).len() < 50 && t0.elapsed() < START {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let mark = w.mark();
     rm.kill();
     rc.kill();
@@ -229,11 +237,19 @@ fn oversize_retained_command_is_skipped() {
     };
     let dir = broker.dir.path().to_path_buf();
     let _a = spawn_vehicle(&write_config(&dir, "alpha", &broker.url(), ""), &[]);
-    let w = Watcher::new(broker.port, &[format!("{ROOT}/alpha/USM_TIME")]);
+    let w = Watcher::new(
+        broker.port,
+        &[
+            format!("{ROOT}/alpha/USM_TIME"),
+            format!("{ROOT}/alpha/DESIRED_RUDDER"),
+        ],
+    );
     w.wait_num(0, &topic("alpha", "USM_TIME"), WAIT, |_| true)
         .expect("alpha runs");
     w.publish_retained(&topic("alpha", "DESIRED_RUDDER"), vec![b'7'; 300 * 1024]);
-    std::thread::sleep(Duration::from_millis(500));
+    // The broker has it once it comes back to the watcher.
+    w.wait_after(0, &topic("alpha", "DESIRED_RUDDER"), WAIT, |_| true)
+        .expect("retained command stored");
     let out = dir.join("big.csv");
     let mut r = record_proc(
         &broker,

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use mqtt_util::*;
 
-const WAIT: Duration = Duration::from_secs(15);
+/// Deadline for anything that should take a tick or two (returned from as
+/// soon as it happens): generous, as CI runs many tests on two cores.
+const WAIT: Duration = Duration::from_secs(30);
 
 fn record_proc(broker: &Broker, name: &str, args: &[&str], out: &Path) -> Proc {
     let mut cmd = Command::new(usim());
@@ -89,7 +91,9 @@ fn scenario(kind: BrokerKind) {
     let mut rc = record_proc(
         &broker,
         "csv-recorder",
-        &["--vehicles", "alpha,bravo", "--duration", "4"],
+        // Long enough for the four `usim post` processes below and their
+        // effects on a loaded machine.
+        &["--vehicles", "alpha,bravo", "--duration", "10"],
         &csv,
     );
     let mut rm = record_proc(&broker, "mcap-recorder", &["--all"], &mcap);

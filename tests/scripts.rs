@@ -110,7 +110,7 @@ fn paho_drive_uses_the_current_callback_api() {
     let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");
     let w = Watcher::vehicle(broker.port, "alpha");
     let _v = spawn_vehicle(&cfg, &[]);
-    w.wait_after(0, &topic("alpha", "status"), Duration::from_secs(10), |p| {
+    w.wait_after(0, &topic("alpha", "status"), Duration::from_secs(30), |p| {
         p == "online"
     })
     .expect("online");
@@ -131,7 +131,7 @@ fn paho_drive_uses_the_current_callback_api() {
     let thrust = w.wait_num(
         m,
         &topic("alpha", "NAV_SPEED"),
-        Duration::from_secs(5),
+        Duration::from_secs(30),
         |s| s > 0.0,
     );
     assert!(thrust.is_some(), "the vehicle never moved:\n{text}");

@@ -262,7 +262,7 @@ fn the_page_shows_and_commands_the_fleet() {
             "the page never showed both vehicles: {}",
             cdp.eval("JSON.stringify(window.usimView && [...window.usimView.vehicles.keys()])").await
         );
-        assert!(fleet.wait_clients(1, Duration::from_secs(5)), "{}", fleet.status());
+        assert!(fleet.wait_clients(1, Duration::from_secs(20)), "{}", fleet.status());
         for name in ["alpha", "bravo"] {
             let v = cdp
                 .eval(&format!(
@@ -273,7 +273,7 @@ fn the_page_shows_and_commands_the_fleet() {
             let k = v["k"].as_f64().expect("k");
             // The report the vehicle published with that iteration index.
             let published = watch
-                .wait_after(0, &topic(name, "NODE_REPORT"), Duration::from_secs(5), |p| {
+                .wait_after(0, &topic(name, "NODE_REPORT"), Duration::from_secs(20), |p| {
                     node_report(p)["k"].as_f64() == Some(k)
                 })
                 .unwrap_or_else(|| panic!("{name}: no published NODE_REPORT with k = {k}"));
@@ -303,7 +303,7 @@ fn the_page_shows_and_commands_the_fleet() {
             cdp.wait_true(
                 "document.getElementById('msg').className === 'refused' && \
                  document.getElementById('msg').textContent.includes('not a number')",
-                Duration::from_secs(5)
+                Duration::from_secs(20)
             )
             .await,
             "a non-numeric thrust was not refused on the page: {}",
@@ -314,7 +314,7 @@ fn the_page_shows_and_commands_the_fleet() {
         assert!(
             cdp.wait_true(
                 "document.getElementById('msg').className === 'ok'",
-                Duration::from_secs(5)
+                Duration::from_secs(20)
             )
             .await,
             "thrust not sent: {}",
@@ -330,7 +330,7 @@ fn the_page_shows_and_commands_the_fleet() {
         assert_eq!(bravo_speed, Some(0.0), "bravo moved: the command went to the wrong vehicle");
         // The page shows the speed too.
         assert!(
-            cdp.wait_true("window.usimView.vehicles.get('alpha').speed > 1.0", Duration::from_secs(5)).await
+            cdp.wait_true("window.usimView.vehicles.get('alpha').speed > 1.0", Duration::from_secs(20)).await
         );
 
         // 3. Reset by clicking on the map: at a quarter of the canvas from
@@ -349,7 +349,7 @@ fn the_page_shows_and_commands_the_fleet() {
         assert!((wx - at(4)).hypot(wy - at(5)) > 5.0, "the clicked point ({wx}, {wy}) is too near alpha");
         let mark = watch.mark();
         cdp.click_at(at(0), at(1)).await;
-        let reset = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(5), |p| {
+        let reset = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(20), |p| {
             let r = node_report(p);
             let (x, y) = (r["x"].as_f64().unwrap_or(f64::NAN), r["y"].as_f64().unwrap_or(f64::NAN));
             (x - wx).hypot(y - wy) < 1.5
@@ -399,7 +399,7 @@ fn the_page_shows_and_commands_the_fleet() {
         cdp.session = None;
         cdp.call("Target.closeTarget", json!({ "targetId": target })).await;
         assert!(
-            fleet.wait_clients(0, Duration::from_secs(5)),
+            fleet.wait_clients(0, Duration::from_secs(20)),
             "the closed page's task is still there: {}",
             fleet.status()
         );
@@ -510,10 +510,16 @@ fn hostile_names_and_values_do_not_break_the_page() {
             keep_publishing(&publisher);
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        // Fit all takes the far vehicle into the view; still drawing.
+        // Fit all takes the far vehicle into the view; still drawing (5
+        // redraws, however long a loaded machine takes for them).
         cdp.click("#fit").await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let d1 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        let t1 = Instant::now();
+        let mut d1 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        while d1 - d0 < 5.0 && t1.elapsed() < Duration::from_secs(20) {
+            keep_publishing(&publisher);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            d1 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
+        }
         assert!(
             d1 - d0 >= 5.0,
             "the page stopped drawing: {d0} -> {d1} redraws"
@@ -604,8 +610,10 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         v.broker.port,
         &[topic("alpha", "USM_TIME"), topic("alpha", "NODE_REPORT")],
     );
-    // alpha moves for a while before the page opens.
-    std::thread::sleep(Duration::from_secs(2));
+    // alpha runs for a while before the page opens: 8 s of its clock (2 s
+    // of wall-clock time at warp 4 on an idle machine), and it is
+    // subscribed before the command below is posted.
+    watch.wait_clock("alpha", 0, 8.0);
     let post = |var: &str, value: &str| {
         let out = Command::new(mqtt_util::usim())
             .args([
@@ -661,7 +669,7 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         // Setpoints: select alpha; the thrust field shows 100, then 60 after a post.
         cdp.click("#rows tr[data-name=\"alpha\"]").await;
         assert!(
-            cdp.wait_true("document.getElementById('thrust').value === '100'", Duration::from_secs(5)).await,
+            cdp.wait_true("document.getElementById('thrust').value === '100'", Duration::from_secs(20)).await,
             "thrust field shows {}",
             cdp.eval("document.getElementById('thrust').value").await
         );
@@ -670,7 +678,7 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         assert!(
             cdp.wait_true(
                 "document.getElementById('thrust').value === '60' && document.getElementById('rudder').value === '20'",
-                Duration::from_secs(10)
+                Duration::from_secs(20)
             )
             .await,
             "fields show {} / {}",
@@ -685,9 +693,9 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         assert_eq!(cdp.eval("document.getElementById('rudder').className").await, json!("edited"));
         assert_eq!(cdp.eval("document.getElementById('rudder').value").await, json!("-5"));
         cdp.click("#send-rudder").await;
-        assert!(cdp.wait_true("document.getElementById('rudder').className === ''", Duration::from_secs(3)).await);
+        assert!(cdp.wait_true("document.getElementById('rudder').className === ''", Duration::from_secs(20)).await);
         assert!(
-            cdp.wait_true("document.getElementById('rudder').value === '-5'", Duration::from_secs(10)).await,
+            cdp.wait_true("document.getElementById('rudder').value === '-5'", Duration::from_secs(20)).await,
             "the sent rudder is not the live value"
         );
 
@@ -697,7 +705,7 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         let published = watch.latest_num(&topic("alpha", "USM_TIME")).expect("USM_TIME");
         assert!((page_clock - published).abs() < 8.0, "page clock {page_clock}, USM_TIME {published}");
         assert!(
-            cdp.wait_true("Math.abs(window.usimView.vehicles.get('alpha').warp - 4) < 1.5", Duration::from_secs(10)).await,
+            cdp.wait_true("Math.abs(window.usimView.vehicles.get('alpha').warp - 4) < 1.5", Duration::from_secs(20)).await,
             "warp {}",
             cdp.eval("window.usimView.vehicles.get('alpha').warp").await
         );
@@ -712,7 +720,7 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         // Edge marker: zoom on alpha; deep (400 m east) is off screen.
         cdp.eval("(() => { window.usimView.centreOn('alpha'); window.usimView.camera.scale = 20; return true; })()").await;
         assert!(
-            cdp.wait_true("window.usimView.edgeMarkers.some(m => m.name === 'deep')", Duration::from_secs(5)).await,
+            cdp.wait_true("window.usimView.edgeMarkers.some(m => m.name === 'deep')", Duration::from_secs(20)).await,
             "no edge marker for deep: {}",
             cdp.eval("JSON.stringify(window.usimView.edgeMarkers)").await
         );
@@ -723,7 +731,7 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
         assert!(
             cdp.wait_true(
                 "Math.abs(window.usimView.camera.cx - window.usimView.vehicles.get('deep').x) < 1 && window.usimView.selected === 'deep'",
-                Duration::from_secs(3)
+                Duration::from_secs(20)
             )
             .await,
             "the click on the marker did not centre deep"
@@ -737,8 +745,10 @@ fn setpoints_clock_hulls_trails_and_edge_markers() {
             assert_eq!(cdp.eval(&format!("document.getElementById('{layer}').checked")).await, json!(false), "{layer}");
         }
         let d0 = cdp.eval("window.usimView.draws").await.as_f64().unwrap();
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        assert!(cdp.eval("window.usimView.draws").await.as_f64().unwrap() > d0);
+        assert!(
+            cdp.wait_true(&format!("window.usimView.draws > {d0}"), Duration::from_secs(20)).await,
+            "no draw after the layers changed"
+        );
         assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
         let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
     });
@@ -817,20 +827,17 @@ fn moos_geometry_is_drawn_bounded_and_erasable() {
         assert_eq!(poly["label"], "op_area");
         // The point is drawn in its colour where it is (lime: 0, 255, 0).
         cdp.eval("(() => { window.usimView.camera.cx = 0; window.usimView.camera.cy = 0; window.usimView.camera.scale = 5; window.usimView.camera.fitted = true; return true; })()").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let px = cdp
-            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
-                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
-            .await;
-        assert_eq!(px, json!([0, 255, 0, 255]), "the point is not drawn lime");
+        // The pixel at the point, once the page has redrawn (a loaded
+        // machine may take longer than a fixed pause).
+        let pixel = "(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
+                     return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()";
+        let lime = format!("JSON.stringify({pixel}) === '[0,255,0,255]'");
+        let drawn = cdp.wait_true(&lime, Duration::from_secs(20)).await;
+        assert!(drawn, "the point is not drawn lime: {}", cdp.eval(pixel).await);
         // The geometry layer switched off: not drawn.
         cdp.click("#geometry").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let px = cdp
-            .eval("(() => { const [sx, sy] = window.usimView.worldToScreen(25, 25); const d = window.devicePixelRatio || 1; \
-                   return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()")
-            .await;
-        assert_ne!(px, json!([0, 255, 0, 255]), "hidden geometry still drawn");
+        let hidden = cdp.wait_true(&format!("!({lime})"), Duration::from_secs(20)).await;
+        assert!(hidden, "hidden geometry still drawn: {}", cdp.eval(pixel).await);
         cdp.click("#geometry").await;
 
         // Bounded: 250 unlabelled points from one source keep 200.
@@ -845,7 +852,7 @@ fn moos_geometry_is_drawn_bounded_and_erasable() {
         // Erased with active=false.
         publisher.publish(&topic("helm", "VIEW_POLYGON"), "pts={0,0:1,1:1,0},label=op_area,active=false", true);
         assert!(
-            cdp.wait_true("!window.usimView.geometry.some(g => g.kind === 'polygon')", Duration::from_secs(10)).await,
+            cdp.wait_true("!window.usimView.geometry.some(g => g.kind === 'polygon')", Duration::from_secs(20)).await,
             "the polygon was not erased"
         );
         assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));

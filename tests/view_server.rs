@@ -24,14 +24,15 @@ async fn open(addr: &str) -> Ws {
     ws
 }
 
-/// The next JSON message of `type` `kind`, within 10 s.
+/// The next JSON message of `type` `kind`, within 30 s (a deadline for a
+/// loaded machine; frames come several times a second).
 async fn next_of(ws: &mut Ws, kind: &str) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let msg = tokio::time::timeout(left, ws.next())
             .await
-            .unwrap_or_else(|_| panic!("no {kind} message within 10 s"))
+            .unwrap_or_else(|_| panic!("no {kind} message within 30 s"))
             .expect("socket open")
             .expect("socket ok");
         if let Message::Text(t) = msg {
@@ -45,7 +46,7 @@ async fn next_of(ws: &mut Ws, kind: &str) -> serde_json::Value {
 
 /// Wait for a frame in which every one of `names` has a report.
 async fn frame_with(ws: &mut Ws, names: &[&str]) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         let f = next_of(ws, "frame").await;
         let vs = f["vehicles"].as_array().cloned().unwrap_or_default();
@@ -144,7 +145,7 @@ fn bad_page_messages_are_refused_and_good_ones_reach_only_their_vehicle() {
         .await;
         assert_eq!(r["ok"], true, "{r}");
         assert_eq!(r["id"], 9);
-        let seen = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(5), |p| {
+        let seen = watch.wait_after(mark, &topic("alpha", "NODE_REPORT"), Duration::from_secs(20), |p| {
             serde_json::from_str::<serde_json::Value>(p).is_ok_and(|v| v["thrust"] == 60.0)
         });
         assert!(seen.is_some(), "alpha never showed thrust 60");
@@ -179,7 +180,7 @@ fn disconnected_pages_leave_no_task_behind() {
             sockets.push(ws);
         }
         assert!(
-            fleet.wait_clients(20, Duration::from_secs(5)),
+            fleet.wait_clients(20, Duration::from_secs(20)),
             "{}",
             fleet.status()
         );
@@ -192,7 +193,7 @@ fn disconnected_pages_leave_no_task_behind() {
         }
     });
     assert!(
-        fleet.wait_clients(0, Duration::from_secs(5)),
+        fleet.wait_clients(0, Duration::from_secs(20)),
         "page tasks left after their pages went: {}",
         fleet.status()
     );
@@ -244,7 +245,7 @@ fn standalone_view_warns_when_open_and_stops_on_sigterm() {
         dir.path().join("view.log"),
     );
     assert!(
-        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(10)),
+        p.wait_log("usim view: open http://127.0.0.1:", Duration::from_secs(30)),
         "{}",
         p.log()
     );
@@ -446,8 +447,14 @@ fn slow_and_idle_connections_are_capped_and_timed_out() {
         let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
         slow.push(s);
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let fds = v.fds();
+    // Those over the cap are closed at once: once the server has got to
+    // them (a loaded machine may take longer than a fixed pause).
+    let t0 = Instant::now();
+    let mut fds = v.fds();
+    while fds > base_fds + 25 && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+        fds = v.fds();
+    }
     assert!(
         fds <= base_fds + 25,
         "150 slow sockets took {} descriptors (cap 20)",
@@ -504,7 +511,7 @@ fn names_expire_and_a_full_table_still_takes_new_vehicles() {
         );
     }
     assert!(
-        v.wait_status(Duration::from_secs(10), |s| s["evicted"].as_u64()
+        v.wait_status(Duration::from_secs(30), |s| s["evicted"].as_u64()
             >= Some(30)),
         "{}",
         v.status()
@@ -519,7 +526,7 @@ fn names_expire_and_a_full_table_still_takes_new_vehicles() {
             break;
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(10),
+            t0.elapsed() < Duration::from_secs(30),
             "the new vehicle never appeared: {names:?}"
         );
         std::thread::sleep(Duration::from_millis(200));
@@ -533,7 +540,7 @@ fn names_expire_and_a_full_table_still_takes_new_vehicles() {
             break;
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(15),
+            t0.elapsed() < Duration::from_secs(30),
             "silent names did not expire: {names:?}"
         );
         std::thread::sleep(Duration::from_millis(500));
@@ -564,7 +571,7 @@ fn stalled_websocket_clients_are_dropped_with_memory_bounded() {
         stalled.push(s);
     }
     assert!(
-        v.wait_status(Duration::from_secs(10), |s| s["clients"].as_u64()
+        v.wait_status(Duration::from_secs(30), |s| s["clients"].as_u64()
             >= Some(150)),
         "{}",
         v.status()

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-pub use crate::mqtt_util::{free_port, usim, Proc};
+#[allow(unused_imports)] // each test file uses some of them
+pub use crate::mqtt_util::{free_port, on_fresh_port, usim, Proc, START};
 
 /// The Python interpreter of the peers.
 pub fn python() -> String {
@@ -77,23 +78,20 @@ pub fn assert_py(out: &Output, what: &str) {
     );
 }
 
-/// Start `usim moosdb` on a free port with extra arguments; waits for it.
+/// Start `usim moosdb` with extra arguments on a port it chooses itself
+/// (`--moos_port=0`, read back from its `listening on ADDR` line: no other
+/// test can take the port between choosing and binding); waits for it.
 pub fn moosdb(dir: &Path, tag: &str, extra: &[&str]) -> (Proc, u16) {
-    let port = free_port();
     let mut cmd = Command::new(usim());
-    cmd.arg("moosdb")
-        .arg(format!("--moos_port={port}"))
-        .args(extra);
-    let p = Proc::spawn(
+    cmd.arg("moosdb").arg("--moos_port=0").args(extra);
+    let mut p = Proc::spawn(
         &format!("moosdb {tag}"),
         cmd,
         dir.join(format!("moosdb_{tag}.log")),
     );
-    assert!(
-        p.wait_log("listening on", Duration::from_secs(30)),
-        "moosdb did not start:\n{}",
-        p.log()
-    );
+    let port = p
+        .wait_listen_port(START)
+        .unwrap_or_else(|e| panic!("moosdb did not start: {e}"));
     (p, port)
 }
 

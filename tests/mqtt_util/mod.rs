@@ -5,12 +5,25 @@
 //! failing test leaves no process behind; every wait has a timeout.
 //!
 //! The scenarios themselves are in [`scenarios`], run by both test files.
+//!
+//! Rules for live tests (CI runs ~600 tests in parallel threads on two
+//! cores, beside other jobs):
+//! * ports: where we own the listener, bind port 0 and read the port back
+//!   (`usim broker|up --bind 127.0.0.1:0` and `usim moosdb --moos_port=0`
+//!   log `listening on ADDR`: [`Proc::wait_listen_port`]); where a peer
+//!   must be told its port, start it through [`on_fresh_port`]; a port
+//!   that must refuse connections is a [`RefusingPort`];
+//! * readiness: the peer itself holds its port ([`Proc::wait_listening`],
+//!   not a connection, which another test's listener could answer); a
+//!   retained message is stored once the watcher got it back;
+//! * "a while" of a vehicle is its clock ([`Watcher::wait_clock`]), not a
+//!   sleep; deadlines are generous and returned from as soon as met.
 #![allow(dead_code)]
 
 pub mod scenarios;
 
 use std::fs::File;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,6 +91,77 @@ impl Proc {
         false
     }
 
+    /// Wait until this process holds the TCP listener on `port` (see
+    /// [`holds_port`]); `Err(why)` as soon as it exits or logs that the
+    /// address is in use, or after `timeout`.
+    pub fn wait_listening(&mut self, port: u16, timeout: Duration) -> Result<(), String> {
+        self.wait_holding(Proto::Tcp, port, timeout)
+    }
+
+    /// [`Self::wait_listening`] for a socket of `proto`.
+    pub fn wait_holding(
+        &mut self,
+        proto: Proto,
+        port: u16,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let t0 = Instant::now();
+        loop {
+            if holds_port(self.pid(), proto, port) {
+                return Ok(());
+            }
+            self.check_alive(port)?;
+            if t0.elapsed() > timeout {
+                return Err(format!(
+                    "{} not holding {proto:?} port {port} after {timeout:?}:\n{}",
+                    self.name,
+                    self.log()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Wait for a `listening on ADDR` line (see [`listen_port_in`]) and
+    /// return ADDR's port; `Err(why)` as soon as the process exits or logs
+    /// that the address is in use, or after `timeout`.
+    pub fn wait_listen_port(&mut self, timeout: Duration) -> Result<u16, String> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(p) = listen_port_in(&self.log()) {
+                return Ok(p);
+            }
+            self.check_alive(0)?;
+            if t0.elapsed() > timeout {
+                return Err(format!(
+                    "{} printed no \"listening on\" after {timeout:?}:\n{}",
+                    self.name,
+                    self.log()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// `Err(why)` if the process exited or logged that an address is in use.
+    fn check_alive(&mut self, port: u16) -> Result<(), String> {
+        let log = self.log();
+        if log.to_lowercase().contains("address already in use") {
+            return Err(format!(
+                "{}: address in use (port {port}):\n{log}",
+                self.name
+            ));
+        }
+        match self.child.as_mut().map(Child::try_wait) {
+            Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(status))) => {
+                self.child = None;
+                Err(format!("{} exited ({status}):\n{}", self.name, self.log()))
+            }
+            _ => Err(format!("{} is not running:\n{log}", self.name)),
+        }
+    }
+
     /// Send `sig`.
     pub fn signal(&self, sig: libc::c_int) {
         if let Some(c) = &self.child {
@@ -134,7 +218,15 @@ impl Drop for Proc {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released).
+/// How long a peer may take to start listening: generous, for a loaded
+/// 2-core CI machine running many tests at once.
+pub const START: Duration = Duration::from_secs(60);
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound and
+/// released). Another test may bind it before whoever is told about it
+/// does: where we own the listener, bind port 0 and read the port back
+/// instead; where a peer must be told its port, start it through
+/// [`on_fresh_port`], which retries on another port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -142,17 +234,115 @@ pub fn free_port() -> u16 {
         .expect("no free port")
 }
 
-/// Wait until 127.0.0.1:`port` accepts connections.
-pub fn wait_port(port: u16, timeout: Duration) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < timeout {
-        let addr = ([127, 0, 0, 1], port).into();
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
+/// A TCP port on 127.0.0.1 where connections are refused, for as long as
+/// this value lives: a socket bound there that does not listen, without
+/// SO_REUSEADDR, so that no other test can bind the port meanwhile (a
+/// released [`free_port`] could be taken by another test's broker).
+pub struct RefusingPort {
+    _socket: tokio::net::TcpSocket,
+    pub port: u16,
+}
+
+/// See [`RefusingPort`].
+pub fn refusing_port() -> RefusingPort {
+    let socket = tokio::net::TcpSocket::new_v4().expect("TCP socket");
+    socket
+        .bind(([127, 0, 0, 1], 0).into())
+        .expect("bind 127.0.0.1:0");
+    let port = socket.local_addr().expect("local address").port();
+    RefusingPort {
+        _socket: socket,
+        port,
     }
-    false
+}
+
+/// How many ports [`on_fresh_port`] tries before giving up.
+pub const PORT_ATTEMPTS: usize = 8;
+
+/// Start something that must be told its port in advance (mosquitto,
+/// gpsd, a `usim` command whose port is written in a config) on a port of
+/// [`free_port`]: `start(port)` returns `Err(why)` when the port was lost
+/// (the peer could not bind it, or exited while starting), and is then
+/// called again with a fresh port, at most [`PORT_ATTEMPTS`] times. CI met
+/// such losses (AddrInUse) with many tests starting peers at once.
+pub fn on_fresh_port<T>(what: &str, mut start: impl FnMut(u16) -> Result<T, String>) -> T {
+    let mut tried = Vec::new();
+    for _ in 0..PORT_ATTEMPTS {
+        let port = free_port();
+        match start(port) {
+            Ok(t) => return t,
+            Err(why) => {
+                eprintln!("{what}: port {port} lost ({why}); trying another port");
+                tried.push(format!("port {port}: {why}"));
+            }
+        }
+    }
+    panic!(
+        "{what} did not start on any of {PORT_ATTEMPTS} ports:\n{}",
+        tried.join("\n")
+    );
+}
+
+/// A socket protocol for [`holds_port`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    /// A listening TCP socket.
+    Tcp,
+    /// A bound UDP socket.
+    Udp,
+}
+
+/// Whether process `pid` holds a socket on local port `port` (a listening
+/// one for TCP), from Linux's /proc: the inodes of the matching sockets in
+/// /proc/net/{tcp,tcp6,udp,udp6}, looked up among /proc/PID/fd. Unlike a
+/// connection attempt, this cannot be fooled by another process (another
+/// test's broker) that took the port our peer failed to bind.
+pub fn holds_port(pid: u32, proto: Proto, port: u16) -> bool {
+    let tables: &[&str] = match proto {
+        Proto::Tcp => &["/proc/net/tcp", "/proc/net/tcp6"],
+        Proto::Udp => &["/proc/net/udp", "/proc/net/udp6"],
+    };
+    let mut inodes = Vec::new();
+    for t in tables {
+        let text = std::fs::read_to_string(t).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            let (Some(local), Some(state), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
+                continue;
+            };
+            let p = local
+                .rsplit(':')
+                .next()
+                .and_then(|h| u16::from_str_radix(h, 16).ok());
+            // 0A: TCP_LISTEN.
+            if p == Some(port) && (proto == Proto::Udp || *state == "0A") {
+                inodes.push(format!("socket:[{inode}]"));
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return false;
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .map(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str()))
+            .unwrap_or(false)
+    })
+}
+
+/// The port of the first `listening on ADDR` in `log` (ADDR as
+/// `HOST:PORT` or `mqtt://HOST:PORT`): how `usim broker`, `usim up` and
+/// `usim moosdb` report the port they bound (with port 0, the one chosen).
+pub fn listen_port_in(log: &str) -> Option<u16> {
+    log.split("listening on ").skip(1).find_map(|rest| {
+        let addr = rest.split_whitespace().next()?;
+        let addr = addr.trim_start_matches("mqtt://").trim_end_matches(':');
+        addr.parse::<std::net::SocketAddr>().ok().map(|a| a.port())
+    })
 }
 
 /// The mosquitto binary, if installed (`/usr/sbin` is often not on PATH).
@@ -219,18 +409,54 @@ impl Broker {
         }
         let mut b = Broker {
             kind,
-            port: free_port(),
+            port: 0,
             dir: tempfile::tempdir().expect("tempdir"),
             proc: None,
             starts: 0,
             extra_conf: extra_conf.to_string(),
         };
-        b.restart();
+        match kind {
+            // mosquitto must be told its port: a fresh one per attempt.
+            BrokerKind::Mosquitto => on_fresh_port("mosquitto", |port| {
+                b.port = port;
+                b.try_start()
+            }),
+            // `usim broker --bind 127.0.0.1:0` binds a port itself and
+            // logs it; only a failure of its private rumqttd port (see
+            // src/mqtt/broker.rs) would make it exit, then start it again.
+            BrokerKind::Embedded => {
+                let mut tried = Vec::new();
+                while b.proc.is_none() && tried.len() < PORT_ATTEMPTS {
+                    b.port = 0;
+                    if let Err(e) = b.try_start() {
+                        tried.push(e);
+                    }
+                }
+                assert!(
+                    b.proc.is_some(),
+                    "no embedded broker:\n{}",
+                    tried.join("\n")
+                );
+            }
+        }
         Some(b)
     }
 
-    /// (Re)start on the same port.
+    /// (Re)start on the same port (which another test may have taken
+    /// meanwhile: that fails the test, with the broker's log).
     pub fn restart(&mut self) {
+        if let Err(e) = self.try_start() {
+            panic!(
+                "{:?} broker did not restart on port {}: {e}",
+                self.kind, self.port
+            );
+        }
+    }
+
+    /// Start on `self.port` (0 for the embedded broker: it chooses, and
+    /// `self.port` becomes its choice) and wait until the broker itself
+    /// listens there; `Err(why)` if it did not.
+    fn try_start(&mut self) -> Result<(), String> {
         self.stop();
         self.starts += 1;
         let log = self.dir.path().join(format!("broker{}.log", self.starts));
@@ -255,13 +481,14 @@ impl Broker {
                 c
             }
         };
-        self.proc = Some(Proc::spawn(&format!("{:?} broker", self.kind), cmd, log));
-        assert!(
-            wait_port(self.port, Duration::from_secs(10)),
-            "{:?} broker did not start on port {}",
-            self.kind,
-            self.port
-        );
+        let mut p = Proc::spawn(&format!("{:?} broker", self.kind), cmd, log);
+        if self.port == 0 {
+            self.port = p.wait_listen_port(START)?;
+        }
+        // Our own broker's listener, not just any on that port.
+        p.wait_listening(self.port, START)?;
+        self.proc = Some(p);
+        Ok(())
     }
 
     /// Stop (SIGKILL): clients see the connection drop.
@@ -269,6 +496,11 @@ impl Broker {
         if let Some(mut p) = self.proc.take() {
             p.kill();
         }
+    }
+
+    /// The broker process's id (0 when stopped).
+    pub fn pid(&self) -> u32 {
+        self.proc.as_ref().map(Proc::pid).unwrap_or(0)
     }
 
     /// `mqtt://127.0.0.1:PORT`.
@@ -334,9 +566,15 @@ pub struct Watcher {
 impl Watcher {
     /// Connect to 127.0.0.1:`port`, subscribe to `filters`, wait for the SubAck.
     pub fn new(port: u16, filters: &[String]) -> Watcher {
-        let id = format!("test-watch-{}-{}", std::process::id(), free_port());
+        // Unique per process and watcher: a broker drops the older of two
+        // clients with one id (a random port here could repeat).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let id = format!("test-watch-{}-{n}", std::process::id());
         let mut opts = MqttOptions::new(id, "127.0.0.1", port);
-        opts.set_keep_alive(Duration::from_secs(5));
+        // 30 s: a watcher starved of CPU for a few seconds on a loaded
+        // machine must not be dropped by the broker for a missed ping.
+        opts.set_keep_alive(Duration::from_secs(30));
         // Large enough for the oversize-payload tests (issue 13).
         opts.set_max_packet_size(1 << 20, 1 << 20);
         let (client, mut connection) = Client::new(opts, 64);
@@ -382,9 +620,7 @@ impl Watcher {
         };
         let (m, c) = &*ready;
         let guard = m.lock().unwrap();
-        let (guard, _) = c
-            .wait_timeout_while(guard, Duration::from_secs(10), |ok| !*ok)
-            .unwrap();
+        let (guard, _) = c.wait_timeout_while(guard, START, |ok| !*ok).unwrap();
         assert!(*guard, "watcher could not subscribe on port {port}");
         drop(guard);
         Watcher {
@@ -403,6 +639,32 @@ impl Watcher {
     /// Number of messages so far (a mark for [`Self::wait_after`]).
     pub fn mark(&self) -> usize {
         self.log.lock().unwrap().len()
+    }
+
+    /// Wait until `vehicle`'s clock (`USM_TIME`) went on by `seconds` after
+    /// `mark`, from its first `USM_TIME` after `mark`; the mark just after
+    /// the `USM_TIME` that showed it. The measure of "a while" for a
+    /// vehicle: a loaded machine may give it less in wall-clock time.
+    pub fn wait_clock(&self, vehicle: &str, mark: usize, seconds: f64) -> usize {
+        let clock = topic(vehicle, "USM_TIME");
+        let timeout = START + Duration::from_secs_f64(seconds * 4.0);
+        let t = self
+            .wait_num(mark, &clock, timeout, |_| true)
+            .unwrap_or_else(|| panic!("{vehicle}: no USM_TIME"));
+        self.wait_mark_after(mark, &clock, timeout, |x| {
+            x.trim().parse::<f64>().is_ok_and(|x| x >= t + seconds)
+        })
+        .unwrap_or_else(|| panic!("{vehicle}: USM_TIME stopped before {t} + {seconds} s"))
+    }
+
+    /// How many messages on `topic` lie between marks `from` and `to`.
+    pub fn count_between(&self, from: usize, to: usize, topic: &str) -> usize {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .take(to)
+            .skip(from)
+            .filter(|m| m.topic == topic)
+            .count()
     }
 
     /// Messages on `topic` after `mark`.
@@ -434,6 +696,35 @@ impl Watcher {
                     .find(|m| m.topic == topic && pred(&m.payload))
                 {
                     return Some(m.clone());
+                }
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// [`Self::wait_after`], returning the mark just after the message
+    /// found: what follows it was published later (one publisher's
+    /// messages arrive in order).
+    pub fn wait_mark_after(
+        &self,
+        mark: usize,
+        topic: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> Option<usize> {
+        let t0 = Instant::now();
+        loop {
+            {
+                let log = self.log.lock().unwrap();
+                if let Some(i) = log
+                    .iter()
+                    .skip(mark)
+                    .position(|m| m.topic == topic && pred(&m.payload))
+                {
+                    return Some(mark + i + 1);
                 }
             }
             if t0.elapsed() > timeout {

@@ -29,6 +29,8 @@ def client(name, regs=(), wild=()):
             c.register(var, interval)
         for app, var, interval in wild:
             c.register(var, app, interval)
+        # Last: its mail shows that the DB has every registration above.
+        c.register("READY_" + name, 0)
         return True
 
     c.set_on_connect_callback(on_connect)
@@ -37,12 +39,27 @@ def client(name, regs=(), wild=()):
     return c
 
 
-def wait(cond, timeout=10.0):
+def wait(cond, timeout=30.0):
     end = time.time() + timeout
     while time.time() < end:
         if cond():
             return True
         time.sleep(0.05)
+    return False
+
+
+def registered(c, name, writer, timeout=60.0):
+    """Wait until the DB has `c`'s registrations: `writer` posts READY_name
+    until `c` gets it (rather than a fixed pause, which a loaded machine
+    may overrun)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        writer.notify("READY_" + name, 1.0, -1)
+        t = time.time() + 0.3
+        while time.time() < t:
+            if any(m.key() == "READY_" + name for m in c.fetch()):
+                return True
+            time.sleep(0.02)
     return False
 
 
@@ -58,8 +75,9 @@ def basic():
     slow = client("slow", regs=[("FAST", 1.0)])
     wild = client("wild", wild=[("pub", "NAV_*", 0)])
     for c, n in [(pub, "pub"), (plain, "plain"), (slow, "slow"), (wild, "wild")]:
-        check(c.wait_until_connected(5000), f"{n} connected")
-    time.sleep(0.5)
+        check(c.wait_until_connected(30000), f"{n} connected")
+    for c, n in [(plain, "plain"), (slow, "slow"), (wild, "wild")]:
+        check(registered(c, n, pub), f"{n} registered")
     # A duplicate name is poisoned: it never connects.
     dup = client("pub")
     check(not dup.wait_until_connected(2500), "a second client named 'pub' is refused")
@@ -123,8 +141,8 @@ def warp():
     pymoos.set_moos_timewarp(WARP)
     a = client("wa")
     b = client("wb", regs=[("W", 0), ("DB_TIME", 0)])
-    check(a.wait_until_connected(5000) and b.wait_until_connected(5000), "connected under warp")
-    time.sleep(0.3)
+    check(a.wait_until_connected(30000) and b.wait_until_connected(30000), "connected under warp")
+    check(registered(b, "wb", a), "wb registered")
     a.notify("W", 1.0, -1)
     got = []
     wait(lambda: {"W", "DB_TIME"} <= {m.key() for m in collect(b, got)})

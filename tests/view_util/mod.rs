@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::mqtt_util::{free_port, usim, wait_port, Proc, ROOT};
+use crate::mqtt_util::{on_fresh_port, usim, Proc, ROOT, START};
 
 /// The token the tests' views require.
 pub const TOKEN: &str = "t0k-en_42";
@@ -52,25 +52,34 @@ pub fn vehicle_config(
 /// `usim up` with `vehicles` (name, x, y, heading) and `--view` on a free port.
 pub fn start(vehicles: &[(&str, f64, f64, f64)]) -> ViewFleet {
     let dir = tempfile::tempdir().expect("tempdir");
-    let broker_port = free_port();
-    let configs: Vec<PathBuf> = vehicles
-        .iter()
-        .map(|(n, x, y, h)| vehicle_config(dir.path(), n, broker_port, *x, *y, *h))
-        .collect();
-    let mut cmd = Command::new(usim());
-    cmd.arg("up")
-        .args(&configs)
-        .args(["--bind", &format!("127.0.0.1:{broker_port}")])
-        .args([
-            "--view",
-            "--view-bind",
-            "127.0.0.1:0",
-            "--view-token",
-            TOKEN,
-        ]);
-    let up = Proc::spawn("usim up --view", cmd, dir.path().join("up.log"));
+    // The vehicles' configs name the broker's port, so `usim up` is told
+    // it: a fresh port again if another test took it first.
+    let (up, broker_port) = on_fresh_port("usim up --view", |broker_port| {
+        let configs: Vec<PathBuf> = vehicles
+            .iter()
+            .map(|(n, x, y, h)| vehicle_config(dir.path(), n, broker_port, *x, *y, *h))
+            .collect();
+        let mut cmd = Command::new(usim());
+        cmd.arg("up")
+            .args(&configs)
+            .args(["--bind", &format!("127.0.0.1:{broker_port}")])
+            .args([
+                "--view",
+                "--view-bind",
+                "127.0.0.1:0",
+                "--view-token",
+                TOKEN,
+            ]);
+        let mut up = Proc::spawn(
+            "usim up --view",
+            cmd,
+            dir.path().join(format!("up-{broker_port}.log")),
+        );
+        up.wait_listening(broker_port, START)?;
+        Ok((up, broker_port))
+    });
     assert!(
-        up.wait_log("usim view: open http://", Duration::from_secs(20)),
+        up.wait_log("usim view: open http://", START),
         "no view URL printed:\n{}",
         up.log()
     );
@@ -88,7 +97,6 @@ pub fn start(vehicles: &[(&str, f64, f64, f64)]) -> ViewFleet {
         .next()
         .expect("host:port")
         .to_string();
-    assert!(wait_port(broker_port, Duration::from_secs(10)), "no broker");
     ViewFleet {
         up,
         dir,
@@ -208,7 +216,7 @@ pub fn standalone_on(kind: crate::mqtt_util::BrokerKind, extra: &[&str]) -> Opti
     .args(extra);
     let view = Proc::spawn("usim view", cmd, dir.path().join("view.log"));
     assert!(
-        view.wait_log("usim view: open http://", Duration::from_secs(20)),
+        view.wait_log("usim view: open http://", START),
         "no view URL printed:\n{}",
         view.log()
     );
@@ -303,13 +311,17 @@ pub struct Publisher {
 
 impl Publisher {
     pub fn new(port: u16) -> Publisher {
+        // Unique per process and publisher (a broker drops the older of
+        // two clients with one id).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut o = rumqttc::MqttOptions::new(
-            format!("view-test-pub-{}-{port}", std::process::id()),
+            format!("view-test-pub-{}-{port}-{n}", std::process::id()),
             "127.0.0.1",
             port,
         );
         o.set_max_packet_size(4 << 20, 4 << 20);
-        o.set_keep_alive(Duration::from_secs(5));
+        o.set_keep_alive(Duration::from_secs(30));
         let (client, mut conn) = rumqttc::Client::new(o, 10_000);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = std::sync::Arc::clone(&stop);
