@@ -11,9 +11,14 @@
 //! the second thread gets the rows and posts in the order the loop makes
 //! them, over a FIFO channel, and calls the same [`Output`] methods in that
 //! order, so it writes the same bytes. Memory is bounded for any length of
-//! mission: at most [`DEPTH`] batches of [`BATCH`] rows are in flight (the
-//! calling thread waits when the channel is full), and emptied batches come
-//! back to be filled again.
+//! mission: at most [`DEPTH`] batches of [`BATCH`] rows (~61 KB each) wait
+//! in the channel (the calling thread waits when it is full), and emptied
+//! batches come back to be filled again; a new batch is made only when
+//! none has come back, that is with at most `DEPTH + 2` others in use (the
+//! channel's, the one being written, the one being sent), so at most
+//! `DEPTH + 3` batches (~0.43 MB) exist at once. A fleet of 64 vehicles or
+//! more hands over each output step whole (216 bytes a vehicle): up to
+//! `DEPTH + 3` steps' snapshots at once.
 //!
 //! Errors: the first error of the output (a failed `write`, say) stops the
 //! second thread; the calling thread stops at its next hand-off and the
@@ -32,8 +37,7 @@ use crate::model::{Snapshot, Vehicle};
 pub const BATCH: usize = 256;
 
 /// Batches that may wait in the channel while the second thread works on
-/// one and the calling thread fills another: at most `DEPTH + 2` batches
-/// (~0.4 MB) exist at once.
+/// one and the calling thread fills another.
 pub const DEPTH: usize = 4;
 
 /// One thing for the second thread to hand to the output, in loop order.
