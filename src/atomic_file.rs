@@ -109,7 +109,8 @@ impl Drop for AtomicFile {
 /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which starts the disk writes
 /// and returns without waiting for them). The final `fsync` of
 /// [`AtomicFile::commit_file`] then waits only for the last few MiB instead
-/// of the whole file (for a 76 MB replay on this machine: ~50 ms → a few ms).
+/// of the whole file (a 76 MB replay on the 2-core test machine: 49–81 ms
+/// → 4–18 ms).
 /// Elsewhere than Linux, a plain file. The bytes written and the
 /// guarantees (temporary file, fsync, rename) are unchanged.
 #[derive(Debug)]
