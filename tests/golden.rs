@@ -185,3 +185,86 @@ fn replay_is_byte_identical() {
     usim::replay::run(&mission, &mut b, |_, _| {}).unwrap();
     assert_eq!(a, b);
 }
+
+/// The replay on two threads (`usim replay -o FILE`: rows made and written
+/// on a second thread) writes the same bytes as on one, for every golden
+/// case in both math modes and every shipped mission (one vehicle and
+/// fleets; CSV and MCAP), and returns the same summary.
+#[test]
+fn two_threads_write_the_same_bytes_as_one() {
+    use std::io::Cursor;
+    use usim::replay::{run_into_on, Format, Threads};
+    let mut missions = Vec::new();
+    for entry in std::fs::read_dir(golden_dir()).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            for math in [MathMode::Fast, MathMode::Libm] {
+                let mut m = usim::mission::load(&p).unwrap();
+                m.vehicle.params.math = math;
+                missions.push((format!("{} {math:?}", p.display()), m));
+            }
+        }
+    }
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("missions");
+    for entry in std::fs::read_dir(shipped).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            missions.push((p.display().to_string(), usim::mission::load(&p).unwrap()));
+        }
+    }
+    assert!(missions.len() >= 30, "{} missions", missions.len());
+    let mut fleets = 0;
+    for (name, m) in &missions {
+        fleets += usize::from(m.vehicle_count() > 1);
+        for format in [Format::Csv, Format::Mcap] {
+            let mut one = Cursor::new(Vec::new());
+            let mut two = Cursor::new(Vec::new());
+            let s1 = run_into_on(
+                Threads::One,
+                m,
+                format,
+                &mut one,
+                None,
+                |_, _| {},
+                |_, _, _| {},
+            )
+            .unwrap();
+            let s2 = run_into_on(
+                Threads::Two,
+                m,
+                format,
+                &mut two,
+                None,
+                |_, _| {},
+                |_, _, _| {},
+            )
+            .unwrap();
+            assert_eq!(s1, s2, "{name} {format:?}: summary");
+            assert!(s1.rows > 0, "{name}");
+            assert!(
+                one.get_ref() == two.get_ref(),
+                "{name} {format:?}: {} bytes on one thread, {} on two",
+                one.get_ref().len(),
+                two.get_ref().len()
+            );
+        }
+        if m.vehicle_count() == 1 {
+            // and the same bytes as `replay::run` (the stdout path)
+            let mut plain = Vec::new();
+            usim::replay::run(m, &mut plain, |_, _| {}).unwrap();
+            let mut two = Cursor::new(Vec::new());
+            run_into_on(
+                Threads::Two,
+                m,
+                Format::Csv,
+                &mut two,
+                None,
+                |_, _| {},
+                |_, _, _| {},
+            )
+            .unwrap();
+            assert!(plain == *two.get_ref(), "{name}: run vs two threads");
+        }
+    }
+    assert!(fleets >= 1, "a fleet mission is among them");
+}

@@ -206,3 +206,176 @@ fn replay_writes_the_posts_log() {
     assert_eq!(&last[3], "d");
     assert_eq!(last[4].parse::<f64>().unwrap(), 40.0);
 }
+
+/// A file that takes `left` bytes, then fails every write with "disk full
+/// (test)" (an output's I/O error in the middle of a replay).
+struct FailAfter {
+    data: std::io::Cursor<Vec<u8>>,
+    left: usize,
+}
+
+impl std::io::Write for FailAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::other("disk full (test)"));
+        }
+        let n = buf.len().min(self.left);
+        self.left -= n;
+        self.data.write(&buf[..n])
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for FailAfter {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.data.seek(pos)
+    }
+}
+
+/// An output error on the second thread (`usim replay -o FILE` formats and
+/// writes there) ends the replay with that same error, as on one thread,
+/// wherever it happens: in a row's write, or in the final flush.
+#[test]
+fn an_output_error_on_the_second_thread_is_the_replays_error() {
+    use usim::replay::{run_into_on, Format, Threads};
+    let m = usim::mission::load(&root().join("missions/dive.toml")).unwrap();
+    let mut whole = Vec::new();
+    usim::replay::run(&m, &mut whole, |_, _| {}).unwrap();
+    let total = whole.len();
+    assert!(total > 500_000, "{total} bytes");
+    // in the first batch, in the middle, in the last 64 KiB (the flush of
+    // `finish`), one byte short
+    for left in [1_000, total / 2, total - 1_000, total - 1] {
+        let mut outcomes = Vec::new();
+        for threads in [Threads::One, Threads::Two] {
+            let mut w = FailAfter {
+                data: std::io::Cursor::new(Vec::new()),
+                left,
+            };
+            let r = run_into_on(
+                threads,
+                &m,
+                Format::Csv,
+                &mut w,
+                None,
+                |_, _| {},
+                |_, _, _| {},
+            );
+            let e = r.expect_err("the output fails");
+            assert_eq!(e.to_string(), "disk full (test)", "{threads:?} at {left}");
+            assert_eq!(e.kind(), std::io::ErrorKind::Other);
+            assert_eq!(w.data.get_ref()[..], whole[..left], "{threads:?} at {left}");
+            outcomes.push(e.to_string());
+        }
+        assert_eq!(outcomes[0], outcomes[1]);
+    }
+    // and all of it fits: no error
+    let mut w = FailAfter {
+        data: std::io::Cursor::new(Vec::new()),
+        left: total,
+    };
+    run_into_on(
+        Threads::Two,
+        &m,
+        Format::Csv,
+        &mut w,
+        None,
+        |_, _| {},
+        |_, _, _| {},
+    )
+    .unwrap();
+    assert!(w.data.get_ref()[..] == whole[..]);
+}
+
+/// The posts log is written on the calling thread: its error, too, is the
+/// replay's error with two threads.
+#[test]
+fn a_posts_log_error_with_two_threads_is_the_replays_error() {
+    use usim::replay::{run_into_on, Format, Threads};
+    let m = usim::mission::load(&root().join("missions/lawnmower_pid.toml")).unwrap();
+    let mut posts = FailAfter {
+        data: std::io::Cursor::new(Vec::new()),
+        left: 10_000,
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    let e = run_into_on(
+        Threads::Two,
+        &m,
+        Format::Csv,
+        &mut out,
+        Some(&mut posts),
+        |_, _| {},
+        |_, _, _| {},
+    )
+    .expect_err("the posts log fails");
+    assert_eq!(e.to_string(), "disk full (test)");
+    assert_eq!(posts.data.get_ref().len(), 10_000);
+}
+
+/// An output that notes on which thread and in which order its rows come.
+struct Where<'a> {
+    seen: &'a std::sync::Mutex<Vec<(Option<String>, u64)>>,
+}
+
+impl usim::replay::Output for Where<'_> {
+    fn row(&mut self, s: &usim::model::Snapshot, _clock: f64) -> std::io::Result<()> {
+        let name = std::thread::current().name().map(str::to_string);
+        self.seen.lock().unwrap().push((name, s.k));
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// With two threads the rows are made on the second one (named
+/// `usim-output`), every one of them, in the order of the replay loop.
+#[test]
+fn two_threads_make_the_rows_on_the_second_in_order() {
+    let m = usim::mission::load(&root().join("missions/dive.toml")).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let s =
+        usim::replay::threaded::run_fleet(&m, Where { seen: &seen }, None, |_, _| {}, |_, _, _| {})
+            .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len() as u64, s.rows);
+    assert_eq!(s.rows, 4001);
+    assert!(seen
+        .iter()
+        .all(|(name, _)| name.as_deref() == Some("usim-output")));
+    let ks: Vec<u64> = seen.iter().map(|(_, k)| *k).collect();
+    assert_eq!(ks, (0..=4000).collect::<Vec<u64>>());
+}
+
+/// `usim replay -o FILE` (two threads, the disk writes started early)
+/// writes the bytes `usim replay` prints on stdout (one thread), for one
+/// vehicle and for a fleet.
+#[test]
+fn replay_to_a_file_writes_what_stdout_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    // rows: dive 40 s at 0.1 s, long_survey 36,000 steps, two boats 151 each
+    for (mission, rows) in [
+        ("missions/dive.toml", 4001),
+        ("missions/long_survey.toml", 36_001),
+        ("missions/two_boats_crossing.toml", 302),
+    ] {
+        let out = dir.path().join("out.csv");
+        let o = usim(&["replay", mission, "-q", "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let printed = usim(&["replay", mission, "-q"]);
+        assert!(printed.status.success(), "{}", stderr(&printed));
+        let file = std::fs::read(&out).unwrap();
+        let lines = file.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(lines, 1 + rows, "{mission}: header and rows");
+        assert!(file == printed.stdout, "{mission}: file and stdout differ");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+}

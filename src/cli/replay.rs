@@ -313,9 +313,12 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         Some(path) => {
             let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
-            let file = tmp.take();
+            // The disk writes start as the file grows (Writeback), so the
+            // final fsync has little left to wait for.
+            let file = crate::atomic_file::Writeback::new(tmp.take());
             let mut writer = std::io::BufWriter::with_capacity(1 << 16, file);
-            let summary = crate::replay::run_into(
+            let summary = crate::replay::run_into_on(
+                crate::replay::Threads::Two,
                 &mission,
                 format.into(),
                 &mut writer,
@@ -328,7 +331,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .with_context(|| format!("writing {}", path.display()))?;
-            tmp.commit_file(file)?;
+            tmp.commit_file(file.into_inner())?;
             summary
         }
         None if format == OutputFormat::Alog => {

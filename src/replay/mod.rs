@@ -14,6 +14,7 @@ pub mod alog;
 pub mod csv;
 pub mod mcap;
 pub mod posts;
+pub mod threaded;
 
 /// Tolerance for a post being due, s (docs/formats.md §2).
 const DUE_EPS_S: f64 = 1e-9;
@@ -206,7 +207,7 @@ impl Format {
 /// Replay `mission` into `out` in `format`: exactly the bytes `usim replay
 /// MISSION -o FILE` writes (CSV of one vehicle, CSV with a `vehicle` column
 /// of a fleet, or MCAP). The rest as [`run_fleet`].
-pub fn run_into<W: Write + std::io::Seek>(
+pub fn run_into<W: Write + std::io::Seek + Send>(
     mission: &Mission,
     format: Format,
     out: W,
@@ -214,17 +215,54 @@ pub fn run_into<W: Write + std::io::Seek>(
     progress: impl FnMut(u64, u64),
     on_step: impl FnMut(u64, f64, &[Vehicle]),
 ) -> std::io::Result<Summary> {
+    run_into_on(Threads::One, mission, format, out, posts, progress, on_step)
+}
+
+/// How many threads a replay runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// Everything on the calling thread ([`run_fleet`]).
+    One,
+    /// The output's rows made and written on a second thread
+    /// ([`threaded::run_fleet`]): the same bytes, about half the wall time
+    /// on two free cores.
+    Two,
+}
+
+/// [`run_into`] on one thread or two (`usim replay -o FILE` uses two).
+pub fn run_into_on<W: Write + std::io::Seek + Send>(
+    threads: Threads,
+    mission: &Mission,
+    format: Format,
+    out: W,
+    posts: Option<&mut dyn Write>,
+    progress: impl FnMut(u64, u64),
+    on_step: impl FnMut(u64, f64, &[Vehicle]),
+) -> std::io::Result<Summary> {
+    fn go<O: Output + Send>(
+        threads: Threads,
+        mission: &Mission,
+        out: O,
+        posts: Option<&mut dyn Write>,
+        progress: impl FnMut(u64, u64),
+        on_step: impl FnMut(u64, f64, &[Vehicle]),
+    ) -> std::io::Result<Summary> {
+        match threads {
+            Threads::One => run_fleet(mission, out, posts, progress, on_step),
+            Threads::Two => threaded::run_fleet(mission, out, posts, progress, on_step),
+        }
+    }
     let names: Vec<String> = (0..mission.vehicle_count())
         .map(|i| mission.vehicle_at(i).name.clone())
         .collect();
     match format {
         Format::Csv if names.len() > 1 => {
             let w = csv::FleetCsvWriter::new(out, names)?;
-            run_fleet(mission, w, posts, progress, on_step)
+            go(threads, mission, w, posts, progress, on_step)
         }
         Format::Csv => {
             let w = csv::CsvWriter::new(out)?;
-            run_fleet(mission, w, posts, progress, on_step)
+            go(threads, mission, w, posts, progress, on_step)
         }
         Format::Mcap => {
             let log = crate::replay::mcap::McapLog::new(out)?;
@@ -234,11 +272,11 @@ pub fn run_into<W: Write + std::io::Seek>(
                 fleet: names,
                 start_time: mission.start_time,
             };
-            run_fleet(mission, w, posts, progress, on_step)
+            go(threads, mission, w, posts, progress, on_step)
         }
         Format::Alog => {
             let w = alog::ReplayAlog::new(out, mission)?;
-            run_fleet(mission, w, posts, progress, on_step)
+            go(threads, mission, w, posts, progress, on_step)
         }
     }
 }
