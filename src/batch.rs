@@ -345,10 +345,23 @@ impl BatchFleet {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_row(v: &Vehicle, fields: &[Field], snap: bool, start: f64, row: &mut [f64]) {
-        let s = if snap { Some(v.snapshot()) } else { None };
         let nav = v.nav();
+        if !snap {
+            // The record's own fields only (the common case): no snapshot.
+            for (f, o) in fields.iter().zip(row.iter_mut()) {
+                *o = match f {
+                    Field::X => nav.x,
+                    Field::Y => nav.y,
+                    Field::Speed => nav.speed,
+                    Field::Heading => nav.heading,
+                    other => Self::field_of(v, *other, start),
+                };
+            }
+            return;
+        }
+        let s = Some(v.snapshot());
         let gt = v.ground_truth();
         for (f, o) in fields.iter().zip(row.iter_mut()) {
             *o = match f {
@@ -375,6 +388,30 @@ impl BatchFleet {
                     None => f64::NAN,
                 },
             };
+        }
+    }
+
+    /// One field that needs no snapshot (NaN for one that does).
+    fn field_of(v: &Vehicle, f: Field, start: f64) -> f64 {
+        let nav = v.nav();
+        let gt = v.ground_truth();
+        match f {
+            Field::T => nav.stamp - start,
+            Field::X => nav.x,
+            Field::Y => nav.y,
+            Field::Speed => nav.speed,
+            Field::Heading => nav.heading,
+            Field::Depth => nav.depth,
+            Field::Pitch => nav.pitch,
+            Field::Yaw => nav.yaw,
+            Field::Sog => nav.sog,
+            Field::Hog => nav.hog,
+            Field::DriftX => v.drift().0,
+            Field::DriftY => v.drift().1,
+            Field::GtX => gt.x,
+            Field::GtY => gt.y,
+            Field::Altitude => nav.altitude.unwrap_or(f64::NAN),
+            _ => f64::NAN,
         }
     }
 

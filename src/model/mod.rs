@@ -709,11 +709,16 @@ impl Vehicle {
         self.posted = None;
         if self.shaping.is_busy() {
             let mut shaped = [None; 5];
-            self.shaping
-                .cycle(t_s, |act, v| shaped[act.index()] = Some(v));
-            for act in Actuator::ALL {
-                if let Some(v) = shaped[act.index()] {
-                    self.apply_actuator(act, v, t_s);
+            let mut any = false;
+            self.shaping.cycle(t_s, |act, v| {
+                shaped[act.index()] = Some(v);
+                any = true;
+            });
+            if any {
+                for act in Actuator::ALL {
+                    if let Some(v) = shaped[act.index()] {
+                        self.apply_actuator(act, v, t_s);
+                    }
                 }
             }
         }
