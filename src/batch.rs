@@ -15,6 +15,7 @@
 //! other derived columns cost a [`Vehicle::snapshot`] and are computed only
 //! when asked for. Nothing is allocated per step.
 use crate::command::{check_bounds, Command};
+use crate::interp::timed_commands::seconds_to_us;
 use crate::model::{Actuator, Params, Vehicle};
 use crate::sweep::Rng;
 
@@ -294,11 +295,18 @@ impl BatchFleet {
         self.check_out(out)?;
         let m = self.actions.len();
         let w = self.fields.len();
+        // The clock in µs for the setpoints' timing, converted once while
+        // the vehicles share it (they do unless some were reset).
+        let mut clock_us = (f64::NAN.to_bits(), None);
         for i in 0..self.vehicles.len() {
             self.k[i] += 1;
             let clock = self.start_time + self.k[i] as f64 * self.dt;
             let v = &mut self.vehicles[i];
             if m > 0 {
+                if clock.to_bits() != clock_us.0 {
+                    clock_us = (clock.to_bits(), seconds_to_us(clock));
+                }
+                v.prime_clock(clock, clock_us.1);
                 for (&act, &value) in self.actions.iter().zip(&setpoints[i * m..(i + 1) * m]) {
                     // Checked above (a refusal would leave the setpoint
                     // unchanged). The message's handling without the

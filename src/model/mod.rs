@@ -589,6 +589,15 @@ impl Vehicle {
         Ok(())
     }
 
+    /// Hand the vehicle clock `t_s` already converted to integer µs
+    /// (`t_us` must be `interp::timed_commands::seconds_to_us(t_s)`): a
+    /// batch converts each step's clock once for all its vehicles instead
+    /// of once per vehicle. Changes no state that the model reads.
+    #[inline]
+    pub fn prime_clock(&mut self, t_s: f64, t_us: Option<i64>) {
+        self.shaping.prime_time(t_s, t_us);
+    }
+
     /// A plain number on a `DESIRED_*` variable: a `ClearAll` with one command
     /// at the receipt time for the shaping layer, and (unless the actuator is
     /// smoothed) uSimMarine's handling of the message right away.
