@@ -115,7 +115,7 @@ impl Shaping {
         if !v.is_finite() {
             return None;
         }
-        let time_us = self.to_us(t_s)?;
+        let time_us = self.clock_us(t_s)?;
         self.bank.set_plain_us(act, v, time_us);
         self.busy = true;
         match self.settings.modes[act.index()] {
@@ -129,7 +129,7 @@ impl Shaping {
 
     /// [`seconds_to_us`] of `t_s`, through the one-entry memo.
     #[inline]
-    fn to_us(&mut self, t_s: f64) -> Option<i64> {
+    fn clock_us(&mut self, t_s: f64) -> Option<i64> {
         if t_s.to_bits() != self.time_memo.0 {
             self.convert(t_s);
         }
@@ -184,7 +184,7 @@ impl Shaping {
             // the interpolators' cycle time and fresh flags move on, as the
             // full cycle below would do (the idle path of plain setpoints,
             // e.g. a batch fleet sending both setpoints every step).
-            if let Some(t) = self.to_us(t_s) {
+            if let Some(t) = self.clock_us(t_s) {
                 self.bank.cycle_idle_us(t);
             }
             self.busy = false;
@@ -225,8 +225,12 @@ pub fn check_set(json: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// value and last command value (bits), cycle and command times (µs),
+    /// active, pending count.
+    type ActuatorState = (u64, u64, Option<i64>, Option<i64>, bool, usize);
+
     /// The bank state a cycle can change, per actuator, as bits.
-    fn state(bank: &ActuatorBank) -> Vec<(u64, u64, Option<i64>, Option<i64>, bool, usize)> {
+    fn state(bank: &ActuatorBank) -> Vec<ActuatorState> {
         Actuator::ALL
             .iter()
             .map(|&a| {

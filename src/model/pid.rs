@@ -89,6 +89,7 @@ impl ScalarPid {
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
     #[inline(always)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
         // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
         // Both finite iff (err − err) + (t − t) is +0 (inf − inf and NaN
