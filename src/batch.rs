@@ -15,6 +15,7 @@
 //! other derived columns cost a [`Vehicle::snapshot`] and are computed only
 //! when asked for. Nothing is allocated per step.
 use crate::command::{check_bounds, Command};
+use crate::interp::timed_commands::seconds_to_us;
 use crate::model::{Actuator, Params, Vehicle};
 use crate::sweep::Rng;
 
@@ -294,11 +295,18 @@ impl BatchFleet {
         self.check_out(out)?;
         let m = self.actions.len();
         let w = self.fields.len();
+        // The clock in µs for the setpoints' timing, converted once while
+        // the vehicles share it (they do unless some were reset).
+        let mut clock_us = (f64::NAN.to_bits(), None);
         for i in 0..self.vehicles.len() {
             self.k[i] += 1;
             let clock = self.start_time + self.k[i] as f64 * self.dt;
             let v = &mut self.vehicles[i];
             if m > 0 {
+                if clock.to_bits() != clock_us.0 {
+                    clock_us = (clock.to_bits(), seconds_to_us(clock));
+                }
+                v.prime_clock(clock, clock_us.1);
                 for (&act, &value) in self.actions.iter().zip(&setpoints[i * m..(i + 1) * m]) {
                     // Checked above (a refusal would leave the setpoint
                     // unchanged). The message's handling without the
@@ -345,10 +353,23 @@ impl BatchFleet {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_row(v: &Vehicle, fields: &[Field], snap: bool, start: f64, row: &mut [f64]) {
-        let s = if snap { Some(v.snapshot()) } else { None };
         let nav = v.nav();
+        if !snap {
+            // The record's own fields only (the common case): no snapshot.
+            for (f, o) in fields.iter().zip(row.iter_mut()) {
+                *o = match f {
+                    Field::X => nav.x,
+                    Field::Y => nav.y,
+                    Field::Speed => nav.speed,
+                    Field::Heading => nav.heading,
+                    other => Self::field_of(v, *other, start),
+                };
+            }
+            return;
+        }
+        let s = Some(v.snapshot());
         let gt = v.ground_truth();
         for (f, o) in fields.iter().zip(row.iter_mut()) {
             *o = match f {
@@ -375,6 +396,30 @@ impl BatchFleet {
                     None => f64::NAN,
                 },
             };
+        }
+    }
+
+    /// One field that needs no snapshot (NaN for one that does).
+    fn field_of(v: &Vehicle, f: Field, start: f64) -> f64 {
+        let nav = v.nav();
+        let gt = v.ground_truth();
+        match f {
+            Field::T => nav.stamp - start,
+            Field::X => nav.x,
+            Field::Y => nav.y,
+            Field::Speed => nav.speed,
+            Field::Heading => nav.heading,
+            Field::Depth => nav.depth,
+            Field::Pitch => nav.pitch,
+            Field::Yaw => nav.yaw,
+            Field::Sog => nav.sog,
+            Field::Hog => nav.hog,
+            Field::DriftX => v.drift().0,
+            Field::DriftY => v.drift().1,
+            Field::GtX => gt.x,
+            Field::GtY => gt.y,
+            Field::Altitude => nav.altitude.unwrap_or(f64::NAN),
+            _ => f64::NAN,
         }
     }
 

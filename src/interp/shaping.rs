@@ -54,6 +54,16 @@ pub struct Shaping {
     fed: [f64; 5],
     /// Something may change at the next cycle (pending commands, a moving follower).
     busy: bool,
+    /// Some actuator has a jerk follower (fixed at construction).
+    has_followers: bool,
+    /// Some actuator may hold pending timed commands: set by every `SET`,
+    /// recomputed by each full cycle. While it and `has_followers` are
+    /// false, a cycle can only restamp the interpolators (no value changes).
+    timed: bool,
+    /// The last time converted to µs: (`t_s` bits, [`seconds_to_us`] of it).
+    /// A batch step converts the same clock for each setpoint and for the
+    /// cycle; the memo makes that one conversion.
+    time_memo: (u64, Option<i64>),
 }
 
 impl Shaping {
@@ -83,12 +93,16 @@ impl Shaping {
                 },
             }
         }
+        let has_followers = followers.iter().any(Option::is_some);
         Shaping {
             settings: settings.clone(),
             bank,
             followers,
             fed: [0.0; 5],
             busy: false,
+            has_followers,
+            timed: false,
+            time_memo: (f64::NAN.to_bits(), None),
         }
     }
 
@@ -101,7 +115,7 @@ impl Shaping {
         if !v.is_finite() {
             return None;
         }
-        let time_us = seconds_to_us(t_s)?;
+        let time_us = self.clock_us(t_s)?;
         self.bank.set_plain_us(act, v, time_us);
         self.busy = true;
         match self.settings.modes[act.index()] {
@@ -113,12 +127,38 @@ impl Shaping {
         }
     }
 
+    /// [`seconds_to_us`] of `t_s`, through the one-entry memo.
+    #[inline]
+    fn clock_us(&mut self, t_s: f64) -> Option<i64> {
+        if t_s.to_bits() != self.time_memo.0 {
+            self.convert(t_s);
+        }
+        self.time_memo.1
+    }
+
+    /// The memo's miss, out of line: the hit path must not compute it.
+    #[cold]
+    #[inline(never)]
+    fn convert(&mut self, t_s: f64) {
+        self.time_memo = (t_s.to_bits(), seconds_to_us(t_s));
+    }
+
+    /// Set the time memo to clock `t_s` and `seconds_to_us(t_s)` computed
+    /// by the caller once for many vehicles (a batch step); the next
+    /// setpoints and cycle at `t_s` then convert nothing.
+    #[inline]
+    pub fn prime_time(&mut self, t_s: f64, t_us: Option<i64>) {
+        debug_assert_eq!(t_us, seconds_to_us(t_s));
+        self.time_memo = (t_s.to_bits(), t_us);
+    }
+
     /// A `SET` call (JSON, docs/formats.md §4) received at `t_s`. On error the
     /// buffers are unchanged.
     pub fn handle_set(&mut self, json: &str, t_s: f64) -> Result<(), String> {
         let call = parse_set(json, t_s).map_err(|e| e.to_string())?;
         self.bank.apply(&call).map_err(|e| e.to_string())?;
         self.busy = true;
+        self.timed = true;
         Ok(())
     }
 
@@ -138,12 +178,25 @@ impl Shaping {
         if !self.busy {
             return;
         }
+        if !self.timed && !self.has_followers {
+            // Nothing pending and no follower: each actuator's value is the
+            // one last handed to the model (`fed`), so nothing is fed; only
+            // the interpolators' cycle time and fresh flags move on, as the
+            // full cycle below would do (the idle path of plain setpoints,
+            // e.g. a batch fleet sending both setpoints every step).
+            if let Some(t) = self.clock_us(t_s) {
+                self.bank.cycle_idle_us(t);
+            }
+            self.busy = false;
+            return;
+        }
         self.bank.cycle(t_s);
         let mut busy = false;
+        let mut timed = false;
         for act in Actuator::ALL {
             let i = act.index();
             let target = self.bank.value(act);
-            busy |= self.bank.has_pending(act);
+            timed |= self.bank.has_pending(act);
             let out = match &mut self.followers[i] {
                 Some(f) => {
                     let out = f.sample(target, t_s);
@@ -158,11 +211,79 @@ impl Shaping {
                 feed(act, out);
             }
         }
-        self.busy = busy;
+        self.timed = timed;
+        self.busy = busy || timed;
     }
 }
 
 /// Check a `SET` payload's syntax without applying it (mission loading).
 pub fn check_set(json: &str) -> Result<(), String> {
     parse_set(json, 0.0).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// value and last command value (bits), cycle and command times (µs),
+    /// active, pending count.
+    type ActuatorState = (u64, u64, Option<i64>, Option<i64>, bool, usize);
+
+    /// The bank state a cycle can change, per actuator, as bits.
+    fn state(bank: &ActuatorBank) -> Vec<ActuatorState> {
+        Actuator::ALL
+            .iter()
+            .map(|&a| {
+                let tc = bank.get(a);
+                (
+                    tc.value().to_bits(),
+                    tc.last_command_value().to_bits(),
+                    tc.last_cycle_time_us(),
+                    tc.last_command_time_us(),
+                    tc.is_active(),
+                    tc.pending_len(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_idle_cycle_leaves_the_bank_as_the_full_cycle_does() {
+        // Reference: the same shaping made to take the full cycle every time
+        // (`timed` set before each cycle; the full cycle recomputes it).
+        let mut s = Shaping::new(&ActuatorSettings::default(), 0.0);
+        let mut full = s.clone();
+        let set = r#"["DESIRED_THRUST", "ClearAll", [[1, "+0.35"], [40, "+0.9"]]]"#;
+        let mut fed_total = 0;
+        let mut idle_cycles = 0;
+        for k in 1..=80 {
+            let t = k as f64 * 0.1;
+            if k % 4 != 0 {
+                // plain setpoints most steps (the batch fleet's pattern)
+                let v = (k % 7) as f64 * 3.5 - 10.0;
+                assert_eq!(s.handle_plain(Actuator::Rudder, v, t), Some(v));
+                assert_eq!(full.handle_plain(Actuator::Rudder, v, t), Some(v));
+            }
+            if k == 30 {
+                // a SET with future commands: the full cycle until they pass
+                s.handle_set(set, t).expect("valid");
+                full.handle_set(set, t).expect("valid");
+            }
+            if s.is_busy() && !s.timed {
+                idle_cycles += 1;
+            }
+            full.timed = true;
+            let (mut fed, mut fed_full) = (Vec::new(), Vec::new());
+            s.cycle(t, |a, v| fed.push((a, v.to_bits())));
+            full.cycle(t, |a, v| fed_full.push((a, v.to_bits())));
+            assert_eq!(fed, fed_full, "step {k}");
+            assert_eq!(state(&s.bank), state(&full.bank), "step {k}");
+            assert_eq!(s.is_busy(), full.is_busy(), "step {k}");
+            fed_total += fed.len();
+        }
+        assert!(idle_cycles > 40, "the idle path ran ({idle_cycles})");
+        // the SET ramps thrust from 0 toward 40 % over 0.9 s, then holds
+        assert!(fed_total >= 5, "the thrust ramp was fed ({fed_total})");
+        assert_eq!(s.bank.value(Actuator::Thrust), 40.0);
+    }
 }

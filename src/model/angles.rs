@@ -42,6 +42,18 @@ pub fn angle180(a: f64) -> f64 {
     if (0.0..=180.0).contains(&a) {
         return a; // angle360 keeps it, and it is not above 180 (−0.0 included)
     }
+    if (-180.0..0.0).contains(&a) {
+        // angle360's one turn, inline (a heading error, e.g. the PID's):
+        // a + 360 is in [180, 360], and rounds to 360 only for a tiny a.
+        let b = a + 360.0;
+        return if b >= 360.0 {
+            0.0
+        } else if b > 180.0 {
+            b - 360.0
+        } else {
+            b
+        };
+    }
     let a = angle360(a);
     if a > 180.0 {
         a - 360.0
@@ -208,6 +220,44 @@ pub fn atof(s: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn angle180_short_paths_equal_the_wrap_through_angle360() {
+        // the definition: angle360, then above 180 minus 360
+        let slow = |a: f64| {
+            let a = angle360(a);
+            if a > 180.0 {
+                a - 360.0
+            } else {
+                a
+            }
+        };
+        let mut edge = vec![
+            -180.0,
+            -179.999_999_999_999_97,
+            -90.0,
+            -1e-14,
+            -1e-300,
+            -f64::MIN_POSITIVE,
+            -5e-324,
+            -0.0,
+            0.0,
+            180.0,
+            -180.000_000_000_000_03,
+        ];
+        // a 64-bit LCG over the bits of [-180, 0)
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            edge.push(-180.0 * ((x >> 11) as f64 / (1u64 << 53) as f64));
+            edge.push(-f64::from_bits(x >> 2)); // any magnitude
+        }
+        for a in edge {
+            assert_eq!(angle180(a).to_bits(), slow(a).to_bits(), "{a:e}");
+        }
+    }
 
     #[test]
     fn trunc_is_the_library_trunc() {

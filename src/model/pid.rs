@@ -89,9 +89,12 @@ impl ScalarPid {
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
     #[inline(always)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
         // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
-        if !err.is_finite() || !t_s.is_finite() {
+        // Both finite iff (err − err) + (t − t) is +0 (inf − inf and NaN
+        // give NaN): one test for the two.
+        if (err - err) + (t_s - t_s) != 0.0 {
             return None;
         }
         if self.primed {

@@ -351,9 +351,12 @@ impl Vehicle {
             st.events.extend(st.reports.drain(..).map(Ev::Report));
         }
         if k % 2 == 0 {
-            let rec = self.nav;
-            self.note_nav_published(&rec);
-            self.v22.events.push(Ev::Pose { rec, gt: false });
+            // straight from the record into the event (no copy on the stack)
+            self.nav_posted = Some((self.nav.speed, self.nav.heading, false));
+            self.v22.events.push(Ev::Pose {
+                rec: self.nav,
+                gt: false,
+            });
             if self.params.dual_state {
                 self.v22.events.push(Ev::Pose {
                     rec: self.gt,

@@ -164,6 +164,16 @@ impl ActuatorBank {
         }
     }
 
+    /// [`cycle`](Self::cycle) at `t_us` (from [`seconds_to_us`]) when no
+    /// actuator has pending commands (the caller knows): the same state
+    /// changes, without looking for commands.
+    #[inline]
+    pub fn cycle_idle_us(&mut self, t_us: i64) {
+        self.actuators
+            .iter_mut()
+            .for_each(|tc| tc.cycle_idle_us(t_us));
+    }
+
     /// The setpoint of `actuator` after the last cycle (`lastCommandDouble`),
     /// in its unit (percent).
     pub fn value(&self, actuator: Actuator) -> f64 {

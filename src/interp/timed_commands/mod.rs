@@ -380,6 +380,16 @@ impl TimedCommands {
         driven
     }
 
+    /// [`cycle_us`](Self::cycle_us) of an actuator without pending commands:
+    /// only the cycle time and the fresh flag move on.
+    #[inline]
+    pub(crate) fn cycle_idle_us(&mut self, now_us: i64) {
+        debug_assert!(self.front.is_none() && self.pending.is_empty());
+        let now = now_us.clamp(-MAX_TIME_US, MAX_TIME_US);
+        self.driven = std::mem::take(&mut self.fresh);
+        self.last_cycle_time_us = Some(now);
+    }
+
     /// `true` (the default): ramp toward the next command each cycle, as the
     /// DCM does. `false`: hold the value and step to each command at its
     /// time (a vehicle config's `interpolation = "none"`).
