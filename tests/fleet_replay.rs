@@ -214,7 +214,8 @@ fn encounter_ranges_are_checked() {
     assert_eq!((r.near_miss, r.collision), (20.0, 4.0));
 }
 
-/// `n` vehicles (64 and more step and format in parallel), each with a
+/// `n` vehicles (1,024 and more step and format in parallel when rayon has
+/// more than one thread), each with a
 /// rudder post at 0.5 s; 50 steps, a row every 5.
 fn large_fleet(n: usize) -> usim::mission::Mission {
     use std::fmt::Write as _;
@@ -237,12 +238,12 @@ fn large_fleet(n: usize) -> usim::mission::Mission {
     parse(&t).unwrap()
 }
 
-/// A fleet large enough to step and format in parallel (≥ 64 vehicles):
+/// A fleet large enough to step and format in parallel (≥ 1,024 vehicles):
 /// the rows come out in mission order and each vehicle's rows still equal
 /// its solo replay.
 #[test]
 fn a_large_fleet_in_parallel_keeps_order_and_solo_rows() {
-    let n = 70;
+    let n = 1030;
     let m = large_fleet(n);
     let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
     let mut fleet = Vec::new();
@@ -257,7 +258,7 @@ fn a_large_fleet_in_parallel_keeps_order_and_solo_rows() {
         .map(|l| l.split(',').next().unwrap())
         .collect();
     assert_eq!(order, names);
-    for i in [0, 33, 69] {
+    for i in [0, 33, 1029] {
         let prefix = format!("v{i},");
         let mine: Vec<&str> = fleet
             .lines()
@@ -275,7 +276,7 @@ fn a_large_fleet_in_parallel_keeps_order_and_solo_rows() {
 fn a_large_fleet_on_two_threads_writes_the_same_bytes() {
     use std::io::Cursor;
     use usim::replay::{run_into_on, Format, Threads};
-    let m = large_fleet(70);
+    let m = large_fleet(1030);
     for format in [Format::Csv, Format::Mcap] {
         let mut one = Cursor::new(Vec::new());
         let mut two = Cursor::new(Vec::new());
@@ -300,7 +301,7 @@ fn a_large_fleet_on_two_threads_writes_the_same_bytes() {
         )
         .unwrap();
         assert_eq!(s1, s2, "{format:?}");
-        assert_eq!(s1.rows, 70 * 11);
+        assert_eq!(s1.rows, 1030 * 11);
         assert!(one.get_ref() == two.get_ref(), "{format:?}: bytes differ");
     }
 }

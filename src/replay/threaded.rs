@@ -16,8 +16,8 @@
 //! batches come back to be filled again; a new batch is made only when
 //! none has come back, that is with at most `DEPTH + 2` others in use (the
 //! channel's, the one being written, the one being sent), so at most
-//! `DEPTH + 3` batches (~0.43 MB) exist at once. A fleet of 64 vehicles or
-//! more hands over each output step whole (216 bytes a vehicle): up to
+//! `DEPTH + 3` batches (~0.43 MB) exist at once. A fleet that steps in
+//! parallel (1,024 vehicles or more, see `PARALLEL_FLEET`) hands over each output step whole (216 bytes a vehicle): up to
 //! `DEPTH + 3` steps' snapshots at once.
 //!
 //! Errors: the first error of the output (a failed `write`, say) stops the
@@ -49,7 +49,7 @@ enum Item {
     Row(usize, Snapshot, f64),
     /// [`Output::post`]`(post, clock)`: posts are few, so a clone.
     Post(Box<Post>, f64),
-    /// [`Output::fleet_rows`]`(snapshots, clock)` (fleets of 64 and more).
+    /// [`Output::fleet_rows`]`(snapshots, clock)` (fleets that step in parallel).
     Fleet(Vec<Snapshot>, f64),
 }
 
