@@ -369,32 +369,13 @@ impl BatchFleet {
             }
             return;
         }
-        let s = Some(v.snapshot());
-        let gt = v.ground_truth();
+        let s = v.snapshot();
         for (f, o) in fields.iter().zip(row.iter_mut()) {
-            *o = match f {
-                Field::T => nav.stamp - start,
-                Field::X => nav.x,
-                Field::Y => nav.y,
-                Field::Speed => nav.speed,
-                Field::Heading => nav.heading,
-                Field::Depth => nav.depth,
-                Field::Pitch => nav.pitch,
-                Field::Yaw => nav.yaw,
-                Field::Sog => nav.sog,
-                Field::Hog => nav.hog,
-                Field::DriftX => v.drift().0,
-                Field::DriftY => v.drift().1,
-                Field::GtX => gt.x,
-                Field::GtY => gt.y,
-                Field::Altitude => nav.altitude.unwrap_or(f64::NAN),
-                other => match &s {
-                    Some(s) => {
-                        let i = Field::ALL.iter().position(|g| g == other).unwrap_or(0);
-                        s.values()[i]
-                    }
-                    None => f64::NAN,
-                },
+            *o = if f.needs_snapshot() {
+                let i = Field::ALL.iter().position(|g| g == f).unwrap_or(0);
+                s.values()[i]
+            } else {
+                Self::field_of(v, *f, start)
             };
         }
     }

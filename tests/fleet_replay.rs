@@ -274,34 +274,25 @@ fn a_large_fleet_in_parallel_keeps_order_and_solo_rows() {
 /// CSV and MCAP bytes as on one thread.
 #[test]
 fn a_large_fleet_on_two_threads_writes_the_same_bytes() {
-    use std::io::Cursor;
-    use usim::replay::{run_into_on, Format, Threads};
+    use usim::replay::{Format, Threads};
     let m = large_fleet(1030);
     for format in [Format::Csv, Format::Mcap] {
-        let mut one = Cursor::new(Vec::new());
-        let mut two = Cursor::new(Vec::new());
-        let s1 = run_into_on(
-            Threads::One,
-            &m,
-            format,
-            &mut one,
-            None,
-            |_, _| {},
-            |_, _, _| {},
-        )
-        .unwrap();
-        let s2 = run_into_on(
-            Threads::Two,
-            &m,
-            format,
-            &mut two,
-            None,
-            |_, _| {},
-            |_, _, _| {},
-        )
-        .unwrap();
+        let (s1, one) = replay_on(Threads::One, &m, format);
+        let (s2, two) = replay_on(Threads::Two, &m, format);
         assert_eq!(s1, s2, "{format:?}");
         assert_eq!(s1.rows, 1030 * 11);
-        assert!(one.get_ref() == two.get_ref(), "{format:?}: bytes differ");
+        assert!(one == two, "{format:?}: bytes differ");
     }
+}
+
+/// `m` replayed into memory in `format` on `threads`: the summary and bytes.
+fn replay_on(
+    threads: usim::replay::Threads,
+    m: &usim::mission::Mission,
+    format: usim::replay::Format,
+) -> (usim::replay::Summary, Vec<u8>) {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let s = usim::replay::run_into_on(threads, m, format, &mut buf, None, |_, _| {}, |_, _, _| {})
+        .unwrap();
+    (s, buf.into_inner())
 }

@@ -192,8 +192,7 @@ fn replay_is_byte_identical() {
 /// fleets; CSV and MCAP), and returns the same summary.
 #[test]
 fn two_threads_write_the_same_bytes_as_one() {
-    use std::io::Cursor;
-    use usim::replay::{run_into_on, Format, Threads};
+    use usim::replay::{Format, Threads};
     let mut missions = Vec::new();
     for entry in std::fs::read_dir(golden_dir()).unwrap() {
         let p = entry.unwrap().path();
@@ -217,54 +216,36 @@ fn two_threads_write_the_same_bytes_as_one() {
     for (name, m) in &missions {
         fleets += usize::from(m.vehicle_count() > 1);
         for format in [Format::Csv, Format::Mcap] {
-            let mut one = Cursor::new(Vec::new());
-            let mut two = Cursor::new(Vec::new());
-            let s1 = run_into_on(
-                Threads::One,
-                m,
-                format,
-                &mut one,
-                None,
-                |_, _| {},
-                |_, _, _| {},
-            )
-            .unwrap();
-            let s2 = run_into_on(
-                Threads::Two,
-                m,
-                format,
-                &mut two,
-                None,
-                |_, _| {},
-                |_, _, _| {},
-            )
-            .unwrap();
+            let (s1, one) = replay_on(Threads::One, m, format);
+            let (s2, two) = replay_on(Threads::Two, m, format);
             assert_eq!(s1, s2, "{name} {format:?}: summary");
             assert!(s1.rows > 0, "{name}");
             assert!(
-                one.get_ref() == two.get_ref(),
+                one == two,
                 "{name} {format:?}: {} bytes on one thread, {} on two",
-                one.get_ref().len(),
-                two.get_ref().len()
+                one.len(),
+                two.len()
             );
         }
         if m.vehicle_count() == 1 {
             // and the same bytes as `replay::run` (the stdout path)
             let mut plain = Vec::new();
             usim::replay::run(m, &mut plain, |_, _| {}).unwrap();
-            let mut two = Cursor::new(Vec::new());
-            run_into_on(
-                Threads::Two,
-                m,
-                Format::Csv,
-                &mut two,
-                None,
-                |_, _| {},
-                |_, _, _| {},
-            )
-            .unwrap();
-            assert!(plain == *two.get_ref(), "{name}: run vs two threads");
+            let (_, two) = replay_on(Threads::Two, m, Format::Csv);
+            assert!(plain == two, "{name}: run vs two threads");
         }
     }
     assert!(fleets >= 1, "a fleet mission is among them");
+}
+
+/// `m` replayed into memory in `format` on `threads`: the summary and bytes.
+fn replay_on(
+    threads: usim::replay::Threads,
+    m: &usim::mission::Mission,
+    format: usim::replay::Format,
+) -> (usim::replay::Summary, Vec<u8>) {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let s = usim::replay::run_into_on(threads, m, format, &mut buf, None, |_, _| {}, |_, _, _| {})
+        .unwrap();
+    (s, buf.into_inner())
 }
