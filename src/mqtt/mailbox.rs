@@ -7,7 +7,11 @@
 //! * a *plain setpoint* (a numeric variable that sets a value, such as
 //!   `DESIRED_THRUST` or `DRIFT_X`) replaces the pending message for the same
 //!   variable: latest value wins, and it moves to the end of the queue so the
-//!   order against other variables is that of the last message;
+//!   order against other variables is that of the last message. A plain
+//!   setpoint is always admitted, even when the queue is full: there is at
+//!   most one pending per variable and the variables are a fixed set, so
+//!   they cannot grow memory, and a flood of other mail must not lose the
+//!   last command a user sent;
 //! * every other message (`USM_RESET`, `DRIFT_VECTOR_ADD`, `SET`, mode
 //!   strings, `DRIFT_VECTOR_MULT`, which accumulate or act once) is queued as
 //!   is, up to [`Mailbox::new`]'s entry and byte limits; past them new
@@ -73,7 +77,8 @@ impl Mailbox {
     /// Add one message (see the module doc for the rules).
     pub fn push(&mut self, mail: Mail) -> Pushed {
         let mut outcome = Pushed::Queued;
-        if is_plain_setpoint(&mail.var) {
+        let plain = is_plain_setpoint(&mail.var);
+        if plain {
             if let Some(i) = self.queue.iter().position(|m| m.var == mail.var) {
                 if let Some(old) = self.queue.remove(i) {
                     self.bytes -= old.payload.len();
@@ -82,7 +87,9 @@ impl Mailbox {
                 outcome = Pushed::Coalesced;
             }
         }
-        if self.queue.len() >= self.max_entries || self.bytes + mail.payload.len() > self.max_bytes
+        if !plain
+            && (self.queue.len() >= self.max_entries
+                || self.bytes + mail.payload.len() > self.max_bytes)
         {
             self.dropped += 1;
             return Pushed::Dropped;
@@ -151,12 +158,15 @@ mod tests {
         for i in 0..10_000 {
             b.push(mail("DESIRED_RUDDER", &i.to_string()));
         }
-        assert_eq!(b.len(), 4);
+        // The 4 drift additions that fit, then the last rudder value: plain
+        // setpoints enter a full queue, one per variable.
+        assert_eq!(b.len(), 5);
+        b.push(mail("DRIFT_VECTOR_ADD", "90, 0.1"));
         let mut out = Vec::new();
         let dropped = b.drain_into(&mut out);
-        // 6 of the drift additions, then every rudder value (queue full).
-        assert_eq!(dropped, 6 + 10_000);
-        assert_eq!(out.len(), 4);
+        assert_eq!(dropped, 6 + 1);
+        let got: Vec<_> = out.iter().map(|m| m.payload.as_str()).collect();
+        assert_eq!(got, ["90, 0.1", "90, 0.1", "90, 0.1", "90, 0.1", "9999"]);
     }
 
     #[test]
