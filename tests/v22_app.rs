@@ -290,3 +290,47 @@ fn a_position_beyond_the_projection_publishes_no_nan_latitude() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_posted_pose_is_the_record_as_it_stood_after_the_step() {
+    // docs/v22.md §13: the pose group is the record at the end of the
+    // iteration; mail handled before the postings are read (here NAV_X and
+    // NAV_Y on a disabled vehicle, which move both records) must not show in
+    // the postings of the iteration before it
+    let mut v = v22(Params {
+        dual_state: true,
+        drift_x: 1.0,
+        ..Params::default()
+    });
+    v.step(100.1);
+    v.step(100.2);
+    let posted = v.publications();
+    let (x, gt_x) = (num(&posted, "NAV_X"), num(&posted, "NAV_GT_X"));
+    assert_eq!(x, Some(v.nav().x));
+    assert_eq!(gt_x, Some(v.ground_truth().x));
+    v.handle_command(Command::Enabled("false".into()), 100.25)
+        .unwrap();
+    v.handle_command(Command::NavX(12.0), 100.25).unwrap();
+    v.handle_command(Command::NavY(-7.0), 100.25).unwrap();
+    assert_eq!((v.nav().x, v.ground_truth().y), (12.0, -7.0));
+    assert_eq!(v.publications(), posted);
+    // the same for an obstacle iteration's pose (speed 0)
+    let mut v = v22(Params {
+        drift_x: 1.0,
+        ..Params::default()
+    });
+    v.handle_command(Command::DesiredThrust(40.0), 100.0)
+        .unwrap();
+    v.step(100.1);
+    v.handle_command(
+        Command::ObstacleHit(usim::command::Payload::Number(1.0)),
+        100.15,
+    )
+    .unwrap();
+    v.step(100.2);
+    let posted = v.publications();
+    assert_eq!(num(&posted, "NAV_SPEED"), Some(0.0));
+    v.handle_command(Command::ResetNav(String::new()), 100.25)
+        .unwrap();
+    assert_eq!(v.publications(), posted);
+}

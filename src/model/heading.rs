@@ -57,6 +57,24 @@ impl TurnSpeedMap {
     /// at speed `v` (m/s) as the map stands.
     #[inline]
     pub fn at(&self, v: f64) -> f64 {
+        self.at_spans(v, self.spans())
+    }
+
+    /// The map's speed and rate spans, `(full_speed − null_speed,
+    /// full_rate − null_rate)`: fixed between normalizations, so a caller
+    /// may keep them for [`TurnSpeedMap::at_spans`].
+    #[inline]
+    pub fn spans(&self) -> (f64, f64) {
+        (
+            self.full_speed - self.null_speed,
+            self.full_rate - self.null_rate,
+        )
+    }
+
+    /// [`TurnSpeedMap::at`] with `spans` = [`TurnSpeedMap::spans`] of the
+    /// map as it stands (the same operations on the same numbers).
+    #[inline]
+    pub fn at_spans(&self, v: f64, spans: (f64, f64)) -> f64 {
         let (ns, nr, fs, fr) = (
             self.null_speed,
             self.null_rate,
@@ -68,7 +86,7 @@ impl TurnSpeedMap {
         } else if v >= fs {
             fr
         } else {
-            ((v - ns) / (fs - ns)) * (fr - nr) + nr
+            ((v - ns) / spans.0) * spans.1 + nr
         }
     }
 }

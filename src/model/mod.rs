@@ -419,6 +419,11 @@ impl Vehicle {
     /// state is unchanged.
     pub fn handle_command(&mut self, cmd: Command, t_s: f64) -> Result<(), MessageError> {
         use Command as C;
+        // V22: the last iteration's pose events may stand for the records
+        // themselves; mail may change them
+        if self.v22.pose_live {
+            self.v22_freeze_poses();
+        }
         // The step-boundary guard for inputs: nothing non-finite gets in,
         // whoever built the command.
         if !(t_s.is_finite() && t_s.abs() <= crate::command::limits::TIME_S) {
@@ -871,9 +876,13 @@ impl Vehicle {
                 if self.tsm_key != key {
                     self.tsm.normalize(inp.turn_rate);
                     self.tsm_key = key;
+                    self.v22.tsm_spans = self.tsm.spans();
                 }
-                let tsm = &self.tsm;
-                heading::propagate_heading_memo(&inp, h_p, dt, |_| tsm.at(v_n), memo)
+                // `tsm.at(v_n)` with the map's two spans of this
+                // normalization (the speed changes every step with a PID
+                // rudder: the division stays)
+                let (tsm, spans) = (&self.tsm, self.v22.tsm_spans);
+                heading::propagate_heading_memo(&inp, h_p, dt, |_| tsm.at_spans(v_n, spans), memo)
             } else {
                 heading::propagate_heading_memo(&inp, h_p, dt, |tr| tr, memo)
             };

@@ -62,6 +62,9 @@ pub struct ScalarPid {
     head: usize,
     /// Quotients in the window (1..=9), as the mean's divisor.
     len: f64,
+    /// `len` is [`DERIV_WINDOW`] (the window is full: the common case
+    /// tests one flag).
+    full: bool,
     integral: f64,
     err_dot: f64,
     dt: f64,
@@ -99,10 +102,12 @@ impl ScalarPid {
         }
         if self.primed {
             self.dt = t_s - self.prev_t;
-            if self.dt < 0.0 {
-                return None;
-            }
-            if self.dt == 0.0 {
+            // (one test for the two rare cases: dt is never NaN, t_s and
+            // prev_t being finite)
+            if self.dt <= 0.0 {
+                if self.dt < 0.0 {
+                    return None;
+                }
                 return Some(self.output);
             }
             let mut q = (err - self.prev_err) / self.dt;
@@ -111,19 +116,23 @@ impl ScalarPid {
             }
             // push at the front (the oldest slot becomes the newest); at
             // most DERIV_WINDOW kept
+            // (`min`: the slot is provably in the ring, so the two writes
+            // and the window below need no bounds checks)
             let head = if self.head == 0 {
                 DERIV_WINDOW - 1
             } else {
                 self.head - 1
-            };
+            }
+            .min(DERIV_WINDOW - 1);
             self.head = head;
             self.hist[head] = q;
             self.hist[head + DERIV_WINDOW] = q;
             let Some(h) = self.hist.get(head..head + DERIV_WINDOW) else {
                 return None; // (not reached: head < DERIV_WINDOW)
             };
-            if self.len < DERIV_WINDOW as f64 {
+            if !self.full {
                 self.len += 1.0;
+                self.full = self.len == DERIV_WINDOW as f64;
             }
             // The sum from newest to oldest, starting at 0.0, over the whole
             // window: the slots beyond the window hold +0.0, and s + (+0.0) is
@@ -286,6 +295,11 @@ pub struct PidEngine {
     des_speed: Stamped,
     des_depth: Stamped,
     thrust_memory: f64,
+    /// `des_heading.t == 0 || des_speed.t == 0`, kept up to date by every
+    /// change of those stamps (the step's readiness test reads one flag).
+    des_unset: bool,
+    /// `des_depth.t == 0`, likewise.
+    des_depth_unset: bool,
     override_on: bool,
     bias_t: f64,
     bias_side: f64,
@@ -314,6 +328,8 @@ impl PidEngine {
             des_speed: Stamped::default(),
             des_depth: Stamped::default(),
             thrust_memory: 0.0,
+            des_unset: true,
+            des_depth_unset: true,
             override_on: true,
             bias_t: 0.0,
             bias_side: 1.0,
@@ -321,19 +337,38 @@ impl PidEngine {
         }
     }
 
-    /// `DESIRED_HEADING`, degrees (stamped with the PID clock).
+    /// `DESIRED_HEADING`, degrees (stamped with the PID clock), kept as
+    /// `angle180(v)`: the C++ wraps the stored value so in every step that
+    /// steers (§4.5) before any use, and `angle180` is idempotent (its
+    /// result is in [0, 180] and returned as is, or in (−180, 0) and
+    /// `(r + 360) − 360` is exactly `r`: both steps are exact there), so
+    /// wrapping once on receipt gives the step the same number without
+    /// re-testing the range every step.
     pub fn set_desired_heading(&mut self, v: f64) {
-        self.des_heading = Stamped { v, t: self.clock };
+        self.des_heading = Stamped {
+            v: angle180(v),
+            t: self.clock,
+        };
+        self.restamped();
     }
 
     /// `DESIRED_SPEED`, m/s.
     pub fn set_desired_speed(&mut self, v: f64) {
         self.des_speed = Stamped { v, t: self.clock };
+        self.restamped();
     }
 
     /// `DESIRED_DEPTH`, m.
     pub fn set_desired_depth(&mut self, v: f64) {
         self.des_depth = Stamped { v, t: self.clock };
+        self.restamped();
+    }
+
+    /// Bring `des_unset` and `des_depth_unset` up to date
+    /// after a helm stamp changed.
+    fn restamped(&mut self) {
+        self.des_unset = self.des_heading.t == 0.0 || self.des_speed.t == 0.0;
+        self.des_depth_unset = self.des_depth.t == 0.0;
     }
 
     /// `NAV_HEADING` as a PID input (overwritten by the next step).
@@ -373,6 +408,7 @@ impl PidEngine {
                     ] {
                         st.t = 0.0;
                     }
+                    self.restamped();
                 }
                 self.override_on = false;
                 self.pending.push(PidPost::HasControl(true));
@@ -423,10 +459,8 @@ impl PidEngine {
         let mut out = PidOutput::default();
         // The nav inputs were all just stamped with the previous clock, so
         // "a nav stamp is 0" is "that clock is 0".
-        let missing = self.des_heading.t == 0.0
-            || self.des_speed.t == 0.0
-            || self.cur_heading.t == 0.0
-            || (dc && self.des_depth.t == 0.0);
+        // (the helm's stamps through their flags, kept by every change)
+        let missing = self.des_unset || self.cur_heading.t == 0.0 || (dc && self.des_depth_unset);
         if missing {
             return out;
         }
@@ -466,8 +500,9 @@ impl PidEngine {
         self.thrust_memory = t;
         out.thrust = t;
         if t > 0.0 {
-            // rudder (§4.5)
-            self.des_heading.v = angle180(self.des_heading.v);
+            // rudder (§4.5); `des_heading.v` is stored wrapped to (−180,
+            // 180] (the C++ wraps it here: the same number, see
+            // `set_desired_heading`)
             let err = angle180(self.cur_heading.v - self.des_heading.v);
             // `x·(−1.0)` in the C++: negation is the same number
             let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
@@ -630,6 +665,43 @@ mod tests {
             speed: 1.0,
             depth: 0.0,
             pitch: 0.0,
+        }
+    }
+
+    #[test]
+    fn angle180_is_idempotent_so_the_desired_heading_may_be_wrapped_on_receipt() {
+        // `set_desired_heading` stores angle180(v) where the C++ wraps the
+        // stored value in the step: the same number only if wrapping twice
+        // is wrapping once, bit for bit
+        let mut vals = vec![
+            0.0,
+            -0.0,
+            180.0,
+            -180.0,
+            360.0,
+            -360.0,
+            540.0,
+            1e-300,
+            -1e-300,
+            -1e-14,
+            179.99999999999997,
+            -179.99999999999997,
+            180.00000000000003,
+            1e9,
+            -1e9,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            vals.push((u - 0.5) * 2000.0);
+            vals.push((u - 0.5) * 1e-6);
+        }
+        for v in vals {
+            let once = angle180(v);
+            assert_eq!(angle180(once).to_bits(), once.to_bits(), "{v:e}");
         }
     }
 

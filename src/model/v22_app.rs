@@ -17,8 +17,10 @@ use crate::command::{Command, MessageError};
 /// One posting of a V22 iteration, kept compact until published.
 #[derive(Debug, Clone)]
 pub(super) enum Ev {
-    /// The pose group of a record (`gt`: with the `P_GT` prefix).
-    Pose { rec: Record, gt: bool },
+    /// The pose group of the NAV record (`gt`: of the ground truth, with
+    /// the `P_GT` prefix) as it stood when posted: the record itself while
+    /// [`V22State::pose_live`], else the copy in [`V22State::posed`].
+    Pose { gt: bool },
     /// `USM_DRIFT_SUMMARY`.
     DriftSummary((f64, f64)),
     /// `USM_RESET_COUNT`.
@@ -58,6 +60,24 @@ pub(super) struct V22State {
     /// the last one when it is `events.len()`); `usize::MAX`: not posted.
     /// A position rather than an event: the step pays nothing for it.
     pub des_out_at: usize,
+    /// `post_des_thrust` or `post_des_rudder` configured (fixed at
+    /// construction: the step tests one flag).
+    post_des: bool,
+    /// [`Params::depth_control`], fixed at construction.
+    depth_control: bool,
+    /// The pose events of this iteration stand for `Vehicle::nav` and
+    /// `Vehicle::gt` as they are (nothing changed them since they were
+    /// posted): the step copies no record. Anything about to change a
+    /// record first copies both into [`V22State::posed`]
+    /// (`Vehicle::v22_freeze_poses`).
+    pub pose_live: bool,
+    /// The posted NAV and ground-truth records when not
+    /// [`V22State::pose_live`] (boxed and made on first use: most
+    /// vehicles never need it).
+    pub posed: Option<Box<[Record; 2]>>,
+    /// The turn-speed map's spans (`TurnSpeedMap::spans`) as last
+    /// normalized.
+    pub tsm_spans: (f64, f64),
 }
 
 impl V22State {
@@ -76,6 +96,11 @@ impl V22State {
             reports: Vec::new(),
             pid_out: None,
             des_out_at: usize::MAX,
+            post_des: p.post_des_thrust.is_some() || p.post_des_rudder.is_some(),
+            depth_control: p.depth_control(),
+            pose_live: false,
+            posed: None,
+            tsm_spans: (f64::NAN, f64::NAN),
         }
     }
 }
@@ -278,6 +303,28 @@ impl Vehicle {
         self.nav_posted = Some((rec.speed, rec.heading, false));
     }
 
+    /// Before a record changes while this iteration's pose events stand
+    /// for the records themselves ([`V22State::pose_live`]): copy both
+    /// records for them. Mail calls it first thing; the step before a
+    /// wormhole moves the vehicle.
+    #[cold]
+    pub(super) fn v22_freeze_poses(&mut self) {
+        let (nav, gt) = (self.nav, self.gt);
+        let st = &mut self.v22;
+        **st.posed.get_or_insert_with(Default::default) = [nav, gt];
+        st.pose_live = false;
+    }
+
+    /// The record a pose event of this iteration posts (`gt`: the ground
+    /// truth's).
+    fn posed_record(&self, gt: bool) -> &Record {
+        match (&self.v22.posed, self.v22.pose_live) {
+            (Some(b), false) => &b[usize::from(gt)],
+            _ if gt => &self.gt,
+            _ => &self.nav,
+        }
+    }
+
     fn published_speed(&self, v: f64) -> f64 {
         let s = snap_to_step(v, 0.01);
         if s > self.params.max_speed {
@@ -296,26 +343,32 @@ impl Vehicle {
             if !st.mail_events.is_empty() {
                 st.events.append(&mut st.mail_events);
             }
-            st.pid_out = None;
             st.des_out_at = usize::MAX;
             st.sail_cap = f64::NAN;
+            st.pose_live = false;
         }
         if self.obstacle {
+            self.v22.pid_out = None;
             if k % 2 == 0 {
                 let mut r = self.nav;
                 r.speed = 0.0;
                 self.note_nav_published(&r);
-                self.v22.events.push(Ev::Pose { rec: r, gt: false });
-                self.v22.events.push(Ev::Pose { rec: r, gt: false });
+                let gt = self.gt;
+                let st = &mut self.v22;
+                **st.posed.get_or_insert_with(Default::default) = [r, gt];
+                st.events.push(Ev::Pose { gt: false });
+                st.events.push(Ev::Pose { gt: false });
             }
             return;
         }
         if !self.enabled {
+            self.v22.pid_out = None;
             self.nav.stamp = t_s;
             self.gt.stamp = t_s;
             return;
         }
         let st = &mut self.v22;
+        st.pid_out = None; // (unless the PID runs, just below)
         if let Some(pid) = st.pid.as_mut() {
             let nav = NavInput {
                 heading: self.nav.heading,
@@ -324,7 +377,7 @@ impl Vehicle {
                 pitch: self.nav.pitch,
             };
             let out = pid.step(t_s, nav, &mut st.pid_posts);
-            if self.params.post_des_thrust.is_some() || self.params.post_des_rudder.is_some() {
+            if st.post_des {
                 st.des_out_at = st.events.len();
             }
             if !st.pid_posts.is_empty() {
@@ -339,7 +392,7 @@ impl Vehicle {
             self.elevator = out.elevator;
         }
         self.propagate(t_s);
-        if self.params.depth_control() && self.v22.handshake.pending() {
+        if self.v22.depth_control && self.v22.handshake.pending() {
             let st = &mut self.v22;
             st.handshake.check(
                 t_s,
@@ -351,17 +404,13 @@ impl Vehicle {
             st.events.extend(st.reports.drain(..).map(Ev::Report));
         }
         if k % 2 == 0 {
-            // straight from the record into the event (no copy on the stack)
+            // the records themselves stand for the pose (no copy): see
+            // `V22State::pose_live`
             self.nav_posted = Some((self.nav.speed, self.nav.heading, false));
-            self.v22.events.push(Ev::Pose {
-                rec: self.nav,
-                gt: false,
-            });
+            self.v22.pose_live = true;
+            self.v22.events.push(Ev::Pose { gt: false });
             if self.params.dual_state {
-                self.v22.events.push(Ev::Pose {
-                    rec: self.gt,
-                    gt: true,
-                });
+                self.v22.events.push(Ev::Pose { gt: true });
             }
         }
         if self.drift_fresh {
@@ -370,6 +419,9 @@ impl Vehicle {
         }
         if !self.v22.wormholes.is_empty() {
             if let Some((x, y)) = self.v22.wormholes.update(t_s, self.nav.x, self.nav.y) {
+                if self.v22.pose_live {
+                    self.v22_freeze_poses();
+                }
                 for r in [&mut self.nav, &mut self.gt] {
                     r.x = x;
                     r.y = y;
@@ -412,7 +464,7 @@ impl Vehicle {
                 des_out(&mut out);
             }
             match ev {
-                Ev::Pose { rec, gt } => self.pose_group(&mut out, rec, *gt),
+                Ev::Pose { gt } => self.pose_group(&mut out, self.posed_record(*gt), *gt),
                 Ev::DriftSummary(d) => text(&mut out, "USM_DRIFT_SUMMARY", drift::summary(*d)),
                 Ev::ResetCount(n) => num(&mut out, "USM_RESET_COUNT".into(), *n as f64),
                 Ev::Pid(PidPost::HasControl(b)) => text(&mut out, "PID_HAS_CONTROL", b.to_string()),
