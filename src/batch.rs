@@ -680,6 +680,8 @@ mod tests {
                         && t.abs() <= crate::command::limits::TIME_S;
                     let a = match us.filter(|_| checked) {
                         Some(t_us) => {
+                            // as the fleet does: the clock primed first
+                            fast.prime_clock(t, us);
                             fast.set_desired_checked(act, v, t, t_us);
                             Ok(())
                         }

@@ -603,7 +603,9 @@ impl Vehicle {
     /// has checked (a batch checks the whole setpoint array and each clock
     /// once): `v` finite and within ±`limits::ACTUATOR` percent, `t_s`
     /// finite and within ±`limits::TIME_S`, and `t_us` its
-    /// `seconds_to_us`. The same handling, without the checks; each arm
+    /// `seconds_to_us` (primed with [`Vehicle::prime_clock`] first, as a
+    /// batch does, the clock memo ends as the message leaves it). The same
+    /// handling, without the checks; each arm
     /// with a constant actuator, so its handling folds to that actuator's.
     #[inline(always)]
     pub fn set_desired_checked(&mut self, act: Actuator, v: f64, t_s: f64, t_us: i64) {
@@ -1063,7 +1065,10 @@ impl Vehicle {
             num("PITCH", rec.pitch);
             num("YAW", yaw);
         }
-        num("HEADING_OVER_GROUND", flip180(angle360(rec.hog()), p.reverse));
+        num(
+            "HEADING_OVER_GROUND",
+            flip180(angle360(rec.hog()), p.reverse),
+        );
         num("SPEED_OVER_GROUND", rec.sog);
         if let Some(alt) = rec.altitude {
             num("ALTITUDE", alt);

@@ -173,7 +173,9 @@ pub fn propagate_position_memo(
     memo: &mut TrigMemo,
     math: MathMode,
 ) -> PositionOut {
-    let s = position_step(x_p, y_p, v_p, v_n, h_p, h_n, h_mean, drift, dt_s, memo, math);
+    let s = position_step(
+        x_p, y_p, v_p, v_n, h_p, h_n, h_mean, drift, dt_s, memo, math,
+    );
     PositionOut {
         x: s.x,
         y: s.y,
@@ -243,7 +245,6 @@ pub fn position_step(
         hog,
     }
 }
-
 
 #[cfg(test)]
 mod tests {
