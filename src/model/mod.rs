@@ -1272,3 +1272,56 @@ fn parse_bool(s: &str) -> Option<bool> {
 fn bad_text(var: &str, s: &str, reason: impl Into<String>) -> MessageError {
     MessageError::new(var, format!("{s:?}"), reason)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step_to(from: (f64, f64), to: (f64, f64)) -> Propagated {
+        Propagated {
+            x: to.0,
+            y: to.1,
+            speed: 1.0,
+            heading: 45.0,
+            depth: 0.0,
+            altitude: None,
+            pitch: 0.0,
+            yaw: 0.0,
+            sog: 1.0,
+            hog: position::HogInputs {
+                from,
+                to,
+                hint: (1.0, 1.0),
+                fast: true,
+            },
+            stamp: 1.0,
+        }
+    }
+
+    /// The quarantine refuses a step whose heading over ground is not
+    /// finite, as it did when the bearing was computed in the step: both
+    /// displacements overflow to infinity (∞/∞ has no bearing); one
+    /// infinite displacement still has a bearing (due east); ordinary
+    /// and huge-but-exact steps pass.
+    #[test]
+    fn the_quarantine_sees_a_bearing_that_is_not_finite() {
+        let big = 1.7e308;
+        assert!(step_to((1.0, 2.0), (1.5, 2.5)).is_finite());
+        assert!(step_to((-big, -big), (big, big)).hog.value().is_nan());
+        assert!(!step_to((-big, -big), (big, big)).is_finite());
+        let east = step_to((-big, 0.0), (big, 1.0));
+        assert!(
+            (east.hog.value() - 90.0).abs() < 1e-9,
+            "{}",
+            east.hog.value()
+        );
+        assert!(east.is_finite());
+        assert!(step_to((big, big), (big, big)).is_finite());
+        let mut s = step_to((0.0, 0.0), (1.0, 1.0));
+        s.sog = f64::NAN;
+        assert!(!s.is_finite());
+        s.sog = 1.0;
+        s.hog.from.0 = f64::INFINITY;
+        assert!(!s.is_finite());
+    }
+}
