@@ -145,6 +145,34 @@ impl Field {
     }
 }
 
+/// One step's clock for the vehicles at iteration `k` (see [`BatchFleet::step`]).
+#[derive(Debug, Clone, Copy)]
+struct ClockMemo {
+    /// Iteration since the last reset.
+    k: u64,
+    /// `start_time + k·dt`, s.
+    clock: f64,
+    /// [`seconds_to_us`] of the clock.
+    us: Option<i64>,
+    /// The µs when a setpoint at this clock passes the message's time
+    /// check (finite, within ±`limits::TIME_S`, convertible).
+    checked: Option<i64>,
+}
+
+impl ClockMemo {
+    fn at(start_time: f64, dt: f64, k: u64) -> ClockMemo {
+        let clock = start_time + k as f64 * dt;
+        let us = seconds_to_us(clock);
+        let time_ok = clock.is_finite() && clock.abs() <= crate::command::limits::TIME_S;
+        ClockMemo {
+            k,
+            clock,
+            us,
+            checked: us.filter(|_| time_ok),
+        }
+    }
+}
+
 /// Why a batch call was refused (nothing was changed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchError(pub String);
@@ -295,27 +323,51 @@ impl BatchFleet {
         self.check_out(out)?;
         let m = self.actions.len();
         let w = self.fields.len();
-        // The clock in µs for the setpoints' timing, converted once while
-        // the vehicles share it (they do unless some were reset).
-        let mut clock_us = (f64::NAN.to_bits(), None);
+        // The clock of iteration k, its µs for the setpoints' timing and
+        // whether the setpoints may take the checked path, computed once
+        // while the vehicles share k (they do unless some were reset).
+        let mut memo = ClockMemo {
+            k: u64::MAX,
+            clock: f64::NAN,
+            us: None,
+            checked: None,
+        };
+        let plain_row = self.fields == [Field::X, Field::Y, Field::Speed, Field::Heading];
         for i in 0..self.vehicles.len() {
             self.k[i] += 1;
-            let clock = self.start_time + self.k[i] as f64 * self.dt;
+            let k = self.k[i];
+            if k != memo.k {
+                memo = ClockMemo::at(self.start_time, self.dt, k);
+            }
+            let clock = memo.clock;
             let v = &mut self.vehicles[i];
             if m > 0 {
-                if clock.to_bits() != clock_us.0 {
-                    clock_us = (clock.to_bits(), seconds_to_us(clock));
-                }
-                v.prime_clock(clock, clock_us.1);
-                for (&act, &value) in self.actions.iter().zip(&setpoints[i * m..(i + 1) * m]) {
-                    // Checked above (a refusal would leave the setpoint
-                    // unchanged). The message's handling without the
-                    // message: equal bit for bit (tests below).
-                    let _ = v.set_desired(act, value, clock);
+                v.prime_clock(clock, memo.us);
+                let row = &setpoints[i * m..(i + 1) * m];
+                if let Some(t_us) = memo.checked {
+                    for (&act, &value) in self.actions.iter().zip(row) {
+                        // Every value was checked above, the clock in
+                        // ClockMemo::at: the message's handling without
+                        // the message or its checks (bit for bit, tests below).
+                        v.set_desired_checked(act, value, clock, t_us);
+                    }
+                } else {
+                    for (&act, &value) in self.actions.iter().zip(row) {
+                        // A clock out of range: refused as the message is.
+                        let _ = v.set_desired(act, value, clock);
+                    }
                 }
             }
             v.step(clock);
-            if w > 0 {
+            if plain_row {
+                // The default columns, written straight from the record.
+                let nav = v.nav();
+                let row = &mut out[i * 4..(i + 1) * 4];
+                row[0] = nav.x;
+                row[1] = nav.y;
+                row[2] = nav.speed;
+                row[3] = nav.heading;
+            } else if w > 0 {
                 Self::write_row(
                     v,
                     &self.fields,
@@ -394,7 +446,7 @@ impl BatchFleet {
             Field::Pitch => nav.pitch,
             Field::Yaw => nav.yaw,
             Field::Sog => nav.sog,
-            Field::Hog => nav.hog,
+            Field::Hog => nav.hog(),
             Field::DriftX => v.drift().0,
             Field::DriftY => v.drift().1,
             Field::GtX => gt.x,
@@ -534,6 +586,10 @@ mod tests {
         let mut singles: Vec<Vehicle> =
             (0..3).map(|_| Vehicle::from_params(kayak(), 0.0)).collect();
         let mut out = vec![0.0; 3 * 26];
+        // The default columns (written straight from the record).
+        let plain = [Field::X, Field::Y, Field::Speed, Field::Heading];
+        let mut g = fleet(3, plain.to_vec());
+        let mut out_plain = vec![0.0; 3 * 4];
         for k in 1..=200u64 {
             let sp: Vec<f64> = (0..3)
                 .flat_map(|i| {
@@ -544,6 +600,13 @@ mod tests {
                 })
                 .collect();
             f.step(&sp, &mut out).unwrap();
+            g.step(&sp, &mut out_plain).unwrap();
+            for i in 0..3 {
+                for (j, p) in plain.iter().enumerate() {
+                    let col = Field::ALL.iter().position(|f| f == p).unwrap();
+                    assert_eq!(out_plain[i * 4 + j].to_bits(), out[i * 26 + col].to_bits());
+                }
+            }
             let clock = k as f64 * 0.1;
             for (i, v) in singles.iter_mut().enumerate() {
                 v.handle_command(Command::DesiredThrust(sp[2 * i]), clock)
@@ -609,7 +672,21 @@ mod tests {
                         _ => (u - 0.5) * 300.0,
                     };
                     let t = if rng.unit() < 0.02 { f64::NAN } else { clock };
-                    let a = fast.set_desired(act, v, t);
+                    // The fleet's checked path where the checks pass.
+                    let us = crate::interp::timed_commands::seconds_to_us(t);
+                    let checked = v.is_finite()
+                        && v.abs() <= crate::command::limits::ACTUATOR
+                        && t.is_finite()
+                        && t.abs() <= crate::command::limits::TIME_S;
+                    let a = match us.filter(|_| checked) {
+                        Some(t_us) => {
+                            // as the fleet does: the clock primed first
+                            fast.prime_clock(t, us);
+                            fast.set_desired_checked(act, v, t, t_us);
+                            Ok(())
+                        }
+                        None => fast.set_desired(act, v, t),
+                    };
                     let b = slow.handle_command(crate::model::desired_command(act, v), t);
                     assert_eq!(a, b, "{name} k {k} {} = {v}", act.name());
                 }

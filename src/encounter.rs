@@ -699,7 +699,7 @@ pub fn observe_fleet(
         },
         |i| {
             let g = vehicles[i].nav();
-            Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
+            Track::from_sog_hog(g.x, g.y, g.sog, g.hog())
         },
         emit,
     );

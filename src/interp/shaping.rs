@@ -127,6 +127,22 @@ impl Shaping {
         }
     }
 
+    /// [`Shaping::handle_plain`] of a finite `v` received at `time_us`
+    /// ([`seconds_to_us`] of the receipt time, checked by the caller).
+    #[inline(always)]
+    pub fn handle_plain_us(&mut self, act: Actuator, v: f64, time_us: i64) -> Option<f64> {
+        debug_assert!(v.is_finite());
+        self.bank.set_plain_us(act, v, time_us);
+        self.busy = true;
+        match self.settings.modes[act.index()] {
+            Interpolation::Jerk { .. } => None,
+            _ => {
+                self.fed[act.index()] = v;
+                Some(v)
+            }
+        }
+    }
+
     /// [`seconds_to_us`] of `t_s`, through the one-entry memo.
     #[inline]
     fn clock_us(&mut self, t_s: f64) -> Option<i64> {

@@ -62,13 +62,23 @@ pub struct Record {
     pub yaw: f64,
     /// Speed over ground, m/s.
     pub sog: f64,
-    /// Heading over ground, degrees.
-    pub hog: f64,
+    /// Heading over ground: the inputs of the last position step's bearing,
+    /// computed when read ([`Record::hog`]): a fleet that never reads it
+    /// pays nothing for it (about 120 instructions a step).
+    hog: position::HogInputs,
     /// Time stamp, clock seconds.
     pub stamp: f64,
     /// The position (x, y), m, at which the record's lat/lon were last
     /// computed (V22 publishes these stored values, docs/v22.md §13).
     pub ll_xy: (f64, f64),
+}
+
+impl Record {
+    /// Heading over ground, degrees: the bearing of the last position
+    /// step's displacement (0 before the first step).
+    pub fn hog(&self) -> f64 {
+        self.hog.value()
+    }
 }
 
 /// One value the vehicle posts (uSimMarine's `Notify`).
@@ -594,6 +604,35 @@ impl Vehicle {
         Ok(())
     }
 
+    /// [`Vehicle::set_desired`] of a value and a receipt time the caller
+    /// has checked (a batch checks the whole setpoint array and each clock
+    /// once): `v` finite and within ±`limits::ACTUATOR` percent, `t_s`
+    /// finite and within ±`limits::TIME_S`, and `t_us` its
+    /// `seconds_to_us` (primed with [`Vehicle::prime_clock`] first, as a
+    /// batch does, the clock memo ends as the message leaves it). The same
+    /// handling, without the checks; each arm
+    /// with a constant actuator, so its handling folds to that actuator's.
+    #[inline(always)]
+    pub fn set_desired_checked(&mut self, act: Actuator, v: f64, t_s: f64, t_us: i64) {
+        debug_assert!(v.is_finite() && v.abs() <= crate::command::limits::ACTUATOR);
+        debug_assert!(t_s.is_finite() && t_s.abs() <= crate::command::limits::TIME_S);
+        match act {
+            Actuator::Thrust => self.setpoint_us(Actuator::Thrust, v, t_s, t_us),
+            Actuator::Rudder => self.setpoint_us(Actuator::Rudder, v, t_s, t_us),
+            Actuator::Elevator => self.setpoint_us(Actuator::Elevator, v, t_s, t_us),
+            Actuator::ThrustL => self.setpoint_us(Actuator::ThrustL, v, t_s, t_us),
+            Actuator::ThrustR => self.setpoint_us(Actuator::ThrustR, v, t_s, t_us),
+        }
+    }
+
+    /// [`Vehicle::handle_setpoint`] with the receipt time in µs.
+    #[inline(always)]
+    fn setpoint_us(&mut self, act: Actuator, v: f64, t_s: f64, t_us: i64) {
+        if let Some(now) = self.shaping.handle_plain_us(act, v, t_us) {
+            self.apply_actuator(act, now, t_s);
+        }
+    }
+
     /// Hand the vehicle clock `t_s` already converted to integer µs
     /// (`t_us` must be `interp::timed_commands::seconds_to_us(t_s)`): a
     /// batch converts each step's clock once for all its vehicles instead
@@ -614,6 +653,7 @@ impl Vehicle {
     }
 
     /// uSimMarine's mail handling of one actuator value at clock `t_s`.
+    #[inline(always)]
     fn apply_actuator(&mut self, act: Actuator, v: f64, t_s: f64) {
         let v22 = self.is_v22();
         match act {
@@ -748,9 +788,7 @@ impl Vehicle {
             self.nav.stamp = t_s;
             self.gt.stamp = t_s;
         } else if v22 && self.obstacle {
-            let mut rec = self.nav;
-            rec.speed = 0.0;
-            self.post(&rec);
+            self.post(0.0, self.nav.heading);
             return;
         } else {
             self.propagate(t_s);
@@ -761,8 +799,7 @@ impl Vehicle {
         if v22 && self.iteration % 2 != 0 {
             return;
         }
-        let rec = self.nav;
-        self.post(&rec);
+        self.post(self.nav.speed, self.nav.heading);
     }
 
     /// `USM_Model::propagate(T)`: the step length from the record's stamp,
@@ -779,22 +816,22 @@ impl Vehicle {
         }
         let dual = self.params.dual_state;
         let nav_drift = !dual;
-        let mut nav = self.nav;
-        self.propagate_record(&mut nav, dt, nav_drift, false);
+        // The new values in locals, written field by field only once they
+        // are known to be finite (no copy of the records in and out).
+        let nav = self.propagate_record(dt, nav_drift, false);
         // Quarantine (rapier-style): a non-finite result never enters the state.
         let ok = if dual {
-            let mut gt = self.gt;
-            self.propagate_record(&mut gt, dt, true, true);
-            let ok = record_is_finite(&nav) && record_is_finite(&gt);
+            let gt = self.propagate_record(dt, true, true);
+            let ok = nav.is_finite() && gt.is_finite();
             if ok {
-                self.gt = gt;
+                gt.write(&mut self.gt);
             }
             ok
         } else {
-            record_is_finite(&nav)
+            nav.is_finite()
         };
         if ok {
-            self.nav = nav;
+            nav.write(&mut self.nav);
         } else {
             // Rate-limited: the 1st, 10th, 100th... occurrence is logged, with
             // the number of lines left out since the last one.
@@ -813,10 +850,12 @@ impl Vehicle {
     /// `propagateNodeRecord` for one record: speed, heading, depth, position,
     /// altitude (docs/model.md §6).
     #[inline(always)]
-    fn propagate_record(&mut self, rec: &mut Record, dt: f64, with_drift: bool, which_gt: bool) {
+    fn propagate_record(&mut self, dt: f64, with_drift: bool, which_gt: bool) -> Propagated {
+        let rec = if which_gt { &self.gt } else { &self.nav };
+        let (x_p, y_p, v_p, h_p) = (rec.x, rec.y, rec.speed, rec.heading);
+        let (yaw_p, pitch_p, z_p) = (rec.yaw, rec.pitch, rec.depth);
+        let (stamp_p, altitude_p) = (rec.stamp, rec.altitude);
         let p = &self.params;
-        let v_p = rec.speed;
-        let h_p = rec.heading;
         let lim = speed::SpeedLimits {
             max_accel: p.max_acceleration,
             max_decel: p.max_deceleration,
@@ -858,7 +897,7 @@ impl Vehicle {
                 h_p,
                 dt,
             )
-            .unwrap_or((h_p, rec.yaw));
+            .unwrap_or((h_p, yaw_p));
             (h_n, yaw, None)
         } else {
             let inp = heading::HeadingInput {
@@ -896,10 +935,10 @@ impl Vehicle {
             max_depth_rate: p.max_depth_rate,
             max_depth_rate_speed: p.max_depth_rate_speed,
         };
-        let (z, pitch) = depth::propagate_depth(&dp, self.elevator, v_n, rec.pitch, rec.depth, dt);
+        let (z, pitch) = depth::propagate_depth(&dp, self.elevator, v_n, pitch_p, z_p, dt);
         let drift = if with_drift {
             let (cx, cy) = match &p.current_field {
-                Some(f) => f.force_at(rec.x, rec.y),
+                Some(f) => f.force_at(x_p, y_p),
                 None => (0.0, 0.0),
             };
             self.current = (cx, cy);
@@ -908,14 +947,10 @@ impl Vehicle {
             (0.0, 0.0)
         };
         let memo = &mut self.trig[usize::from(which_gt)];
-        let pos = position::propagate_position_memo(
-            rec.x, rec.y, v_p, v_n, h_p, h_n, h_mean, drift, dt, memo, p.math,
+        let pos = position::position_step(
+            x_p, y_p, v_p, v_n, h_p, h_n, h_mean, drift, dt, memo, p.math,
         );
-        let (x_p, y_p) = (rec.x, rec.y);
-        rec.x = pos.x;
-        rec.y = pos.y;
-        rec.speed = pos.speed;
-        rec.heading = h_n;
+        let (mut x, mut y, mut heading) = (pos.x, pos.y, h_n);
         if self.turn_radius > 0.0 && p.variant == ModelVariant::V22 {
             // docs/v22.md §6: the turn-radius limit (NaN cases guarded)
             let chord = turn_limit::Chord {
@@ -928,33 +963,41 @@ impl Vehicle {
                 h2: h_n,
                 v2: pos.speed,
             };
-            if let Some((x, y, h)) =
+            if let Some((lx, ly, lh)) =
                 turn_limit::limit(&chord, self.turn_radius, p.turn_limit_max_speed)
             {
-                rec.x = x;
-                rec.y = y;
-                rec.heading = h;
+                x = lx;
+                y = ly;
+                heading = lh;
             }
         }
-        rec.ll_xy = (rec.x, rec.y);
-        rec.yaw = yaw;
-        rec.depth = z;
-        rec.pitch = pitch;
-        rec.sog = pos.sog;
-        rec.hog = pos.hog;
-        rec.stamp += dt;
-        if self.water_depth > 0.0 {
-            rec.altitude = Some((self.water_depth - rec.depth).max(0.0));
+        let altitude = if self.water_depth > 0.0 {
+            Some((self.water_depth - z).max(0.0))
+        } else {
+            altitude_p
+        };
+        Propagated {
+            x,
+            y,
+            speed: pos.speed,
+            heading,
+            depth: z,
+            altitude,
+            pitch,
+            yaw,
+            sog: pos.sog,
+            hog: pos.hog,
+            stamp: stamp_p + dt,
         }
     }
 
     /// Record what this iteration posts (docs/model.md §4) for the NAV record
     /// `rec`; the postings themselves are built on demand by
     /// [`Vehicle::publications`], so replays pay nothing for them.
-    fn post(&mut self, rec: &Record) {
+    fn post(&mut self, speed: f64, heading: f64) {
         let rev = self.reverse && !self.is_v22();
         // The published (rounded, wrapped) values are derived when read.
-        self.nav_posted = Some((rec.speed, rec.heading, rev));
+        self.nav_posted = Some((speed, heading, rev));
         let drift_summary = if self.drift_fresh {
             self.drift_fresh = false;
             Some(self.drift)
@@ -1031,7 +1074,10 @@ impl Vehicle {
             num("PITCH", rec.pitch);
             num("YAW", yaw);
         }
-        num("HEADING_OVER_GROUND", flip180(angle360(rec.hog), p.reverse));
+        num(
+            "HEADING_OVER_GROUND",
+            flip180(angle360(rec.hog()), p.reverse),
+        );
         num("SPEED_OVER_GROUND", rec.sog);
         if let Some(alt) = rec.altitude {
             num("ALTITUDE", alt);
@@ -1091,7 +1137,7 @@ impl Vehicle {
             pitch: r.pitch,
             yaw: r.yaw,
             sog: r.sog,
-            hog: r.hog,
+            hog: r.hog(),
             nav_speed: nav_pub.0,
             nav_heading: nav_pub.1,
             lat,
@@ -1147,26 +1193,78 @@ fn apply_pose(rec: &mut Record, p: &pose::PoseUpdate) {
     }
 }
 
-fn record_is_finite(r: &Record) -> bool {
-    // Field by field: a sum of finite huge values can overflow to inf.
-    [
-        r.x,
-        r.y,
-        r.speed,
-        r.heading,
-        r.depth,
-        r.pitch,
-        r.yaw,
-        r.sog,
-        r.hog,
-        r.stamp,
-        r.altitude.unwrap_or(0.0),
-    ]
-    .iter()
-    // Branch-free: a field is not finite iff its exponent bits are all set.
-    .fold(0u64, |worst, v| worst.max(v.to_bits() & EXPONENT_BITS))
-        != EXPONENT_BITS
+/// The fields one propagation step of a record writes (docs/model.md §6).
+#[derive(Clone, Copy)]
+struct Propagated {
+    x: f64,
+    y: f64,
+    speed: f64,
+    heading: f64,
+    depth: f64,
+    altitude: Option<f64>,
+    pitch: f64,
+    yaw: f64,
+    sog: f64,
+    hog: position::HogInputs,
+    stamp: f64,
 }
+
+impl Propagated {
+    /// Whether every field of the record after the step is finite, the
+    /// heading over ground included.
+    #[inline(always)]
+    fn is_finite(&self) -> bool {
+        let h = &self.hog;
+        // Field by field: a sum of finite huge values can overflow to inf.
+        // Branch-free: a field is not finite iff its exponent bits are all set.
+        let worst = [
+            self.x,
+            self.y,
+            self.speed,
+            self.heading,
+            self.depth,
+            self.pitch,
+            self.yaw,
+            self.sog,
+            self.stamp,
+            self.altitude.unwrap_or(0.0),
+            h.from.0,
+            h.from.1,
+            h.to.0,
+            h.to.1,
+        ]
+        .iter()
+        .fold(0u64, |worst, v| worst.max(v.to_bits() & EXPONENT_BITS));
+        if worst < BELOW_2_1020 {
+            // Both ends below 2^1020 in magnitude: their differences are
+            // finite, and so is the bearing between them (an arctangent of
+            // a finite ratio or an exact case), whatever the hint.
+            return true;
+        }
+        worst != EXPONENT_BITS && h.value().is_finite()
+    }
+
+    /// Store the step into `rec` (the fields it does not write stay).
+    #[inline(always)]
+    fn write(&self, rec: &mut Record) {
+        rec.x = self.x;
+        rec.y = self.y;
+        rec.speed = self.speed;
+        rec.heading = self.heading;
+        rec.depth = self.depth;
+        rec.altitude = self.altitude;
+        rec.pitch = self.pitch;
+        rec.yaw = self.yaw;
+        rec.sog = self.sog;
+        rec.hog = self.hog;
+        rec.stamp = self.stamp;
+        rec.ll_xy = (self.x, self.y);
+    }
+}
+
+/// Exponent bits of 2^1020: an `f64` whose exponent field is below this is
+/// smaller than 2^1020 in magnitude.
+const BELOW_2_1020: u64 = (1020 + 1023) << 52;
 
 /// The exponent field of an `f64` (all ones: infinite or NaN).
 const EXPONENT_BITS: u64 = 0x7ff0_0000_0000_0000;
@@ -1182,4 +1280,57 @@ fn parse_bool(s: &str) -> Option<bool> {
 
 fn bad_text(var: &str, s: &str, reason: impl Into<String>) -> MessageError {
     MessageError::new(var, format!("{s:?}"), reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step_to(from: (f64, f64), to: (f64, f64)) -> Propagated {
+        Propagated {
+            x: to.0,
+            y: to.1,
+            speed: 1.0,
+            heading: 45.0,
+            depth: 0.0,
+            altitude: None,
+            pitch: 0.0,
+            yaw: 0.0,
+            sog: 1.0,
+            hog: position::HogInputs {
+                from,
+                to,
+                hint: (1.0, 1.0),
+                fast: true,
+            },
+            stamp: 1.0,
+        }
+    }
+
+    /// The quarantine refuses a step whose heading over ground is not
+    /// finite, as it did when the bearing was computed in the step: both
+    /// displacements overflow to infinity (∞/∞ has no bearing); one
+    /// infinite displacement still has a bearing (due east); ordinary
+    /// and huge-but-exact steps pass.
+    #[test]
+    fn the_quarantine_sees_a_bearing_that_is_not_finite() {
+        let big = 1.7e308;
+        assert!(step_to((1.0, 2.0), (1.5, 2.5)).is_finite());
+        assert!(step_to((-big, -big), (big, big)).hog.value().is_nan());
+        assert!(!step_to((-big, -big), (big, big)).is_finite());
+        let east = step_to((-big, 0.0), (big, 1.0));
+        assert!(
+            (east.hog.value() - 90.0).abs() < 1e-9,
+            "{}",
+            east.hog.value()
+        );
+        assert!(east.is_finite());
+        assert!(step_to((big, big), (big, big)).is_finite());
+        let mut s = step_to((0.0, 0.0), (1.0, 1.0));
+        s.sog = f64::NAN;
+        assert!(!s.is_finite());
+        s.sog = 1.0;
+        s.hog.from.0 = f64::INFINITY;
+        assert!(!s.is_finite());
+    }
 }

@@ -111,6 +111,51 @@ impl TrigMemo {
     }
 }
 
+/// The inputs of a position step's heading over ground: the bearing from
+/// `from` to `to` (m), with `math = "fast"` hinted by the velocity over
+/// ground `hint` (m/s). Kept by the record and evaluated when read: the
+/// same function of the same numbers as computing it in the step, so the
+/// same bits. The default (all zero) is a bearing of 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HogInputs {
+    /// Position before the step (x, y), m.
+    pub from: (f64, f64),
+    /// Position after the step, before any turn-radius limit (x, y), m.
+    pub to: (f64, f64),
+    /// Velocity over ground of the step (east, north), m/s.
+    pub hint: (f64, f64),
+    /// `math = "fast"` (else libm's `relAng`).
+    pub fast: bool,
+}
+
+impl HogInputs {
+    /// Heading over ground, degrees in [0, 360).
+    pub fn value(&self) -> f64 {
+        let ((xa, ya), (xb, yb)) = (self.from, self.to);
+        if self.fast {
+            trig::rel_ang_hinted(xa, ya, xb, yb, self.hint.0, self.hint.1)
+        } else {
+            rel_ang(xa, ya, xb, yb)
+        }
+    }
+}
+
+/// [`PositionOut`] without the heading over ground, which it leaves as its
+/// inputs (the model step's form: the bearing is computed when read).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PositionStep {
+    /// New east, m.
+    pub x: f64,
+    /// New north, m.
+    pub y: f64,
+    /// Stored speed, m/s (signed).
+    pub speed: f64,
+    /// Speed over ground, m/s.
+    pub sog: f64,
+    /// The heading over ground's inputs.
+    pub hog: HogInputs,
+}
+
 /// [`propagate_position`] with its trigonometry memoized in `memo`.
 /// `h_mean`, when given, is the bisector of `h_p` and `h_n` as the caller
 /// knows it from the turn (used by `math = "fast"` only).
@@ -128,6 +173,35 @@ pub fn propagate_position_memo(
     memo: &mut TrigMemo,
     math: MathMode,
 ) -> PositionOut {
+    let s = position_step(
+        x_p, y_p, v_p, v_n, h_p, h_n, h_mean, drift, dt_s, memo, math,
+    );
+    PositionOut {
+        x: s.x,
+        y: s.y,
+        speed: s.speed,
+        sog: s.sog,
+        hog: s.hog.value(),
+    }
+}
+
+/// [`propagate_position_memo`] with the heading over ground left as its
+/// inputs.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn position_step(
+    x_p: f64,
+    y_p: f64,
+    v_p: f64,
+    v_n: f64,
+    h_p: f64,
+    h_n: f64,
+    h_mean: Option<f64>,
+    drift: (f64, f64),
+    dt_s: f64,
+    memo: &mut TrigMemo,
+    math: MathMode,
+) -> PositionStep {
     let v_mean = (v_n + v_p) / 2.0;
     let (sin_phi, cos_phi) = match math {
         MathMode::Fast => {
@@ -157,11 +231,13 @@ pub fn propagate_position_memo(
     } else {
         hypot(xdot + drift.0, ydot + drift.1)
     };
-    let hog = match math {
-        MathMode::Fast => trig::rel_ang_hinted(x_p, y_p, x, y, xdot + drift.0, ydot + drift.1),
-        MathMode::Libm => rel_ang(x_p, y_p, x, y),
+    let hog = HogInputs {
+        from: (x_p, y_p),
+        to: (x, y),
+        hint: (xdot + drift.0, ydot + drift.1),
+        fast: math == MathMode::Fast,
     };
-    PositionOut {
+    PositionStep {
         x,
         y,
         speed,

@@ -559,7 +559,7 @@ impl Vehicle {
                 value: PubValue::Number(v),
             })
         };
-        num("HEADING_OVER_GROUND", angle360(rec.hog));
+        num("HEADING_OVER_GROUND", angle360(rec.hog()));
         num("SPEED_OVER_GROUND", rec.sog);
         if let Some(a) = rec.altitude {
             num("ALTITUDE", a);

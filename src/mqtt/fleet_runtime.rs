@@ -500,7 +500,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
                 }),
                 |i| {
                     let g = vehicles[i].vehicle.nav();
-                    Track::from_sog_hog(g.x, g.y, g.sog, g.hog)
+                    Track::from_sog_hog(g.x, g.y, g.sog, g.hog())
                 },
                 |e| {
                     encounter_events += 1;
