@@ -430,8 +430,18 @@ impl Vehicle {
     pub fn handle_command(&mut self, cmd: Command, t_s: f64) -> Result<(), MessageError> {
         use Command as C;
         // V22: the last iteration's pose events may stand for the records
-        // themselves; mail may change them
-        if self.v22.pose_live {
+        // themselves; mail may change them (a DESIRED_* value changes the
+        // actuators only, never a record: it skips the copy, as the batch
+        // path `set_desired` does)
+        let actuator_only = matches!(
+            cmd,
+            C::DesiredThrust(_)
+                | C::DesiredRudder(_)
+                | C::DesiredElevator(_)
+                | C::DesiredThrustL(_)
+                | C::DesiredThrustR(_)
+        );
+        if self.v22.pose_live && !actuator_only {
             self.v22_freeze_poses();
         }
         // The step-boundary guard for inputs: nothing non-finite gets in,
