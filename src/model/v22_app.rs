@@ -32,14 +32,17 @@ pub(super) enum Ev {
 }
 
 /// V22 state beyond the core model.
+///
+/// `repr(C)` with `sailing_on` last: every step (classic too) reads it, and
+/// the vehicle's per-step fields follow this struct directly
+/// (`Vehicle`'s layout), so the flag shares their cache lines.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(super) struct V22State {
     /// Boxed: the engine is large and only V22 vehicles with a coupled PID
     /// have one; inline it made every vehicle larger.
     pub pid: Option<Box<PidEngine>>,
     pub sailing: Sailing,
-    /// Sailing enabled (wind set and a polar point), cached for the step.
-    pub sailing_on: bool,
     /// The NAV record's sailing cap of the last step, m/s (NaN: none).
     pub sail_cap: f64,
     pub wormholes: WormholeSet,
@@ -58,6 +61,8 @@ pub(super) struct V22State {
     /// the last one when it is `events.len()`); `usize::MAX`: not posted.
     /// A position rather than an event: the step pays nothing for it.
     pub des_out_at: usize,
+    /// Sailing enabled (wind set and a polar point), cached for the step.
+    pub sailing_on: bool,
 }
 
 impl V22State {

@@ -290,6 +290,24 @@ pub fn run_into_on<W: Write + std::io::Seek + Send>(
 /// 9–10 M on the calling thread; 1,000 vehicles at 11.4 M on two threads.
 const PARALLEL_FLEET: usize = 1024;
 
+/// Step every vehicle of `vs` to clock `clock`, in order, each one's
+/// per-step cache lines requested [`PREFETCH_AHEAD`] vehicles ahead
+/// ([`Vehicle::prefetch_step`]): a fleet too large for the caches (100,000
+/// vehicles) would otherwise wait for memory at each vehicle.
+fn step_all(vs: &mut [Vehicle], clock: f64) {
+    for i in 0..vs.len() {
+        if let Some(next) = vs.get(i + PREFETCH_AHEAD) {
+            next.prefetch_step();
+        }
+        vs[i].step(clock);
+    }
+}
+
+/// How many vehicles ahead [`step_all`] prefetches: a step takes about
+/// 100 ns, about one trip to memory; two ahead was faster than one or
+/// none at 10,000 and 100,000 vehicles (docs/performance.md).
+const PREFETCH_AHEAD: usize = 2;
+
 /// The one replay loop, for one vehicle or many: every vehicle runs on the
 /// same clock; before iteration `k` every due post is delivered in file
 /// order to its vehicle; then every vehicle steps; then (every
@@ -372,13 +390,10 @@ pub fn run_fleet<O: Output>(
         if parallel {
             use rayon::prelude::*;
             vehicles
-                .par_iter_mut()
-                .with_min_len(16)
-                .for_each(|v| v.step(clock));
+                .par_chunks_mut(16)
+                .for_each(|vs| step_all(vs, clock));
         } else {
-            for v in vehicles.iter_mut() {
-                v.step(clock);
-            }
+            step_all(&mut vehicles, clock);
         }
         if let Some(pw) = posts.as_mut() {
             for (i, v) in vehicles.iter().enumerate() {
