@@ -346,7 +346,7 @@ const HUGE_PAGE_STEPS: u64 = 100;
 
 /// How many vehicles ahead [`step_all`] prefetches: a step takes about
 /// 100 ns, about one trip to memory; two ahead was faster than one or
-/// none at 10,000 and 100,000 vehicles (docs/performance.md).
+/// none at 100,000 vehicles (docs/performance.md).
 const PREFETCH_AHEAD: usize = 2;
 
 /// The one replay loop, for one vehicle or many: every vehicle runs on the
