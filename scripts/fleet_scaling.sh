@@ -16,7 +16,9 @@
 #
 # Needs a release build of the example (built if missing); valgrind for
 # CALLGRIND=1. Honours CARGO_TARGET_DIR. The work per size is about
-# 2,000,000 vehicle-steps (at least 10 steps).
+# 2,000,000 vehicle-steps (at least MIN_STEPS steps, default 10; from 100
+# steps a fleet of 2,700 vehicles or more asks for huge pages, see
+# HUGE_PAGE_STEPS in src/replay/mod.rs: MIN_STEPS=100 measures that).
 set -euo pipefail
 rounds=${1:-5}
 sizes=${2:-10 100 1000 10000 100000}
@@ -34,7 +36,7 @@ range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
     for n in $sizes; do
-        steps=$((2000000 / n)); ((steps < 10)) && steps=10
+        steps=$((2000000 / n)); ((steps < ${MIN_STEPS:-10})) && steps=${MIN_STEPS:-10}
         for mode in none encounters; do
             line=$("$ex" "$steps" "$mode" "$n" 2>/dev/null)
             echo "$line" | sed -n 's/.*ms per 100 steps, \([0-9]*\) vehicle-steps.*/\1/p' >>"$tmp/$n.$mode.rate"

@@ -543,7 +543,7 @@ fn current_field(
             for w in field_warnings {
                 warnings.push(format!("{}: {w}", file.display()));
             }
-            p.current_field = Some(field);
+            p.current_field = Some(Box::new(field));
         }
     }
     Ok(())

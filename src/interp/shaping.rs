@@ -30,8 +30,10 @@ pub enum Interpolation {
 
 /// Shaping settings of a vehicle: one mode per actuator plus aliases.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[repr(C)]
 pub struct ActuatorSettings {
-    /// Mode per actuator, indexed by [`Actuator::index`].
+    /// Mode per actuator, indexed by [`Actuator::index`] (first: a batch
+    /// step's setpoints read it; `repr(C)` keeps it next to the bank).
     pub modes: [Interpolation; 5],
     /// Alias name → actuator names (e.g. `THRUSTERS` → L and R).
     pub aliases: Vec<(String, Vec<String>)>,
@@ -42,16 +44,14 @@ pub struct ActuatorSettings {
 
 /// The shaping state of one vehicle: the timed-command bank, the jerk
 /// followers, and the last value handed to the model per actuator.
+///
+/// `repr(C)`, the fields a step reads first: `busy` (read by every model
+/// step), then what a batch step's setpoints and idle cycle touch; the
+/// vehicle's per-step fields end right before this struct (`Vehicle`'s
+/// layout), so `busy` shares their cache lines.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Shaping {
-    settings: ActuatorSettings,
-    bank: ActuatorBank,
-    /// Boxed: a follower is some hundreds of bytes and most vehicles have
-    /// none; inline, five of them made every vehicle ~2 KB larger (memory
-    /// a fleet of 100,000 vehicles makes and walks through every step).
-    followers: [Option<Box<JerkFollower>>; 5],
-    /// Last value handed to the model, per actuator.
-    fed: [f64; 5],
     /// Something may change at the next cycle (pending commands, a moving follower).
     busy: bool,
     /// Some actuator has a jerk follower (fixed at construction).
@@ -64,6 +64,14 @@ pub struct Shaping {
     /// A batch step converts the same clock for each setpoint and for the
     /// cycle; the memo makes that one conversion.
     time_memo: (u64, Option<i64>),
+    /// Last value handed to the model, per actuator.
+    fed: [f64; 5],
+    bank: ActuatorBank,
+    settings: ActuatorSettings,
+    /// Boxed: a follower is some hundreds of bytes and most vehicles have
+    /// none; inline, five of them made every vehicle ~2 KB larger (memory
+    /// a fleet of 100,000 vehicles makes and walks through every step).
+    followers: [Option<Box<JerkFollower>>; 5],
 }
 
 impl Shaping {
@@ -182,6 +190,10 @@ impl Shaping {
     pub fn pending_total(&self) -> usize {
         self.bank.pending_total()
     }
+
+    /// Where `busy` (the one field a model step reads here) lies in the
+    /// struct, bytes (the vehicle's layout and prefetch).
+    pub(crate) const BUSY_OFFSET: usize = std::mem::offset_of!(Shaping, busy);
 
     /// Whether the next [`Shaping::cycle`] may change anything.
     pub fn is_busy(&self) -> bool {

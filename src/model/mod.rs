@@ -22,6 +22,8 @@ pub mod drift;
 pub mod geodesy;
 pub mod handshake;
 pub mod heading;
+#[cfg(test)]
+mod layout_tests;
 pub mod params;
 pub mod pid;
 pub mod pose;
@@ -228,66 +230,89 @@ impl Snapshot {
 
 /// One simulated vehicle: parameters, the two records, actuators and
 /// everything mail can change.
+///
+/// Laid out for fleets (`repr(C)`, the order below is the memory order): a
+/// step of 100,000 vehicles cannot find their state in any cache, so the
+/// fields every step reads or writes sit together, on 10 of the vehicle's
+/// 49 cache lines instead of ~17 spread over the whole struct:
+/// `Params`' per-step fields (its first line, the vehicle being aligned to
+/// 64 bytes), then from `V22State::sailing_on` (its last field) through
+/// the per-step fields here to `Shaping::busy` (its first). The rest (the
+/// ground-truth record, configuration kept for resets, V22 extras) comes
+/// after. The arithmetic is untouched: only where the fields live changed.
+/// `layout_tests` checks the span.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Vehicle {
     params: Params,
-    start_time: f64,
+    /// V22 extras: PID, sailing, wormholes, handshake, postings.
+    v22: v22_app::V22State,
+    // -- read or written by every step, from here to `shaping`'s first field
     nav: Record,
-    gt: Record,
+    iteration: u64,
+    /// Whole seconds spent paused (`paused_centis / 100`), s.
+    paused_whole_s: f64,
+    // app state
+    paused_since: Option<f64>,
     // actuators as the model holds them
     rudder: f64,
     thrust: f64,
     elevator: f64,
-    thrust_l: f64,
-    thrust_r: f64,
-    /// Model thrust mode: differential.
-    mode_diff: bool,
-    /// Classic app flag: differential (gates DESIRED_THRUST/RUDDER).
-    app_diff: bool,
-    reverse: bool,
-    rudder_t_last: f64,
+    /// (thrust, M(thrust)) of the last thrust-map lookup.
+    map_cache: (f64, f64),
+    /// Memo of the heading step's quotients.
+    turn_factors: heading::TurnFactors,
     // environment and settings changeable by mail
-    drift: (f64, f64),
-    /// Current-field velocity applied in the last step, m/s (east, north).
-    current: (f64, f64),
     rotate_speed: f64,
     buoyancy_rate: f64,
     turn_rate: f64,
     water_depth: f64,
     turn_radius: f64,
-    tsm: TurnSpeedMap,
-    /// The turn rate's bits for which `tsm` is normalized
-    /// ([`TurnSpeedMap::normalize`]; `None`: not yet).
-    tsm_key: Option<u64>,
-    // app state
-    paused_since: Option<f64>,
-    paused_centis: i64,
-    /// Whole seconds spent paused (`paused_centis / 100`), s.
-    paused_whole_s: f64,
-    enabled: bool,
-    obstacle: bool,
-    iteration: u64,
-    reset_count: u64,
-    reset_fresh: bool,
-    drift_fresh: bool,
+    drift: (f64, f64),
+    /// Current-field velocity applied in the last step, m/s (east, north).
+    current: (f64, f64),
     /// The NAV record's speed and heading (as stored, m/s and degrees) and
     /// the classic reverse flag of the last posting; the published values
     /// (rounded, wrapped) are derived only when asked for.
     nav_posted: Option<(f64, f64, bool)>,
     posted: Option<Posting>,
-    /// Position-step trigonometry memos, NAV and GT records.
+    /// Model thrust mode: differential.
+    mode_diff: bool,
+    /// Classic app flag: differential (gates DESIRED_THRUST/RUDDER).
+    app_diff: bool,
+    reverse: bool,
+    enabled: bool,
+    obstacle: bool,
+    reset_fresh: bool,
+    drift_fresh: bool,
+    /// Position-step trigonometry memos, NAV and GT records (the GT one
+    /// only in dual-state mode).
     trig: [position::TrigMemo; 2],
-    /// Memo of the heading step's quotients.
-    turn_factors: heading::TurnFactors,
-    /// (thrust, M(thrust)) of the last thrust-map lookup.
-    map_cache: (f64, f64),
-    geo: Option<geodesy::GeoConverter>,
     shaping: Shaping,
+    // -- the rest: dual-state, differential thrust, V22 and rare paths
+    gt: Record,
+    thrust_l: f64,
+    thrust_r: f64,
+    start_time: f64,
+    rudder_t_last: f64,
+    tsm: TurnSpeedMap,
+    /// The turn rate's bits for which `tsm` is normalized
+    /// ([`TurnSpeedMap::normalize`]; `None`: not yet).
+    tsm_key: Option<u64>,
+    paused_centis: i64,
+    reset_count: u64,
     /// Steps skipped because they produced a non-finite state.
     skipped_steps: u64,
-    /// V22 extras: PID, sailing, wormholes, handshake, postings.
-    v22: v22_app::V22State,
+    geo: Option<geodesy::GeoConverter>,
 }
+
+/// Bytes `[start, end)` of a [`Vehicle`] that hold its per-step fields
+/// (besides the `Params` in its first 64 bytes): from `V22State::sailing_on`
+/// to `Shaping::busy`.
+const STEP_SPAN: (usize, usize) = (
+    std::mem::offset_of!(Vehicle, v22.sailing_on),
+    std::mem::offset_of!(Vehicle, shaping) + Shaping::BUSY_OFFSET + 1,
+);
 
 /// The `DESIRED_*` message of actuator `act` with value `v`, percent.
 pub fn desired_command(act: Actuator, v: f64) -> Command {
@@ -418,6 +443,31 @@ impl Vehicle {
     /// Pending timed commands (`SET` lists) over all actuators.
     pub fn pending_timed_commands(&self) -> usize {
         self.shaping.pending_total()
+    }
+
+    /// Ask the CPU to start loading the cache lines the next [`Vehicle::step`]
+    /// reads (the `Params` line and the per-step span, see [`Vehicle`]):
+    /// a fleet calls it a vehicle or two ahead, so those lines arrive from
+    /// memory while it steps the one before. Changes nothing; a hint only
+    /// (no-op off x86-64).
+    #[inline]
+    pub fn prefetch_step(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let base = (self as *const Vehicle).cast::<i8>();
+            // SAFETY: prefetching has no effect on memory or on the
+            // program's state, whatever the address; all these lie
+            // inside `*self` anyway.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(base);
+                let mut at = STEP_SPAN.0 & !63;
+                while at < STEP_SPAN.1 {
+                    _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(at));
+                    at += 64;
+                }
+            }
+        }
     }
 
     fn is_v22(&self) -> bool {

@@ -32,9 +32,33 @@ pub struct StartPose {
 
 /// Every model parameter, in uSimMarine's units, with its defaults.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Params {
+    // The fields every model step reads come first, in one 64-byte
+    // line at the start of a vehicle (`Vehicle` is `repr(C, align(64))`
+    // and holds its `Params` first): a fleet of 100,000 vehicles reads them
+    // from memory every step. Then the rest, as documented.
     /// Classic or V22 (default classic).
     pub variant: ModelVariant,
+    /// Propagate NAV without drift and ground truth with drift (default false).
+    pub dual_state: bool,
+    /// Trigonometry of the position step: usim's own (default) or libm.
+    pub math: super::trig::MathMode,
+    /// m/s², 0 = no limit (default 0).
+    pub max_acceleration: f64,
+    /// m/s², 0 = no limit (default 0.5).
+    pub max_deceleration: f64,
+    /// Turn speed loss factor in [0, 1] (classic: fixed 0.85).
+    pub turn_spd_loss: f64,
+    /// m/s (default 0.5).
+    pub max_depth_rate: f64,
+    /// m/s at which the full depth rate is reached (default 2.0).
+    pub max_depth_rate_speed: f64,
+    /// Built-in current field, added to the drift when active (boxed: one
+    /// pointer in the step's first line instead of ~100 bytes).
+    pub current_field: Option<Box<CurrentField>>,
+    /// Rudder rate limit, deg/s, 0 = none (default 0).
+    pub max_rudder_degs_per_sec: f64,
     /// Publication prefix (default `USM`).
     pub prefix: String,
     /// Start pose (default all 0).
@@ -48,16 +72,8 @@ pub struct Params {
     pub turn_rate: f64,
     /// Thrust → speed map, with thrust factor (default 20) and reflect (default false).
     pub thrust_map: ThrustMap,
-    /// m/s², 0 = no limit (default 0).
-    pub max_acceleration: f64,
-    /// m/s², 0 = no limit (default 0.5).
-    pub max_deceleration: f64,
     /// m/s, positive floats up (default 0.025).
     pub buoyancy_rate: f64,
-    /// m/s (default 0.5).
-    pub max_depth_rate: f64,
-    /// m/s at which the full depth rate is reached (default 2.0).
-    pub max_depth_rate_speed: f64,
     /// m, 0 = unknown (default 0).
     pub default_water_depth: f64,
     /// Drift east, m/s (default 0).
@@ -66,18 +82,12 @@ pub struct Params {
     pub drift_y: f64,
     /// Extra turn rate, deg/s (default 0).
     pub rotate_speed: f64,
-    /// Rudder rate limit, deg/s, 0 = none (default 0).
-    pub max_rudder_degs_per_sec: f64,
     /// Start paused (default false).
     pub sim_pause: bool,
-    /// Propagate NAV without drift and ground truth with drift (default false).
-    pub dual_state: bool,
     /// Start in differential thrust mode (V22 `thrust_mode_diff`, default false).
     pub thrust_mode_diff: bool,
     /// Start with thrust reversed (default false).
     pub thrust_mode_reverse: bool,
-    /// Turn speed loss factor in [0, 1] (classic: fixed 0.85).
-    pub turn_spd_loss: f64,
     /// V22: cap of the published speed, m/s (default 5).
     pub max_speed: f64,
     /// V22: turn radius limit, m (0 = off; docs/v22.md §6).
@@ -113,10 +123,6 @@ pub struct Params {
     pub origin: Option<(f64, f64)>,
     /// UTM (MOOS default build) or local grid.
     pub geodesy: Geodesy,
-    /// Trigonometry of the position step: usim's own (default) or libm.
-    pub math: super::trig::MathMode,
-    /// Built-in current field, added to the drift when active.
-    pub current_field: Option<CurrentField>,
     /// Setpoint shaping per actuator and aliases.
     pub actuators: ActuatorSettings,
 }

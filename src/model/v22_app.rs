@@ -34,14 +34,17 @@ pub(super) enum Ev {
 }
 
 /// V22 state beyond the core model.
+///
+/// `repr(C)` with `sailing_on` last: every step (classic too) reads it, and
+/// the vehicle's per-step fields follow this struct directly
+/// (`Vehicle`'s layout), so the flag shares their cache lines.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(super) struct V22State {
     /// Boxed: the engine is large and only V22 vehicles with a coupled PID
     /// have one; inline it made every vehicle larger.
     pub pid: Option<Box<PidEngine>>,
     pub sailing: Sailing,
-    /// Sailing enabled (wind set and a polar point), cached for the step.
-    pub sailing_on: bool,
     /// The NAV record's sailing cap of the last step, m/s (NaN: none).
     pub sail_cap: f64,
     pub wormholes: WormholeSet,
@@ -78,6 +81,8 @@ pub(super) struct V22State {
     /// The turn-speed map's spans (`TurnSpeedMap::spans`) as last
     /// normalized.
     pub tsm_spans: (f64, f64),
+    /// Sailing enabled (wind set and a polar point), cached for the step.
+    pub sailing_on: bool,
 }
 
 impl V22State {

@@ -11,7 +11,11 @@ use super::{seconds_to_us, SetCall, SetError, TimedCommands};
 /// variable as they arrive; each iteration, [`cycle`](Self::cycle) at the
 /// iteration time before the model step, then read [`value`](Self::value) of
 /// the actuators that [`is_active`](Self::is_active).
+///
+/// `repr(C)`, the actuators first: a batch step's setpoints and cycle read
+/// them, next to the shaping flags before them (`Shaping`'s layout).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct ActuatorBank {
     actuators: [TimedCommands; 5],
     aliases: Vec<(String, Vec<Actuator>)>,
