@@ -124,15 +124,7 @@ impl Shaping {
             return None;
         }
         let time_us = self.clock_us(t_s)?;
-        self.bank.set_plain_us(act, v, time_us);
-        self.busy = true;
-        match self.settings.modes[act.index()] {
-            Interpolation::Jerk { .. } => None,
-            _ => {
-                self.fed[act.index()] = v;
-                Some(v)
-            }
-        }
+        self.handle_plain_us(act, v, time_us)
     }
 
     /// [`Shaping::handle_plain`] of a finite `v` received at `time_us`
