@@ -697,10 +697,69 @@ pub fn observe_fleet(
             let g = vehicles[i].nav();
             Vector2::new(g.x, g.y)
         },
-        |i| {
-            let g = vehicles[i].nav();
-            Track::from_sog_hog(g.x, g.y, g.sog, g.hog())
-        },
+        |i| Pose::of(&vehicles[i]).track(),
+        emit,
+    );
+}
+
+/// What [`Tracker`] needs of one vehicle at one moment: 32 bytes, where
+/// the vehicle itself is several kilobytes
+/// ([`crate::replay::run_fleet_recorded`] keeps one per vehicle per
+/// iteration of a block).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pose {
+    /// East position, m.
+    pub x: f64,
+    /// North position, m.
+    pub y: f64,
+    /// Speed over ground, m/s.
+    pub sog: f64,
+    /// Heading over ground, degrees.
+    pub hog: f64,
+}
+
+impl Pose {
+    /// The pose of `v`'s navigation record.
+    pub fn of(v: &crate::model::Vehicle) -> Pose {
+        let g = v.nav();
+        Pose {
+            x: g.x,
+            y: g.y,
+            sog: g.sog,
+            hog: g.hog(),
+        }
+    }
+
+    /// The position, m.
+    pub fn position(&self) -> Vector2<f64> {
+        Vector2::new(self.x, self.y)
+    }
+
+    /// The motion, for [`cpa`].
+    pub fn track(&self) -> Track {
+        Track::from_sog_hog(self.x, self.y, self.sog, self.hog)
+    }
+}
+
+impl AsRef<Pose> for Pose {
+    fn as_ref(&self) -> &Pose {
+        self
+    }
+}
+
+/// [`observe_fleet`] on the fleet's poses (`poses[i]` of vehicle `i`, see
+/// [`Pose::of`], or a larger record holding it): the same events.
+pub fn observe_poses<P: AsRef<Pose> + Sync>(
+    tracker: &mut Tracker,
+    t: f64,
+    poses: &[P],
+    emit: impl FnMut(Event),
+) {
+    tracker.observe_with(
+        t,
+        poses.len(),
+        |i| poses[i].as_ref().position(),
+        |i| poses[i].as_ref().track(),
         emit,
     );
 }

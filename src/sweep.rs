@@ -531,6 +531,31 @@ impl Rng {
     }
 }
 
+/// What a sweep run needs of each vehicle after each iteration: its pose
+/// for the distance, the least range and encounters, and its heading for
+/// the final pose (40 bytes, recorded by the blocked replay loop).
+#[derive(Debug, Clone, Copy)]
+struct SweepPose {
+    pose: crate::encounter::Pose,
+    /// Heading, degrees.
+    heading: f64,
+}
+
+impl SweepPose {
+    fn of(v: &Vehicle) -> SweepPose {
+        SweepPose {
+            pose: crate::encounter::Pose::of(v),
+            heading: v.nav().heading,
+        }
+    }
+}
+
+impl AsRef<crate::encounter::Pose> for SweepPose {
+    fn as_ref(&self) -> &crate::encounter::Pose {
+        &self.pose
+    }
+}
+
 /// A loaded sweep: the spec, its base mission, and where the targets point.
 #[derive(Debug, Clone)]
 pub struct Sweep {
@@ -807,17 +832,17 @@ impl Sweep {
         let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
         let reach = self.spec.reach.clone();
         let rv = self.reach_vehicle;
-        let on_step = |k: u64, t: f64, vs: &[Vehicle]| {
-            for (i, v) in vs.iter().enumerate() {
-                let r = v.nav();
+        let mut on_step = |k: u64, t: f64, recs: &[SweepPose]| {
+            for (i, r) in recs.iter().enumerate() {
+                let p = &r.pose;
                 if k == 0 {
-                    last.push((r.x, r.y));
+                    last.push((p.x, p.y));
                 } else {
                     let (px, py) = last[i];
-                    dist[i] += (r.x - px).hypot(r.y - py);
-                    last[i] = (r.x, r.y);
+                    dist[i] += (p.x - px).hypot(p.y - py);
+                    last[i] = (p.x, p.y);
                 }
-                final_pose[i] = (r.x, r.y, r.heading);
+                final_pose[i] = (p.x, p.y, r.heading);
             }
             if n > 1 && n <= 32 {
                 for a in 0..n {
@@ -828,7 +853,7 @@ impl Sweep {
                 }
             }
             if let Some(tr) = tracker.as_mut() {
-                crate::encounter::observe_fleet(tr, t, vs, |_| {});
+                crate::encounter::observe_poses(tr, t, recs, |_| {});
             }
             if let Some(r) = &reach {
                 if reach_time.is_nan() {
@@ -840,7 +865,16 @@ impl Sweep {
             }
         };
         let summary = match files {
-            None => crate::replay::run_fleet(&m, crate::replay::NoRows, None, |_, _| {}, on_step)?,
+            // No rows: the blocked loop (chunks of vehicles through several
+            // iterations at a time, src/replay/mod.rs).
+            None => crate::replay::run_fleet_recorded(
+                &m,
+                crate::replay::NoRows,
+                None,
+                |_, _| {},
+                SweepPose::of,
+                on_step,
+            )?,
             Some(f) => {
                 let path = f.path(run);
                 let context = |e: std::io::Error| {
@@ -848,8 +882,20 @@ impl Sweep {
                 };
                 let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
-                let s = crate::replay::run_into(&m, f.format, &mut w, None, |_, _| {}, on_step)
-                    .map_err(context)?;
+                let mut recs = Vec::with_capacity(n);
+                let s = crate::replay::run_into(
+                    &m,
+                    f.format,
+                    &mut w,
+                    None,
+                    |_, _| {},
+                    |k, t, vs: &[Vehicle]| {
+                        recs.clear();
+                        recs.extend(vs.iter().map(SweepPose::of));
+                        on_step(k, t, &recs);
+                    },
+                )
+                .map_err(context)?;
                 let file = w.into_inner().map_err(|e| context(e.into_error()))?;
                 tmp.commit_file(file).map_err(context)?;
                 s
