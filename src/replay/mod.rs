@@ -567,13 +567,41 @@ pub fn run_fleet<O: Output>(
 pub const BLOCK_VEHICLES: usize = 256;
 
 /// Most iterations of a block of [`run_fleet_recorded`]: the fleet is read
-/// from memory once per block instead of once per iteration.
+/// from memory once per block instead of once per iteration (100,000
+/// vehicles, nothing recorded: 7 M vehicle-steps/s unblocked, ~11 M with
+/// blocks of 32, docs/performance.md).
 pub const BLOCK_STEPS: usize = 32;
 
 /// Most bytes of records [`run_fleet_recorded`] keeps for one block
-/// (`iterations × vehicles × record size`): fewer iterations per block for
-/// large fleets (100,000 vehicles of 32-byte records: 10).
+/// (`iterations × vehicles × record size`): 100,000 vehicles of 88-byte
+/// encounter poses get blocks of 3 iterations.
 pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
+
+/// Bytes of records a block should fit in, so that the observer reads
+/// them from a core's L2 (2 MiB on the VM of docs/performance.md) rather
+/// than from memory: records written a whole block before they are read
+/// cost more than the blocking saves for a fleet whose vehicles fit the
+/// L3 (10,000 vehicles with encounters: 10.4 M vehicle-steps/s with
+/// blocks of 32, 12.4 M with 2, 12.6 M unblocked).
+const BLOCK_RECORD_CACHE_BYTES: usize = 2 << 20;
+
+/// Fewest iterations of a block of [`run_fleet_recorded`] (unless
+/// [`BLOCK_RECORD_BYTES`] allows fewer): a large fleet's memory traffic
+/// falls with each (100,000 vehicles with encounters: 6.0 M
+/// vehicle-steps/s with blocks of 2, 6.6 M with 4, 6.8 M with 32 on a
+/// loaded machine).
+const BLOCK_MIN_STEPS: usize = 4;
+
+/// Iterations per block of [`run_fleet_recorded`] for records of
+/// `per_step` bytes per iteration (every vehicle's): as many as fit
+/// [`BLOCK_RECORD_CACHE_BYTES`], between [`BLOCK_MIN_STEPS`] and
+/// [`BLOCK_STEPS`], and never past [`BLOCK_RECORD_BYTES`] (at least 1).
+fn block_steps(per_step: usize) -> usize {
+    let per_step = per_step.max(1);
+    (BLOCK_RECORD_CACHE_BYTES / per_step)
+        .clamp(BLOCK_MIN_STEPS, BLOCK_STEPS)
+        .min((BLOCK_RECORD_BYTES / per_step).max(1))
+}
 
 /// Step the vehicles `vs` (one chunk of the fleet) through the iterations
 /// at vehicle clocks `clocks` (s), writing `record` of each after each
@@ -607,8 +635,9 @@ fn step_block<R>(
 /// vehicles between iterations but the records (`out` takes no rows and no
 /// publications, no posts log), the fleet steps in blocks: a chunk of
 /// [`BLOCK_VEHICLES`] vehicles runs through up to [`BLOCK_STEPS`]
-/// iterations (fewer if the records would pass [`BLOCK_RECORD_BYTES`]),
-/// then the next chunk; a block ends before any iteration a post is due
+/// iterations (fewer for large records: the records of a block stay
+/// within [`BLOCK_RECORD_BYTES`], and within a core's L2 when at least 4
+/// iterations allow), then the next chunk; a block ends before any iteration a post is due
 /// at, and the posts are delivered between blocks, in file order, as
 /// [`run_fleet`] does. Then `on_step` runs once per iteration of the
 /// block, in order. Every vehicle gets the same calls with the same clocks
@@ -644,8 +673,7 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
     let steps = mission.steps;
     let mut times = RelTimes::new(mission);
     let parallel = vehicles.len() >= PARALLEL_FLEET && rayon::current_num_threads() > 1;
-    let per_step = n.saturating_mul(std::mem::size_of::<R>()).max(1);
-    let block = (BLOCK_RECORD_BYTES / per_step).clamp(1, BLOCK_STEPS);
+    let block = block_steps(n.saturating_mul(std::mem::size_of::<R>()));
     if let Some(&first) = buf.first() {
         buf.resize(block * n, first);
     }
@@ -715,4 +743,29 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
     progress(steps, steps);
     out.finish()?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks: 32 iterations when nothing is recorded, as many as fit the
+    /// L2 for small fleets, at least 4, and the records of a block never
+    /// past 32 MiB unless one iteration's alone are larger.
+    #[test]
+    fn block_steps_bound_the_records() {
+        assert_eq!(block_steps(0), BLOCK_STEPS);
+        assert_eq!(block_steps(1000 * 88), 23);
+        assert_eq!(block_steps(10_000 * 88), BLOCK_MIN_STEPS);
+        assert_eq!(block_steps(100_000 * 88), 3);
+        assert_eq!(block_steps(1_000_000 * 88), 1);
+        for n in [1usize, 10, 1000, 100_000, 381_300, 1 << 20] {
+            for size in [8usize, 32, 88] {
+                let per_step = n * size;
+                let b = block_steps(per_step);
+                assert!((1..=BLOCK_STEPS).contains(&b));
+                assert!(b == 1 || b * per_step <= BLOCK_RECORD_BYTES, "{n} x {size}");
+            }
+        }
+    }
 }
