@@ -7,8 +7,9 @@
 //! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|none-unblocked|encounters-unblocked|positions|csv] [VEHICLES=1000]`
 //!
 //! `none` and `encounters` run the blocked loop
-//! (`usim::replay::run_fleet_recorded`: chunks of vehicles through several
-//! iterations at a time, poses recorded for the encounter tracker); the
+//! (`usim::replay::run_fleet_split`: chunks of vehicles through several
+//! iterations at a time, positions and motions recorded for the
+//! encounter tracker); the
 //! `-unblocked` modes the loop that steps the whole fleet once per
 //! iteration (`usim::replay::run_fleet`), for comparison.
 //!
@@ -82,14 +83,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let mut tr = usim::encounter::Tracker::new(ranges);
             let mut events = 0u64;
-            usim::replay::run_fleet_recorded(
+            usim::replay::run_fleet_split(
                 &m,
                 usim::replay::NoRows,
                 None,
                 |_, _| {},
-                usim::encounter::Pose::of,
-                |_, t, poses| {
-                    usim::encounter::observe_poses(&mut tr, t, poses, |_| events += 1);
+                usim::encounter::Pose::split,
+                |_, t, positions, motions| {
+                    usim::encounter::observe_split(&mut tr, t, positions, motions, |_| events += 1);
                     marks.mark();
                 },
             )?;

@@ -746,6 +746,67 @@ impl Pose {
     }
 }
 
+impl Pose {
+    /// `v`'s pose in two parts: its position, m, and its [`Motion`] (the
+    /// arrays of [`observe_split`]).
+    pub fn split(v: &crate::model::Vehicle) -> (Vector2<f64>, Motion) {
+        let g = v.nav();
+        (
+            Vector2::new(g.x, g.y),
+            Motion {
+                sog: g.sog,
+                hog: g.hog_inputs(),
+            },
+        )
+    }
+}
+
+/// A [`Pose`] without its position (72 bytes): what [`Tracker`] asks only
+/// of the vehicles of a close pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Motion {
+    /// Speed over ground, m/s.
+    pub sog: f64,
+    hog: crate::model::position::HogInputs,
+}
+
+impl Motion {
+    /// Heading over ground, degrees (the record's [`crate::model::Record::hog`]).
+    pub fn hog(&self) -> f64 {
+        self.hog.value()
+    }
+}
+
+impl AsRef<Motion> for Motion {
+    fn as_ref(&self) -> &Motion {
+        self
+    }
+}
+
+/// [`observe_fleet`] on the fleet's poses in two arrays (see
+/// [`Pose::split`]): `positions[i]` (m) and `motions[i]` (or a larger
+/// record holding it) of vehicle `i`. The same events as
+/// [`observe_poses`]; the tracker scans the 16-byte positions of every
+/// vehicle and reads motions only for close pairs.
+pub fn observe_split<M: AsRef<Motion> + Sync>(
+    tracker: &mut Tracker,
+    t: f64,
+    positions: &[Vector2<f64>],
+    motions: &[M],
+    emit: impl FnMut(Event),
+) {
+    tracker.observe_with(
+        t,
+        positions.len(),
+        |i| positions[i],
+        |i| {
+            let (p, m) = (positions[i], motions[i].as_ref());
+            Track::from_sog_hog(p.x, p.y, m.sog, m.hog())
+        },
+        emit,
+    );
+}
+
 impl AsRef<Pose> for Pose {
     fn as_ref(&self) -> &Pose {
         self

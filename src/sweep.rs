@@ -531,28 +531,31 @@ impl Rng {
     }
 }
 
-/// What a sweep run needs of each vehicle after each iteration: its pose
-/// for the distance, the least range and encounters, and its heading for
-/// the final pose (40 bytes, recorded by the blocked replay loop).
+/// What a sweep run needs of each vehicle after each iteration besides
+/// its position: its motion for encounters and its heading (degrees) for
+/// the final pose (80 bytes, recorded by the blocked replay loop next to
+/// the 16-byte positions).
 #[derive(Debug, Clone, Copy)]
-struct SweepPose {
-    pose: crate::encounter::Pose,
-    /// Heading, degrees.
+struct SweepMotion {
+    motion: crate::encounter::Motion,
     heading: f64,
 }
 
-impl SweepPose {
-    fn of(v: &Vehicle) -> SweepPose {
-        SweepPose {
-            pose: crate::encounter::Pose::of(v),
+/// A vehicle's position (m) and [`SweepMotion`].
+fn sweep_record(v: &Vehicle) -> (nalgebra::Vector2<f64>, SweepMotion) {
+    let (p, motion) = crate::encounter::Pose::split(v);
+    (
+        p,
+        SweepMotion {
+            motion,
             heading: v.nav().heading,
-        }
-    }
+        },
+    )
 }
 
-impl AsRef<crate::encounter::Pose> for SweepPose {
-    fn as_ref(&self) -> &crate::encounter::Pose {
-        &self.pose
+impl AsRef<crate::encounter::Motion> for SweepMotion {
+    fn as_ref(&self) -> &crate::encounter::Motion {
+        &self.motion
     }
 }
 
@@ -832,9 +835,8 @@ impl Sweep {
         let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
         let reach = self.spec.reach.clone();
         let rv = self.reach_vehicle;
-        let mut on_step = |k: u64, t: f64, recs: &[SweepPose]| {
-            for (i, r) in recs.iter().enumerate() {
-                let p = &r.pose;
+        let mut on_step = |k: u64, t: f64, pos: &[nalgebra::Vector2<f64>], recs: &[SweepMotion]| {
+            for (i, (p, r)) in pos.iter().zip(recs).enumerate() {
                 if k == 0 {
                     last.push((p.x, p.y));
                 } else {
@@ -853,7 +855,7 @@ impl Sweep {
                 }
             }
             if let Some(tr) = tracker.as_mut() {
-                crate::encounter::observe_poses(tr, t, recs, |_| {});
+                crate::encounter::observe_split(tr, t, pos, recs, |_| {});
             }
             if let Some(r) = &reach {
                 if reach_time.is_nan() {
@@ -867,12 +869,12 @@ impl Sweep {
         let summary = match files {
             // No rows: the blocked loop (chunks of vehicles through several
             // iterations at a time, src/replay/mod.rs).
-            None => crate::replay::run_fleet_recorded(
+            None => crate::replay::run_fleet_split(
                 &m,
                 crate::replay::NoRows,
                 None,
                 |_, _| {},
-                SweepPose::of,
+                sweep_record,
                 on_step,
             )?,
             Some(f) => {
@@ -882,7 +884,7 @@ impl Sweep {
                 };
                 let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
-                let mut recs = Vec::with_capacity(n);
+                let (mut pos, mut recs) = (Vec::with_capacity(n), Vec::with_capacity(n));
                 let s = crate::replay::run_into(
                     &m,
                     f.format,
@@ -890,9 +892,14 @@ impl Sweep {
                     None,
                     |_, _| {},
                     |k, t, vs: &[Vehicle]| {
+                        pos.clear();
                         recs.clear();
-                        recs.extend(vs.iter().map(SweepPose::of));
-                        on_step(k, t, &recs);
+                        for v in vs {
+                            let (p, r) = sweep_record(v);
+                            pos.push(p);
+                            recs.push(r);
+                        }
+                        on_step(k, t, &pos, &recs);
                     },
                 )
                 .map_err(context)?;

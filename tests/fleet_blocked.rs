@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use usim::encounter::{observe_fleet, observe_poses, Event, Pose, Tracker};
+use usim::encounter::{observe_fleet, observe_poses, observe_split, Event, Motion, Pose, Tracker};
 use usim::mission::Mission;
 use usim::model::Vehicle;
 use usim::replay::NoRows;
@@ -148,9 +148,44 @@ fn blocked(m: &Mission) -> Seen {
     }
 }
 
+/// The blocked loop with the records in two arrays (positions; motions
+/// and state hashes), as sweeps and the scaling script run it.
+fn blocked_split(m: &Mission) -> Seen {
+    let mut tr = Tracker::new(m.encounters.expect("ranges"));
+    let (mut steps, mut events, mut progress) = (Vec::new(), Vec::new(), Vec::new());
+    let mut motions: Vec<Motion> = Vec::new();
+    let summary = usim::replay::run_fleet_split(
+        m,
+        NoRows,
+        None,
+        |k, n| progress.push((k, n)),
+        |v| {
+            let (p, motion) = Pose::split(v);
+            (p, (motion, state(v)))
+        },
+        |k, t, pos, recs: &[(Motion, u64)]| {
+            steps.push((k, t, recs.iter().map(|r| r.1).collect()));
+            motions.clear();
+            motions.extend(recs.iter().map(|r| r.0));
+            observe_split(&mut tr, t, pos, &motions, |e| events.push(e));
+        },
+    )
+    .unwrap();
+    Seen {
+        steps,
+        events,
+        summary,
+        progress,
+    }
+}
+
 fn assert_same(m: &Mission) {
     let want = unblocked(m);
-    let got = blocked(m);
+    assert_matches(&want, &blocked(m), m);
+    assert_matches(&want, &blocked_split(m), m);
+}
+
+fn assert_matches(want: &Seen, got: &Seen, m: &Mission) {
     assert_eq!(want.steps.len() as u64, m.steps + 1);
     let ks: Vec<u64> = got.steps.iter().map(|s| s.0).collect();
     assert_eq!(ks, (0..=m.steps).collect::<Vec<_>>(), "iterations in order");

@@ -605,22 +605,41 @@ fn block_steps(per_step: usize) -> usize {
 
 /// Step the vehicles `vs` (one chunk of the fleet) through the iterations
 /// at vehicle clocks `clocks` (s), writing `record` of each after each
-/// iteration `j` into `rows[j]` (one slot per vehicle of the chunk).
-fn step_block<R>(
+/// iteration `j` into `rows_a[j]` and `rows_b[j]` (one slot per vehicle of
+/// the chunk).
+fn step_block<A, B>(
     vs: &mut [Vehicle],
     clocks: &[f64],
-    rows: &mut [&mut [R]],
-    record: &(impl Fn(&Vehicle) -> R + Sync),
+    rows_a: &mut [&mut [A]],
+    rows_b: &mut [&mut [B]],
+    record: &(impl Fn(&Vehicle) -> (A, B) + Sync),
 ) {
-    for (&clock, row) in clocks.iter().zip(rows.iter_mut()) {
+    for ((&clock, row_a), row_b) in clocks.iter().zip(rows_a.iter_mut()).zip(rows_b.iter_mut()) {
         for i in 0..vs.len() {
             if let Some(next) = vs.get(i + PREFETCH_AHEAD) {
                 next.prefetch_step();
             }
             vs[i].step(clock);
-            row[i] = record(&vs[i]);
+            let (a, b) = record(&vs[i]);
+            row_a[i] = a;
+            row_b[i] = b;
         }
     }
+}
+
+/// `buf`'s first `steps` rows of `n` slots cut into the pieces of each
+/// chunk of [`BLOCK_VEHICLES`] vehicles: `parts[c][j]` is chunk `c`'s
+/// slots in row `j`.
+fn chunk_rows<T>(buf: &mut [T], n: usize, steps: usize) -> Vec<Vec<&mut [T]>> {
+    let mut parts: Vec<Vec<&mut [T]>> = (0..n.div_ceil(BLOCK_VEHICLES))
+        .map(|_| Vec::with_capacity(steps))
+        .collect();
+    for row in buf[..steps * n].chunks_mut(n) {
+        for (c, piece) in row.chunks_mut(BLOCK_VEHICLES).enumerate() {
+            parts[c].push(piece);
+        }
+    }
+    parts
 }
 
 /// [`run_fleet`] for a caller that needs, after each iteration, only a
@@ -628,7 +647,32 @@ fn step_block<R>(
 /// `encounter::observe_poses`): `on_step(k, t, records)` gets
 /// `records[i]` of vehicle `i` after iteration `k` (mission time `t`, s),
 /// for `k` = 0, 1, …, steps in order; rows, posts log, summary and
-/// progress as [`run_fleet`].
+/// progress as [`run_fleet`]. See [`run_fleet_split`], which this is
+/// with nothing in the second array.
+pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
+    mission: &Mission,
+    out: O,
+    posts: Option<&mut dyn Write>,
+    progress: impl FnMut(u64, u64),
+    record: impl Fn(&Vehicle) -> R + Sync,
+    mut on_step: impl FnMut(u64, f64, &[R]),
+) -> std::io::Result<Summary> {
+    run_fleet_split(
+        mission,
+        out,
+        posts,
+        progress,
+        |v| (record(v), ()),
+        |k, t, recs, _| on_step(k, t, recs),
+    )
+}
+
+/// [`run_fleet_recorded`] with each vehicle's record in two parts kept in
+/// two arrays: `record(&vehicle)` gives `(a, b)`, and `on_step(k, t, a,
+/// b)` gets `a[i]` and `b[i]` of vehicle `i` after iteration `k`. An
+/// observer that reads one part of every vehicle and the other of a few
+/// (the encounter tracker: positions of all, motions of close pairs)
+/// reads a compact array.
 ///
 /// Vehicles do not interact: each one's results depend only on its own
 /// sequence of posts and steps. So when nothing is needed from the
@@ -637,35 +681,45 @@ fn step_block<R>(
 /// [`BLOCK_VEHICLES`] vehicles runs through up to [`BLOCK_STEPS`]
 /// iterations (fewer for large records: the records of a block stay
 /// within [`BLOCK_RECORD_BYTES`], and within a core's L2 when at least 4
-/// iterations allow), then the next chunk; a block ends before any iteration a post is due
-/// at, and the posts are delivered between blocks, in file order, as
-/// [`run_fleet`] does. Then `on_step` runs once per iteration of the
-/// block, in order. Every vehicle gets the same calls with the same clocks
-/// as in [`run_fleet`], so records, events and summaries are identical;
-/// a fleet too large for the caches is read from memory once per block
-/// instead of once per iteration. Otherwise it runs [`run_fleet`],
-/// recording every vehicle after each iteration.
-pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
+/// iterations allow), then the next chunk; a block ends before any
+/// iteration a post is due at, and the posts are delivered between blocks,
+/// in file order, as [`run_fleet`] does. Then `on_step` runs once per
+/// iteration of the block, in order. Every vehicle gets the same calls
+/// with the same clocks as in [`run_fleet`], so records, events and
+/// summaries are identical; a fleet too large for the caches is read from
+/// memory once per block instead of once per iteration. Otherwise it runs
+/// [`run_fleet`], recording every vehicle after each iteration.
+pub fn run_fleet_split<O, A, B>(
     mission: &Mission,
     mut out: O,
     posts: Option<&mut dyn Write>,
     mut progress: impl FnMut(u64, u64),
-    record: impl Fn(&Vehicle) -> R + Sync,
-    mut on_step: impl FnMut(u64, f64, &[R]),
-) -> std::io::Result<Summary> {
+    record: impl Fn(&Vehicle) -> (A, B) + Sync,
+    mut on_step: impl FnMut(u64, f64, &[A], &[B]),
+) -> std::io::Result<Summary>
+where
+    O: Output,
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+{
     if posts.is_some() || out.wants_rows() || out.wants_publications() {
-        let mut recs: Vec<R> = Vec::new();
+        let (mut recs_a, mut recs_b): (Vec<A>, Vec<B>) = (Vec::new(), Vec::new());
         return run_fleet(mission, out, posts, progress, |k, t, vs| {
-            recs.clear();
-            recs.extend(vs.iter().map(&record));
-            on_step(k, t, &recs);
+            recs_a.clear();
+            recs_b.clear();
+            for v in vs {
+                let (a, b) = record(v);
+                recs_a.push(a);
+                recs_b.push(b);
+            }
+            on_step(k, t, &recs_a, &recs_b);
         });
     }
     let n = mission.vehicle_count();
     let mut vehicles = make_fleet(mission);
     let mut summary = Summary::default();
-    let mut buf: Vec<R> = vehicles.iter().map(&record).collect();
-    on_step(0, 0.0, &buf);
+    let (mut buf_a, mut buf_b): (Vec<A>, Vec<B>) = vehicles.iter().map(&record).unzip();
+    on_step(0, 0.0, &buf_a, &buf_b);
 
     let order = post_order(mission);
     let mut next = 0;
@@ -673,9 +727,10 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
     let steps = mission.steps;
     let mut times = RelTimes::new(mission);
     let parallel = vehicles.len() >= PARALLEL_FLEET && rayon::current_num_threads() > 1;
-    let block = block_steps(n.saturating_mul(std::mem::size_of::<R>()));
-    if let Some(&first) = buf.first() {
-        buf.resize(block * n, first);
+    let block = block_steps(n.saturating_mul(std::mem::size_of::<(A, B)>()));
+    if let (Some(&a), Some(&b)) = (buf_a.first(), buf_b.first()) {
+        buf_a.resize(block * n, a);
+        buf_b.resize(block * n, b);
     }
     // Mission times of the block's iterations, s, and the one computed
     // past a block's end (a post is due there).
@@ -709,31 +764,29 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
         clocks.clear();
         clocks.extend(rels.iter().map(|r| mission.start_time + r));
         if n > 0 {
-            // For each chunk of vehicles, its slots in each iteration's
-            // records.
-            let mut parts: Vec<Vec<&mut [R]>> = (0..n.div_ceil(BLOCK_VEHICLES))
-                .map(|_| Vec::with_capacity(rels.len()))
-                .collect();
-            for row in buf[..rels.len() * n].chunks_mut(n) {
-                for (c, piece) in row.chunks_mut(BLOCK_VEHICLES).enumerate() {
-                    parts[c].push(piece);
-                }
-            }
+            let mut parts_a = chunk_rows(&mut buf_a, n, rels.len());
+            let mut parts_b = chunk_rows(&mut buf_b, n, rels.len());
             if parallel {
                 use rayon::prelude::*;
                 vehicles
                     .par_chunks_mut(BLOCK_VEHICLES)
-                    .zip(parts.par_iter_mut())
-                    .for_each(|(vs, rows)| step_block(vs, &clocks, rows, &record));
+                    .zip(parts_a.par_iter_mut())
+                    .zip(parts_b.par_iter_mut())
+                    .for_each(|((vs, ra), rb)| step_block(vs, &clocks, ra, rb, &record));
             } else {
-                for (vs, rows) in vehicles.chunks_mut(BLOCK_VEHICLES).zip(parts.iter_mut()) {
-                    step_block(vs, &clocks, rows, &record);
+                for ((vs, ra), rb) in vehicles
+                    .chunks_mut(BLOCK_VEHICLES)
+                    .zip(parts_a.iter_mut())
+                    .zip(parts_b.iter_mut())
+                {
+                    step_block(vs, &clocks, ra, rb, &record);
                 }
             }
         }
         for (j, &r) in rels.iter().enumerate() {
             let kj = k + j as u64;
-            on_step(kj, r, &buf[j * n..(j + 1) * n]);
+            let rows = j * n..(j + 1) * n;
+            on_step(kj, r, &buf_a[rows.clone()], &buf_b[rows]);
             if kj % 4096 == 0 {
                 progress(kj, steps);
             }
