@@ -282,24 +282,32 @@ struct Stamped {
 }
 
 /// The embedded PID engine (`PIDEngine`, docs/v22.md §4).
+///
+/// The C++ keeps the current heading, speed, depth and pitch as stamped
+/// inputs, but its step overwrites them from the NAV record (stamped with
+/// the clock before the step) before any use, and `NAV_HEADING` by mail is
+/// overwritten the same way (docs/v22.md §3): [`PidEngine::step`] reads
+/// them straight from its [`NavInput`] and the previous clock.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PidEngine {
-    /// Configuration.
-    pub settings: PidSettings,
+    /// Configuration (fixed at construction but for `speed_factor`, which
+    /// [`PidEngine::set_speed_factor`] changes with the cached thrust).
+    settings: PidSettings,
     clock: f64,
-    cur_heading: Stamped,
-    cur_speed: Stamped,
-    cur_depth: Stamped,
-    cur_pitch: Stamped,
     des_heading: Stamped,
     des_speed: Stamped,
     des_depth: Stamped,
     thrust_memory: f64,
-    /// `des_heading.t == 0 || des_speed.t == 0`, kept up to date by every
-    /// change of those stamps (the step's readiness test reads one flag).
-    des_unset: bool,
-    /// `des_depth.t == 0`, likewise.
-    des_depth_unset: bool,
+    /// A helm stamp the step needs is 0 (`des_heading.t == 0 ||
+    /// des_speed.t == 0`, or with depth control `des_depth.t == 0`), kept
+    /// up to date by every change of those stamps: the step's readiness
+    /// test reads one flag and the clock.
+    unready: bool,
+    /// With `speed_factor ≠ 0`, the step's thrust: `desired speed ×
+    /// factor`, 0 below 0.01 or NaN, clipped to `maxthrust` (docs/v22.md
+    /// §4.4), computed when the desired speed or the factor changes (the
+    /// same operations on the same numbers as the C++ does every step).
+    factor_thrust: f64,
     override_on: bool,
     bias_t: f64,
     bias_side: f64,
@@ -318,23 +326,24 @@ impl PidEngine {
             speed: ScalarPid::new(settings.speed),
             depth: ScalarPid::new(settings.depth),
             pitch: ScalarPid::new(settings.pitch),
+            factor_thrust: factor_thrust(0.0, &settings),
             settings,
             clock: 0.0,
-            cur_heading: Stamped::default(),
-            cur_speed: Stamped::default(),
-            cur_depth: Stamped::default(),
-            cur_pitch: Stamped::default(),
             des_heading: Stamped::default(),
             des_speed: Stamped::default(),
             des_depth: Stamped::default(),
             thrust_memory: 0.0,
-            des_unset: true,
-            des_depth_unset: true,
+            unready: true,
             override_on: true,
             bias_t: 0.0,
             bias_side: 1.0,
             pending: Vec::new(),
         }
+    }
+
+    /// The configuration.
+    pub fn settings(&self) -> &PidSettings {
+        &self.settings
     }
 
     /// `DESIRED_HEADING`, degrees (stamped with the PID clock), kept as
@@ -355,6 +364,7 @@ impl PidEngine {
     /// `DESIRED_SPEED`, m/s.
     pub fn set_desired_speed(&mut self, v: f64) {
         self.des_speed = Stamped { v, t: self.clock };
+        self.factor_thrust = factor_thrust(v, &self.settings);
         self.restamped();
     }
 
@@ -364,24 +374,25 @@ impl PidEngine {
         self.restamped();
     }
 
-    /// Bring `des_unset` and `des_depth_unset` up to date
-    /// after a helm stamp changed.
+    /// Bring `unready` up to date after a helm stamp changed.
     fn restamped(&mut self) {
-        self.des_unset = self.des_heading.t == 0.0 || self.des_speed.t == 0.0;
-        self.des_depth_unset = self.des_depth.t == 0.0;
+        self.unready = self.des_heading.t == 0.0
+            || self.des_speed.t == 0.0
+            || (self.settings.depth_control && self.des_depth.t == 0.0);
     }
 
-    /// `NAV_HEADING` as a PID input (overwritten by the next step).
+    /// `NAV_HEADING` as a PID input, degrees: accepted and without effect.
+    /// The C++ stores `angle360(v)` stamped with the PID clock, and its
+    /// next step overwrites both from the NAV record before any use
+    /// (docs/v22.md §3), so nothing is kept.
     pub fn set_nav_heading(&mut self, v: f64) {
-        self.cur_heading = Stamped {
-            v: super::angles::angle360(v),
-            t: self.clock,
-        };
+        let _ = v;
     }
 
     /// `SPEED_FACTOR` (taken as is, negative values too).
     pub fn set_speed_factor(&mut self, v: f64) {
         self.settings.speed_factor = v;
+        self.factor_thrust = factor_thrust(self.des_speed.v, &self.settings);
     }
 
     /// `MOOS_MANUAL_OVERRIDE` (docs/v22.md §4.8): `true`/`false`,
@@ -397,11 +408,9 @@ impl PidEngine {
             }
             "false" => {
                 if self.override_on {
+                    // (the C++ zeroes the current inputs' stamps too: the
+                    // next step restamps them before any use)
                     for st in [
-                        &mut self.cur_heading,
-                        &mut self.cur_speed,
-                        &mut self.cur_depth,
-                        &mut self.cur_pitch,
                         &mut self.des_heading,
                         &mut self.des_speed,
                         &mut self.des_depth,
@@ -434,34 +443,17 @@ impl PidEngine {
     pub fn step(&mut self, t_s: f64, nav: NavInput, posts: &mut Vec<PidPost>) -> PidOutput {
         let s = &self.settings;
         let dc = s.depth_control;
-        self.cur_heading = Stamped {
-            v: nav.heading,
-            t: self.clock,
-        };
-        self.cur_speed = Stamped {
-            v: nav.speed,
-            t: self.clock,
-        };
-        if dc {
-            self.cur_depth = Stamped {
-                v: nav.depth,
-                t: self.clock,
-            };
-            self.cur_pitch = Stamped {
-                v: nav.pitch,
-                t: self.clock,
-            };
-        }
+        // The current inputs are the NAV record's, stamped with the clock
+        // before this step (`prev`), as the C++ stamps them.
+        let prev = self.clock;
         self.clock = t_s;
         if !self.pending.is_empty() {
             posts.append(&mut self.pending);
         }
         let mut out = PidOutput::default();
-        // The nav inputs were all just stamped with the previous clock, so
-        // "a nav stamp is 0" is "that clock is 0".
-        // (the helm's stamps through their flags, kept by every change)
-        let missing = self.des_unset || self.cur_heading.t == 0.0 || (dc && self.des_depth_unset);
-        if missing {
+        // (the helm's stamps through their flag, kept by every change; the
+        // nav stamps are all `prev`)
+        if self.unready || prev == 0.0 {
             return out;
         }
         if !s.simulation {
@@ -475,35 +467,34 @@ impl PidEngine {
             };
             check("DesHdg", self.des_heading.t, s.tardy_helm);
             check("DesSpd", self.des_speed.t, s.tardy_helm);
-            check("NavHdg", self.cur_heading.t, s.tardy_nav);
-            check("NavSpd", self.cur_speed.t, s.tardy_nav);
+            check("NavHdg", prev, s.tardy_nav);
+            check("NavSpd", prev, s.tardy_nav);
             if dc {
                 check("DesDepth", self.des_depth.t, s.tardy_helm);
-                check("NavDep", self.cur_depth.t, s.tardy_nav);
-                check("NavPitch", self.cur_pitch.t, s.tardy_nav);
+                check("NavDep", prev, s.tardy_nav);
+                check("NavPitch", prev, s.tardy_nav);
             }
             if stale {
                 return out;
             }
         }
         // thrust (docs/v22.md §4.4)
-        let mut t = if s.speed_factor != 0.0 {
-            self.des_speed.v * s.speed_factor
+        let t = if s.speed_factor != 0.0 {
+            self.factor_thrust
         } else {
-            let err = self.des_speed.v - self.cur_speed.v;
-            self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0)
+            let err = self.des_speed.v - nav.speed;
+            thrust_limits(
+                self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
+                s.max_thrust,
+            )
         };
-        if t < 0.01 || t.is_nan() {
-            t = 0.0; // (a NaN guard too)
-        }
-        t = clip(t, s.max_thrust);
         self.thrust_memory = t;
         out.thrust = t;
         if t > 0.0 {
             // rudder (§4.5); `des_heading.v` is stored wrapped to (−180,
             // 180] (the C++ wraps it here: the same number, see
             // `set_desired_heading`)
-            let err = angle180(self.cur_heading.v - self.des_heading.v);
+            let err = angle180(nav.heading - self.des_heading.v);
             // `x·(−1.0)` in the C++: negation is the same number
             let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
             let mut d = t_s - self.bias_t;
@@ -525,15 +516,30 @@ impl PidEngine {
             out.rudder = finite_or_zero(clip(r, s.max_rudder));
             if dc {
                 // elevator (§4.6)
-                let err = self.cur_depth.v - self.des_depth.v;
+                let err = nav.depth - self.des_depth.v;
                 let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
-                let u = self.pitch.run(self.cur_pitch.v - p, t_s).unwrap_or(0.0);
+                let u = self.pitch.run(nav.pitch - p, t_s).unwrap_or(0.0);
                 let e = u * 180.0 / MOOS_PI;
                 out.elevator = finite_or_zero(clip(e, s.max_elevator));
             }
         }
         out
     }
+}
+
+/// The thrust's lower limit and clip (docs/v22.md §4.4): 0 below 0.01 or
+/// NaN, then clipped to `max` percent.
+fn thrust_limits(mut t: f64, max: f64) -> f64 {
+    if t < 0.01 || t.is_nan() {
+        t = 0.0; // (a NaN guard too)
+    }
+    clip(t, max)
+}
+
+/// The thrust with `speed_factor ≠ 0` for desired speed `v` (m/s), percent:
+/// `v × factor` through [`thrust_limits`].
+fn factor_thrust(v: f64, s: &PidSettings) -> f64 {
+    thrust_limits(v * s.speed_factor, s.max_thrust)
 }
 
 fn finite_or_zero(v: f64) -> f64 {
