@@ -8,6 +8,7 @@
 //! Every arithmetic expression follows the C++'s evaluation order so the
 //! outputs are bit-identical with the reference runs.
 use super::angles::angle180;
+use super::Record;
 
 /// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
 #[allow(clippy::approx_constant)] // MOOS's own truncated value, on purpose
@@ -251,19 +252,6 @@ pub enum PidPost {
     Stale(&'static str, f64),
 }
 
-/// The navigation values the PID reads (the NAV record before the step).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NavInput {
-    /// Heading, degrees.
-    pub heading: f64,
-    /// Stored speed, m/s.
-    pub speed: f64,
-    /// Depth, m.
-    pub depth: f64,
-    /// Pitch, radians.
-    pub pitch: f64,
-}
-
 /// The outputs of one PID step.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PidOutput {
@@ -287,7 +275,7 @@ struct Stamped {
 /// inputs, but its step overwrites them from the NAV record (stamped with
 /// the clock before the step) before any use, and `NAV_HEADING` by mail is
 /// overwritten the same way (docs/v22.md §3): [`PidEngine::step`] reads
-/// them straight from its [`NavInput`] and the previous clock.
+/// them straight from the record it is given and the previous clock.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PidEngine {
     /// Configuration (fixed at construction but for `speed_factor`, which
@@ -437,10 +425,12 @@ impl PidEngine {
         self.thrust_memory
     }
 
-    /// One PID step at time `t_s` from `nav`; the engine's postings of the
-    /// step are appended to `posts` (pending mail postings first).
+    /// One PID step at time `t_s` from `nav` (the NAV record before the
+    /// step: its heading, stored speed, depth and pitch are the current
+    /// inputs); the engine's postings of the step are appended to `posts`
+    /// (pending mail postings first).
     #[inline]
-    pub fn step(&mut self, t_s: f64, nav: NavInput, posts: &mut Vec<PidPost>) -> PidOutput {
+    pub fn step(&mut self, t_s: f64, nav: &Record, posts: &mut Vec<PidPost>) -> PidOutput {
         let s = &self.settings;
         let dc = s.depth_control;
         // The current inputs are the NAV record's, stamped with the clock
@@ -665,12 +655,11 @@ mod tests {
         })
     }
 
-    fn nav(h: f64) -> NavInput {
-        NavInput {
+    fn nav(h: f64) -> Record {
+        Record {
             heading: h,
             speed: 1.0,
-            depth: 0.0,
-            pitch: 0.0,
+            ..Record::default()
         }
     }
 
@@ -716,10 +705,10 @@ mod tests {
         let mut e = heading_engine();
         let mut posts = Vec::new();
         // first step: nothing received yet -> zeros
-        assert_eq!(e.step(1.0, nav(350.0), &mut posts), PidOutput::default());
+        assert_eq!(e.step(1.0, &nav(350.0), &mut posts), PidOutput::default());
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
-        let o = e.step(1.1, nav(350.0), &mut posts);
+        let o = e.step(1.1, &nav(350.0), &mut posts);
         // error angle180(350 - 10) = -20, rudder = -(kp·ε) = +20 (starboard)
         assert_eq!(o.rudder, 20.0);
         assert_eq!(o.thrust, 40.0);
@@ -732,22 +721,22 @@ mod tests {
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
         let mut posts = Vec::new();
-        assert_eq!(e.step(0.1, nav(0.0), &mut posts).thrust, 0.0);
-        assert_eq!(e.step(0.2, nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(0.1, &nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(0.2, &nav(0.0), &mut posts).thrust, 0.0);
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
-        assert_eq!(e.step(0.3, nav(0.0), &mut posts).thrust, 40.0);
+        assert_eq!(e.step(0.3, &nav(0.0), &mut posts).thrust, 40.0);
     }
 
     #[test]
     fn stale_helm_posts_and_zeroes_outputs_but_keeps_memory() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(2.0);
-        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 40.0);
-        let o = e.step(3.5, nav(0.0), &mut posts);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 40.0);
+        let o = e.step(3.5, &nav(0.0), &mut posts);
         assert_eq!(o, PidOutput::default());
         assert_eq!(e.thrust_memory(), 40.0);
         let texts: Vec<String> = posts
@@ -772,23 +761,44 @@ mod tests {
     fn thrust_below_one_hundredth_is_zero_and_clipped_to_max() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(0.0004); // 0.008 % < 0.01
-        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 0.0);
         e.set_desired_speed(9.0); // 180 % -> 100
-        assert_eq!(e.step(1.2, nav(0.0), &mut posts).thrust, 100.0);
+        assert_eq!(e.step(1.2, &nav(0.0), &mut posts).thrust, 100.0);
+    }
+
+    #[test]
+    fn speed_factor_by_mail_rescales_the_held_desired_speed() {
+        // docs/v22.md §4.4: thrust = desired speed × factor, read in every
+        // step; the engine computes it on receipt, so a new factor (or a
+        // new speed) must show in the next step
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        e.step(1.0, &nav(0.0), &mut posts);
+        e.set_desired_heading(0.0);
+        e.set_desired_speed(2.0);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 40.0);
+        e.set_speed_factor(10.0);
+        assert_eq!(e.step(1.2, &nav(0.0), &mut posts).thrust, 20.0);
+        e.set_speed_factor(-10.0); // negative: below 0.01, so 0
+        assert_eq!(e.step(1.3, &nav(0.0), &mut posts).thrust, 0.0);
+        e.set_speed_factor(10.0);
+        e.set_desired_speed(3.0);
+        assert_eq!(e.step(1.4, &nav(0.0), &mut posts).thrust, 30.0);
+        assert_eq!(e.thrust_memory(), 30.0);
     }
 
     #[test]
     fn manual_override_false_resets_stamps_and_posts() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(2.0);
         assert!(e.manual_override("FALSE"));
-        let o = e.step(1.1, nav(0.0), &mut posts);
+        let o = e.step(1.1, &nav(0.0), &mut posts);
         assert_eq!(o.thrust, 0.0);
         assert_eq!(posts, [PidPost::HasControl(true)]);
         assert!(e.manual_override("true"));

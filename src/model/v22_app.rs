@@ -8,7 +8,7 @@
 //! nothing for the strings.
 use super::angles::{angle360, snap_to_step};
 use super::handshake::{Handshake, Report};
-use super::pid::{NavInput, PidEngine, PidOutput, PidPost};
+use super::pid::{PidEngine, PidOutput, PidPost};
 use super::sailing::Sailing;
 use super::wormhole::WormholeSet;
 use super::{drift, Params, PubValue, Publication, Record, Vehicle};
@@ -379,24 +379,21 @@ impl Vehicle {
         }
         let st = &mut self.v22;
         if let Some(pid) = st.pid.as_mut() {
-            let nav = NavInput {
-                heading: self.nav.heading,
-                speed: self.nav.speed,
-                depth: self.nav.depth,
-                pitch: self.nav.pitch,
-            };
-            let out = pid.step(t_s, nav, &mut st.pid_posts);
-            st.des_out_at = st.events.len();
-            if !st.pid_posts.is_empty() {
-                st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
-            }
+            let out = pid.step(t_s, &self.nav, &mut st.pid_posts);
             st.pid_out = Some(out);
+            st.des_out_at = st.events.len();
             // apply_actuator's V22 rules for the rudder and the thrust
             if !self.mode_diff {
                 self.set_rudder(out.rudder, t_s);
                 self.thrust = out.thrust;
             }
             self.elevator = out.elevator;
+            // the PID's postings after the outputs are applied (the outputs
+            // are not live across the growth of `events`: no spills)
+            let st = &mut self.v22;
+            if !st.pid_posts.is_empty() {
+                st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
+            }
         } else {
             st.pid_out = None;
         }
