@@ -46,8 +46,15 @@ pub struct Gains {
 /// One PID loop (MOOS's `ScalarPID`, docs/v22.md §5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScalarPid {
-    /// Gains and limits.
-    pub gains: Gains,
+    /// Gains and limits (fixed at construction, with the three below).
+    gains: Gains,
+    /// `ki > 0`: the integral term runs (otherwise Σ stays +0.0, as the
+    /// C++ sets it to 0 in every call).
+    integrating: bool,
+    /// |integral limit|.
+    ilim: f64,
+    /// |output limit|.
+    olim: f64,
     /// `Run` called before (the first call only primes the loop).
     primed: bool,
     prev_err: f64,
@@ -68,7 +75,6 @@ pub struct ScalarPid {
     full: bool,
     integral: f64,
     err_dot: f64,
-    dt: f64,
 }
 
 impl ScalarPid {
@@ -76,8 +82,16 @@ impl ScalarPid {
     pub fn new(gains: Gains) -> ScalarPid {
         ScalarPid {
             gains,
+            integrating: gains.ki > 0.0,
+            ilim: gains.integral_limit.abs(),
+            olim: gains.output_limit.abs(),
             ..ScalarPid::default()
         }
+    }
+
+    /// The gains and limits.
+    pub fn gains(&self) -> Gains {
+        self.gains
     }
 
     /// The integral term Σ as it stands.
@@ -101,17 +115,20 @@ impl ScalarPid {
         if (err - err) + (t_s - t_s) != 0.0 {
             return None;
         }
+        // the step of this call, s (the C++ keeps it in the loop: its first
+        // call, which only primes, integrates over the initial 0)
+        let mut dt = 0.0;
         if self.primed {
-            self.dt = t_s - self.prev_t;
+            dt = t_s - self.prev_t;
             // (one test for the two rare cases: dt is never NaN, t_s and
             // prev_t being finite)
-            if self.dt <= 0.0 {
-                if self.dt < 0.0 {
+            if dt <= 0.0 {
+                if dt < 0.0 {
                     return None;
                 }
                 return Some(self.output);
             }
-            let mut q = (err - self.prev_err) / self.dt;
+            let mut q = (err - self.prev_err) / dt;
             if !q.is_finite() {
                 q = 0.0; // overflow of a pathological error jump
             }
@@ -151,21 +168,19 @@ impl ScalarPid {
             self.primed = true;
             self.err_dot = 0.0;
         }
-        let g = self.gains;
-        if g.ki > 0.0 {
-            self.integral += (g.ki * err) * self.dt;
-            if self.integral.abs() >= g.integral_limit.abs() {
-                self.integral = int_sign(self.integral) * g.integral_limit.abs();
+        let g = &self.gains;
+        if self.integrating {
+            self.integral += (g.ki * err) * dt;
+            if self.integral.abs() >= self.ilim {
+                self.integral = int_sign(self.integral) * self.ilim;
             }
-        } else {
-            self.integral = 0.0;
-        }
-        if self.integral.is_nan() {
-            self.integral = 0.0;
+            if self.integral.is_nan() {
+                self.integral = 0.0;
+            }
         }
         let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
-        if o.abs() >= g.output_limit.abs() {
-            o = int_sign(o) * g.output_limit.abs();
+        if o.abs() >= self.olim {
+            o = int_sign(o) * self.olim;
         }
         if !o.is_finite() {
             o = 0.0;
@@ -291,11 +306,12 @@ pub struct PidEngine {
     /// up to date by every change of those stamps: the step's readiness
     /// test reads one flag and the clock.
     unready: bool,
-    /// With `speed_factor ≠ 0`, the step's thrust: `desired speed ×
-    /// factor`, 0 below 0.01 or NaN, clipped to `maxthrust` (docs/v22.md
-    /// §4.4), computed when the desired speed or the factor changes (the
-    /// same operations on the same numbers as the C++ does every step).
-    factor_thrust: f64,
+    /// With `speed_factor ≠ 0` (else `None`), the step's thrust: `desired
+    /// speed × factor`, 0 below 0.01 or NaN, clipped to `maxthrust`
+    /// (docs/v22.md §4.4), computed when the desired speed or the factor
+    /// changes (the same operations on the same numbers as the C++ does
+    /// every step).
+    factor_thrust: Option<f64>,
     override_on: bool,
     bias_t: f64,
     bias_side: f64,
@@ -469,14 +485,15 @@ impl PidEngine {
             }
         }
         // thrust (docs/v22.md §4.4)
-        let t = if s.speed_factor != 0.0 {
-            self.factor_thrust
-        } else {
-            let err = self.des_speed.v - nav.speed;
-            thrust_limits(
-                self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
-                s.max_thrust,
-            )
+        let t = match self.factor_thrust {
+            Some(t) => t,
+            None => {
+                let err = self.des_speed.v - nav.speed;
+                thrust_limits(
+                    self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
+                    s.max_thrust,
+                )
+            }
         };
         self.thrust_memory = t;
         out.thrust = t;
@@ -527,9 +544,10 @@ fn thrust_limits(mut t: f64, max: f64) -> f64 {
 }
 
 /// The thrust with `speed_factor ≠ 0` for desired speed `v` (m/s), percent:
-/// `v × factor` through [`thrust_limits`].
-fn factor_thrust(v: f64, s: &PidSettings) -> f64 {
-    thrust_limits(v * s.speed_factor, s.max_thrust)
+/// `v × factor` through [`thrust_limits`]; `None` with `speed_factor = 0`
+/// (the speed loop runs).
+fn factor_thrust(v: f64, s: &PidSettings) -> Option<f64> {
+    (s.speed_factor != 0.0).then(|| thrust_limits(v * s.speed_factor, s.max_thrust))
 }
 
 fn finite_or_zero(v: f64) -> f64 {
@@ -617,10 +635,14 @@ mod tests {
         assert_eq!(p.run(1.0, 13.0), Some(2.5)); // 3 >= 2.5 -> 2.5
         assert_eq!(p.run(-10.0, 14.0), Some(-2.5)); // 2.5 - 10 = -7.5 -> -2.5
         assert_eq!(p.integral(), -2.5);
-        // ki <= 0 resets the integral
-        p.gains.ki = 0.0;
-        assert_eq!(p.run(0.0, 15.0), Some(0.0));
-        assert_eq!(p.integral(), 0.0);
+        // ki <= 0 (or NaN): no integral, Σ = +0.0 in every call
+        for ki in [0.0, -1.0, f64::NAN] {
+            let mut p = pid(0.0, 0.0, ki, 2.5, 100.0);
+            for (k, e) in [1.0, -3.0, 5.0].into_iter().enumerate() {
+                assert_eq!(p.run(e, 10.0 + k as f64), Some(0.0));
+                assert_eq!(p.integral().to_bits(), 0.0f64.to_bits());
+            }
+        }
     }
 
     #[test]
