@@ -8,6 +8,7 @@
 //! Every arithmetic expression follows the C++'s evaluation order so the
 //! outputs are bit-identical with the reference runs.
 use super::angles::angle180;
+use super::Record;
 
 /// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
 #[allow(clippy::approx_constant)] // MOOS's own truncated value, on purpose
@@ -45,8 +46,15 @@ pub struct Gains {
 /// One PID loop (MOOS's `ScalarPID`, docs/v22.md §5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScalarPid {
-    /// Gains and limits.
-    pub gains: Gains,
+    /// Gains and limits (fixed at construction, with the three below).
+    gains: Gains,
+    /// `ki > 0`: the integral term runs (otherwise Σ stays +0.0, as the
+    /// C++ sets it to 0 in every call).
+    integrating: bool,
+    /// |integral limit|.
+    ilim: f64,
+    /// |output limit|.
+    olim: f64,
     /// `Run` called before (the first call only primes the loop).
     primed: bool,
     prev_err: f64,
@@ -67,7 +75,6 @@ pub struct ScalarPid {
     full: bool,
     integral: f64,
     err_dot: f64,
-    dt: f64,
 }
 
 impl ScalarPid {
@@ -75,8 +82,16 @@ impl ScalarPid {
     pub fn new(gains: Gains) -> ScalarPid {
         ScalarPid {
             gains,
+            integrating: gains.ki > 0.0,
+            ilim: gains.integral_limit.abs(),
+            olim: gains.output_limit.abs(),
             ..ScalarPid::default()
         }
+    }
+
+    /// The gains and limits.
+    pub fn gains(&self) -> Gains {
+        self.gains
     }
 
     /// The integral term Σ as it stands.
@@ -100,17 +115,20 @@ impl ScalarPid {
         if (err - err) + (t_s - t_s) != 0.0 {
             return None;
         }
+        // the step of this call, s (the C++ keeps it in the loop: its first
+        // call, which only primes, integrates over the initial 0)
+        let mut dt = 0.0;
         if self.primed {
-            self.dt = t_s - self.prev_t;
+            dt = t_s - self.prev_t;
             // (one test for the two rare cases: dt is never NaN, t_s and
             // prev_t being finite)
-            if self.dt <= 0.0 {
-                if self.dt < 0.0 {
+            if dt <= 0.0 {
+                if dt < 0.0 {
                     return None;
                 }
                 return Some(self.output);
             }
-            let mut q = (err - self.prev_err) / self.dt;
+            let mut q = (err - self.prev_err) / dt;
             if !q.is_finite() {
                 q = 0.0; // overflow of a pathological error jump
             }
@@ -150,21 +168,19 @@ impl ScalarPid {
             self.primed = true;
             self.err_dot = 0.0;
         }
-        let g = self.gains;
-        if g.ki > 0.0 {
-            self.integral += (g.ki * err) * self.dt;
-            if self.integral.abs() >= g.integral_limit.abs() {
-                self.integral = int_sign(self.integral) * g.integral_limit.abs();
+        let g = &self.gains;
+        if self.integrating {
+            self.integral += (g.ki * err) * dt;
+            if self.integral.abs() >= self.ilim {
+                self.integral = int_sign(self.integral) * self.ilim;
             }
-        } else {
-            self.integral = 0.0;
-        }
-        if self.integral.is_nan() {
-            self.integral = 0.0;
+            if self.integral.is_nan() {
+                self.integral = 0.0;
+            }
         }
         let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
-        if o.abs() >= g.output_limit.abs() {
-            o = int_sign(o) * g.output_limit.abs();
+        if o.abs() >= self.olim {
+            o = int_sign(o) * self.olim;
         }
         if !o.is_finite() {
             o = 0.0;
@@ -251,19 +267,6 @@ pub enum PidPost {
     Stale(&'static str, f64),
 }
 
-/// The navigation values the PID reads (the NAV record before the step).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NavInput {
-    /// Heading, degrees.
-    pub heading: f64,
-    /// Stored speed, m/s.
-    pub speed: f64,
-    /// Depth, m.
-    pub depth: f64,
-    /// Pitch, radians.
-    pub pitch: f64,
-}
-
 /// The outputs of one PID step.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PidOutput {
@@ -282,24 +285,33 @@ struct Stamped {
 }
 
 /// The embedded PID engine (`PIDEngine`, docs/v22.md §4).
+///
+/// The C++ keeps the current heading, speed, depth and pitch as stamped
+/// inputs, but its step overwrites them from the NAV record (stamped with
+/// the clock before the step) before any use, and `NAV_HEADING` by mail is
+/// overwritten the same way (docs/v22.md §3): [`PidEngine::step`] reads
+/// them straight from the record it is given and the previous clock.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PidEngine {
-    /// Configuration.
-    pub settings: PidSettings,
+    /// Configuration (fixed at construction but for `speed_factor`, which
+    /// [`PidEngine::set_speed_factor`] changes with the cached thrust).
+    settings: PidSettings,
     clock: f64,
-    cur_heading: Stamped,
-    cur_speed: Stamped,
-    cur_depth: Stamped,
-    cur_pitch: Stamped,
     des_heading: Stamped,
     des_speed: Stamped,
     des_depth: Stamped,
     thrust_memory: f64,
-    /// `des_heading.t == 0 || des_speed.t == 0`, kept up to date by every
-    /// change of those stamps (the step's readiness test reads one flag).
-    des_unset: bool,
-    /// `des_depth.t == 0`, likewise.
-    des_depth_unset: bool,
+    /// A helm stamp the step needs is 0 (`des_heading.t == 0 ||
+    /// des_speed.t == 0`, or with depth control `des_depth.t == 0`), kept
+    /// up to date by every change of those stamps: the step's readiness
+    /// test reads one flag and the clock.
+    unready: bool,
+    /// With `speed_factor ≠ 0` (else `None`), the step's thrust: `desired
+    /// speed × factor`, 0 below 0.01 or NaN, clipped to `maxthrust`
+    /// (docs/v22.md §4.4), computed when the desired speed or the factor
+    /// changes (the same operations on the same numbers as the C++ does
+    /// every step).
+    factor_thrust: Option<f64>,
     override_on: bool,
     bias_t: f64,
     bias_side: f64,
@@ -318,23 +330,24 @@ impl PidEngine {
             speed: ScalarPid::new(settings.speed),
             depth: ScalarPid::new(settings.depth),
             pitch: ScalarPid::new(settings.pitch),
+            factor_thrust: factor_thrust(0.0, &settings),
             settings,
             clock: 0.0,
-            cur_heading: Stamped::default(),
-            cur_speed: Stamped::default(),
-            cur_depth: Stamped::default(),
-            cur_pitch: Stamped::default(),
             des_heading: Stamped::default(),
             des_speed: Stamped::default(),
             des_depth: Stamped::default(),
             thrust_memory: 0.0,
-            des_unset: true,
-            des_depth_unset: true,
+            unready: true,
             override_on: true,
             bias_t: 0.0,
             bias_side: 1.0,
             pending: Vec::new(),
         }
+    }
+
+    /// The configuration.
+    pub fn settings(&self) -> &PidSettings {
+        &self.settings
     }
 
     /// `DESIRED_HEADING`, degrees (stamped with the PID clock), kept as
@@ -355,6 +368,7 @@ impl PidEngine {
     /// `DESIRED_SPEED`, m/s.
     pub fn set_desired_speed(&mut self, v: f64) {
         self.des_speed = Stamped { v, t: self.clock };
+        self.factor_thrust = factor_thrust(v, &self.settings);
         self.restamped();
     }
 
@@ -364,24 +378,25 @@ impl PidEngine {
         self.restamped();
     }
 
-    /// Bring `des_unset` and `des_depth_unset` up to date
-    /// after a helm stamp changed.
+    /// Bring `unready` up to date after a helm stamp changed.
     fn restamped(&mut self) {
-        self.des_unset = self.des_heading.t == 0.0 || self.des_speed.t == 0.0;
-        self.des_depth_unset = self.des_depth.t == 0.0;
+        self.unready = self.des_heading.t == 0.0
+            || self.des_speed.t == 0.0
+            || (self.settings.depth_control && self.des_depth.t == 0.0);
     }
 
-    /// `NAV_HEADING` as a PID input (overwritten by the next step).
+    /// `NAV_HEADING` as a PID input, degrees: accepted and without effect.
+    /// The C++ stores `angle360(v)` stamped with the PID clock, and its
+    /// next step overwrites both from the NAV record before any use
+    /// (docs/v22.md §3), so nothing is kept.
     pub fn set_nav_heading(&mut self, v: f64) {
-        self.cur_heading = Stamped {
-            v: super::angles::angle360(v),
-            t: self.clock,
-        };
+        let _ = v;
     }
 
     /// `SPEED_FACTOR` (taken as is, negative values too).
     pub fn set_speed_factor(&mut self, v: f64) {
         self.settings.speed_factor = v;
+        self.factor_thrust = factor_thrust(self.des_speed.v, &self.settings);
     }
 
     /// `MOOS_MANUAL_OVERRIDE` (docs/v22.md §4.8): `true`/`false`,
@@ -397,11 +412,9 @@ impl PidEngine {
             }
             "false" => {
                 if self.override_on {
+                    // (the C++ zeroes the current inputs' stamps too: the
+                    // next step restamps them before any use)
                     for st in [
-                        &mut self.cur_heading,
-                        &mut self.cur_speed,
-                        &mut self.cur_depth,
-                        &mut self.cur_pitch,
                         &mut self.des_heading,
                         &mut self.des_speed,
                         &mut self.des_depth,
@@ -428,40 +441,25 @@ impl PidEngine {
         self.thrust_memory
     }
 
-    /// One PID step at time `t_s` from `nav`; the engine's postings of the
-    /// step are appended to `posts` (pending mail postings first).
+    /// One PID step at time `t_s` from `nav` (the NAV record before the
+    /// step: its heading, stored speed, depth and pitch are the current
+    /// inputs); the engine's postings of the step are appended to `posts`
+    /// (pending mail postings first).
     #[inline]
-    pub fn step(&mut self, t_s: f64, nav: NavInput, posts: &mut Vec<PidPost>) -> PidOutput {
+    pub fn step(&mut self, t_s: f64, nav: &Record, posts: &mut Vec<PidPost>) -> PidOutput {
         let s = &self.settings;
         let dc = s.depth_control;
-        self.cur_heading = Stamped {
-            v: nav.heading,
-            t: self.clock,
-        };
-        self.cur_speed = Stamped {
-            v: nav.speed,
-            t: self.clock,
-        };
-        if dc {
-            self.cur_depth = Stamped {
-                v: nav.depth,
-                t: self.clock,
-            };
-            self.cur_pitch = Stamped {
-                v: nav.pitch,
-                t: self.clock,
-            };
-        }
+        // The current inputs are the NAV record's, stamped with the clock
+        // before this step (`prev`), as the C++ stamps them.
+        let prev = self.clock;
         self.clock = t_s;
         if !self.pending.is_empty() {
             posts.append(&mut self.pending);
         }
         let mut out = PidOutput::default();
-        // The nav inputs were all just stamped with the previous clock, so
-        // "a nav stamp is 0" is "that clock is 0".
-        // (the helm's stamps through their flags, kept by every change)
-        let missing = self.des_unset || self.cur_heading.t == 0.0 || (dc && self.des_depth_unset);
-        if missing {
+        // (the helm's stamps through their flag, kept by every change; the
+        // nav stamps are all `prev`)
+        if self.unready || prev == 0.0 {
             return out;
         }
         if !s.simulation {
@@ -475,35 +473,35 @@ impl PidEngine {
             };
             check("DesHdg", self.des_heading.t, s.tardy_helm);
             check("DesSpd", self.des_speed.t, s.tardy_helm);
-            check("NavHdg", self.cur_heading.t, s.tardy_nav);
-            check("NavSpd", self.cur_speed.t, s.tardy_nav);
+            check("NavHdg", prev, s.tardy_nav);
+            check("NavSpd", prev, s.tardy_nav);
             if dc {
                 check("DesDepth", self.des_depth.t, s.tardy_helm);
-                check("NavDep", self.cur_depth.t, s.tardy_nav);
-                check("NavPitch", self.cur_pitch.t, s.tardy_nav);
+                check("NavDep", prev, s.tardy_nav);
+                check("NavPitch", prev, s.tardy_nav);
             }
             if stale {
                 return out;
             }
         }
         // thrust (docs/v22.md §4.4)
-        let mut t = if s.speed_factor != 0.0 {
-            self.des_speed.v * s.speed_factor
-        } else {
-            let err = self.des_speed.v - self.cur_speed.v;
-            self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0)
+        let t = match self.factor_thrust {
+            Some(t) => t,
+            None => {
+                let err = self.des_speed.v - nav.speed;
+                thrust_limits(
+                    self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
+                    s.max_thrust,
+                )
+            }
         };
-        if t < 0.01 || t.is_nan() {
-            t = 0.0; // (a NaN guard too)
-        }
-        t = clip(t, s.max_thrust);
         self.thrust_memory = t;
         out.thrust = t;
         if t > 0.0 {
             // rudder (§4.5); `des_heading.v` is stored wrapped to (−180,
             // 180] (the C++ wraps it here: the same number, see
             // `set_desired_heading`)
-            let err = angle180(self.cur_heading.v - self.des_heading.v);
+            let err = angle180(nav.heading - self.des_heading.v);
             // `x·(−1.0)` in the C++: negation is the same number
             let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
             let mut d = t_s - self.bias_t;
@@ -525,15 +523,31 @@ impl PidEngine {
             out.rudder = finite_or_zero(clip(r, s.max_rudder));
             if dc {
                 // elevator (§4.6)
-                let err = self.cur_depth.v - self.des_depth.v;
+                let err = nav.depth - self.des_depth.v;
                 let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
-                let u = self.pitch.run(self.cur_pitch.v - p, t_s).unwrap_or(0.0);
+                let u = self.pitch.run(nav.pitch - p, t_s).unwrap_or(0.0);
                 let e = u * 180.0 / MOOS_PI;
                 out.elevator = finite_or_zero(clip(e, s.max_elevator));
             }
         }
         out
     }
+}
+
+/// The thrust's lower limit and clip (docs/v22.md §4.4): 0 below 0.01 or
+/// NaN, then clipped to `max` percent.
+fn thrust_limits(mut t: f64, max: f64) -> f64 {
+    if t < 0.01 || t.is_nan() {
+        t = 0.0; // (a NaN guard too)
+    }
+    clip(t, max)
+}
+
+/// The thrust with `speed_factor ≠ 0` for desired speed `v` (m/s), percent:
+/// `v × factor` through [`thrust_limits`]; `None` with `speed_factor = 0`
+/// (the speed loop runs).
+fn factor_thrust(v: f64, s: &PidSettings) -> Option<f64> {
+    (s.speed_factor != 0.0).then(|| thrust_limits(v * s.speed_factor, s.max_thrust))
 }
 
 fn finite_or_zero(v: f64) -> f64 {
@@ -621,10 +635,14 @@ mod tests {
         assert_eq!(p.run(1.0, 13.0), Some(2.5)); // 3 >= 2.5 -> 2.5
         assert_eq!(p.run(-10.0, 14.0), Some(-2.5)); // 2.5 - 10 = -7.5 -> -2.5
         assert_eq!(p.integral(), -2.5);
-        // ki <= 0 resets the integral
-        p.gains.ki = 0.0;
-        assert_eq!(p.run(0.0, 15.0), Some(0.0));
-        assert_eq!(p.integral(), 0.0);
+        // ki <= 0 (or NaN): no integral, Σ = +0.0 in every call
+        for ki in [0.0, -1.0, f64::NAN] {
+            let mut p = pid(0.0, 0.0, ki, 2.5, 100.0);
+            for (k, e) in [1.0, -3.0, 5.0].into_iter().enumerate() {
+                assert_eq!(p.run(e, 10.0 + k as f64), Some(0.0));
+                assert_eq!(p.integral().to_bits(), 0.0f64.to_bits());
+            }
+        }
     }
 
     #[test]
@@ -659,12 +677,11 @@ mod tests {
         })
     }
 
-    fn nav(h: f64) -> NavInput {
-        NavInput {
+    fn nav(h: f64) -> Record {
+        Record {
             heading: h,
             speed: 1.0,
-            depth: 0.0,
-            pitch: 0.0,
+            ..Record::default()
         }
     }
 
@@ -710,10 +727,10 @@ mod tests {
         let mut e = heading_engine();
         let mut posts = Vec::new();
         // first step: nothing received yet -> zeros
-        assert_eq!(e.step(1.0, nav(350.0), &mut posts), PidOutput::default());
+        assert_eq!(e.step(1.0, &nav(350.0), &mut posts), PidOutput::default());
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
-        let o = e.step(1.1, nav(350.0), &mut posts);
+        let o = e.step(1.1, &nav(350.0), &mut posts);
         // error angle180(350 - 10) = -20, rudder = -(kp·ε) = +20 (starboard)
         assert_eq!(o.rudder, 20.0);
         assert_eq!(o.thrust, 40.0);
@@ -726,22 +743,22 @@ mod tests {
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
         let mut posts = Vec::new();
-        assert_eq!(e.step(0.1, nav(0.0), &mut posts).thrust, 0.0);
-        assert_eq!(e.step(0.2, nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(0.1, &nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(0.2, &nav(0.0), &mut posts).thrust, 0.0);
         e.set_desired_heading(10.0);
         e.set_desired_speed(2.0);
-        assert_eq!(e.step(0.3, nav(0.0), &mut posts).thrust, 40.0);
+        assert_eq!(e.step(0.3, &nav(0.0), &mut posts).thrust, 40.0);
     }
 
     #[test]
     fn stale_helm_posts_and_zeroes_outputs_but_keeps_memory() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(2.0);
-        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 40.0);
-        let o = e.step(3.5, nav(0.0), &mut posts);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 40.0);
+        let o = e.step(3.5, &nav(0.0), &mut posts);
         assert_eq!(o, PidOutput::default());
         assert_eq!(e.thrust_memory(), 40.0);
         let texts: Vec<String> = posts
@@ -766,23 +783,44 @@ mod tests {
     fn thrust_below_one_hundredth_is_zero_and_clipped_to_max() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(0.0004); // 0.008 % < 0.01
-        assert_eq!(e.step(1.1, nav(0.0), &mut posts).thrust, 0.0);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 0.0);
         e.set_desired_speed(9.0); // 180 % -> 100
-        assert_eq!(e.step(1.2, nav(0.0), &mut posts).thrust, 100.0);
+        assert_eq!(e.step(1.2, &nav(0.0), &mut posts).thrust, 100.0);
+    }
+
+    #[test]
+    fn speed_factor_by_mail_rescales_the_held_desired_speed() {
+        // docs/v22.md §4.4: thrust = desired speed × factor, read in every
+        // step; the engine computes it on receipt, so a new factor (or a
+        // new speed) must show in the next step
+        let mut e = heading_engine();
+        let mut posts = Vec::new();
+        e.step(1.0, &nav(0.0), &mut posts);
+        e.set_desired_heading(0.0);
+        e.set_desired_speed(2.0);
+        assert_eq!(e.step(1.1, &nav(0.0), &mut posts).thrust, 40.0);
+        e.set_speed_factor(10.0);
+        assert_eq!(e.step(1.2, &nav(0.0), &mut posts).thrust, 20.0);
+        e.set_speed_factor(-10.0); // negative: below 0.01, so 0
+        assert_eq!(e.step(1.3, &nav(0.0), &mut posts).thrust, 0.0);
+        e.set_speed_factor(10.0);
+        e.set_desired_speed(3.0);
+        assert_eq!(e.step(1.4, &nav(0.0), &mut posts).thrust, 30.0);
+        assert_eq!(e.thrust_memory(), 30.0);
     }
 
     #[test]
     fn manual_override_false_resets_stamps_and_posts() {
         let mut e = heading_engine();
         let mut posts = Vec::new();
-        e.step(1.0, nav(0.0), &mut posts);
+        e.step(1.0, &nav(0.0), &mut posts);
         e.set_desired_heading(0.0);
         e.set_desired_speed(2.0);
         assert!(e.manual_override("FALSE"));
-        let o = e.step(1.1, nav(0.0), &mut posts);
+        let o = e.step(1.1, &nav(0.0), &mut posts);
         assert_eq!(o.thrust, 0.0);
         assert_eq!(posts, [PidPost::HasControl(true)]);
         assert!(e.manual_override("true"));

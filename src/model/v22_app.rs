@@ -8,7 +8,7 @@
 //! nothing for the strings.
 use super::angles::{angle360, snap_to_step};
 use super::handshake::{Handshake, Report};
-use super::pid::{NavInput, PidEngine, PidOutput, PidPost};
+use super::pid::{PidEngine, PidOutput, PidPost};
 use super::sailing::Sailing;
 use super::wormhole::WormholeSet;
 use super::{drift, Params, PubValue, Publication, Record, Vehicle};
@@ -57,15 +57,20 @@ pub(super) struct V22State {
     reports: Vec<Report>,
     /// The PID's outputs of the last iteration, if it ran.
     pub pid_out: Option<PidOutput>,
-    /// Where among `events` the PID's outputs are posted on
-    /// `post_des_thrust`'s and `post_des_rudder`'s variables (those
-    /// configured, in that order): before the event of this index (after
-    /// the last one when it is `events.len()`); `usize::MAX`: not posted.
-    /// A position rather than an event: the step pays nothing for it.
+    /// Where among `events` the PID's outputs of the last iteration (when
+    /// [`V22State::pid_out`] holds them) are posted on `post_des_thrust`'s
+    /// and `post_des_rudder`'s variables (those configured, in that order):
+    /// before the event of this index (after the last one when it is
+    /// `events.len()`). A position rather than an event: the step pays
+    /// nothing for it; it is read only with `pid_out` set, which the same
+    /// iteration's PID step sets with it.
     pub des_out_at: usize,
-    /// `post_des_thrust` or `post_des_rudder` configured (fixed at
-    /// construction: the step tests one flag).
-    post_des: bool,
+    /// Where among `events` this iteration's pose group of the NAV record
+    /// (and in dual-state mode the ground truth's after it) is posted, as
+    /// [`V22State::des_out_at`] (after the PID's outputs when both are at
+    /// the same index); `usize::MAX`: not posted. The pose groups of
+    /// [`Ev::Pose`] events (the obstacle's) come where those events are.
+    pub pose_at: usize,
     /// [`Params::depth_control`], fixed at construction.
     depth_control: bool,
     /// The pose events of this iteration stand for `Vehicle::nav` and
@@ -101,7 +106,7 @@ impl V22State {
             reports: Vec::new(),
             pid_out: None,
             des_out_at: usize::MAX,
-            post_des: p.post_des_thrust.is_some() || p.post_des_rudder.is_some(),
+            pose_at: usize::MAX,
             depth_control: p.depth_control(),
             pose_live: false,
             posed: None,
@@ -348,7 +353,7 @@ impl Vehicle {
             if !st.mail_events.is_empty() {
                 st.events.append(&mut st.mail_events);
             }
-            st.des_out_at = usize::MAX;
+            st.pose_at = usize::MAX;
             st.sail_cap = f64::NAN;
             st.pose_live = false;
         }
@@ -373,28 +378,24 @@ impl Vehicle {
             return;
         }
         let st = &mut self.v22;
-        st.pid_out = None; // (unless the PID runs, just below)
         if let Some(pid) = st.pid.as_mut() {
-            let nav = NavInput {
-                heading: self.nav.heading,
-                speed: self.nav.speed,
-                depth: self.nav.depth,
-                pitch: self.nav.pitch,
-            };
-            let out = pid.step(t_s, nav, &mut st.pid_posts);
-            if st.post_des {
-                st.des_out_at = st.events.len();
-            }
-            if !st.pid_posts.is_empty() {
-                st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
-            }
+            let out = pid.step(t_s, &self.nav, &mut st.pid_posts);
             st.pid_out = Some(out);
+            st.des_out_at = st.events.len();
             // apply_actuator's V22 rules for the rudder and the thrust
             if !self.mode_diff {
                 self.set_rudder(out.rudder, t_s);
                 self.thrust = out.thrust;
             }
             self.elevator = out.elevator;
+            // the PID's postings after the outputs are applied (the outputs
+            // are not live across the growth of `events`: no spills)
+            let st = &mut self.v22;
+            if !st.pid_posts.is_empty() {
+                st.events.extend(st.pid_posts.drain(..).map(Ev::Pid));
+            }
+        } else {
+            st.pid_out = None;
         }
         self.propagate(t_s);
         if self.v22.depth_control && self.v22.handshake.pending() {
@@ -413,10 +414,8 @@ impl Vehicle {
             // `V22State::pose_live`
             self.nav_posted = Some((self.nav.speed, self.nav.heading, false));
             self.v22.pose_live = true;
-            self.v22.events.push(Ev::Pose { gt: false });
-            if self.params.dual_state {
-                self.v22.events.push(Ev::Pose { gt: true });
-            }
+            // (a position rather than events, as `des_out_at`)
+            self.v22.pose_at = self.v22.events.len();
         }
         if self.drift_fresh {
             self.drift_fresh = false;
@@ -464,9 +463,18 @@ impl Vehicle {
                 }
             }
         };
+        let poses = |out: &mut Vec<Publication>| {
+            self.pose_group(out, self.posed_record(false), false);
+            if p.dual_state {
+                self.pose_group(out, self.posed_record(true), true);
+            }
+        };
         for (i, ev) in self.v22.events.iter().enumerate() {
             if i == self.v22.des_out_at {
                 des_out(&mut out);
+            }
+            if i == self.v22.pose_at {
+                poses(&mut out);
             }
             match ev {
                 Ev::Pose { gt } => self.pose_group(&mut out, self.posed_record(*gt), *gt),
@@ -482,6 +490,9 @@ impl Vehicle {
         }
         if self.v22.des_out_at == self.v22.events.len() {
             des_out(&mut out);
+        }
+        if self.v22.pose_at == self.v22.events.len() {
+            poses(&mut out);
         }
         // Never publish NaN/inf (e.g. a latitude beyond the projection far
         // from the datum), as in the classic postings.
