@@ -4,7 +4,14 @@
 //! machine) next to `cargo bench --bench fleet`. `scripts/fleet_instructions.sh`
 //! runs it.
 //!
-//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|positions|csv] [VEHICLES=1000]`
+//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|none-unblocked|encounters-unblocked|positions|csv] [VEHICLES=1000]`
+//!
+//! `none` and `encounters` run the blocked loop
+//! (`usim::replay::run_fleet_split`: chunks of vehicles through several
+//! iterations at a time, positions and motions recorded for the
+//! encounter tracker); the
+//! `-unblocked` modes the loop that steps the whole fleet once per
+//! iteration (`usim::replay::run_fleet`), for comparison.
 //!
 //! Prints the rate of the whole replay (vehicles made, stepped, dropped)
 //! and, apart, the rate of the steps alone (from the loop's first
@@ -45,6 +52,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut marks = Marks::default();
     match mode.as_str() {
         "none" => {
+            // Nothing recorded of the vehicles: the blocked loop of
+            // `run_fleet_recorded` with empty records.
+            usim::replay::run_fleet_recorded(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                |_| (),
+                |_, _, _| marks.mark(),
+            )?;
+        }
+        "none-unblocked" => {
             usim::replay::run_fleet(
                 &m,
                 usim::replay::NoRows,
@@ -62,6 +81,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 // range: about 2 pairs per vehicle every step.
                 ranges.near_miss = 60.0;
             }
+            let mut tr = usim::encounter::Tracker::new(ranges);
+            let mut events = 0u64;
+            usim::replay::run_fleet_split(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                usim::encounter::Pose::split,
+                |_, t, positions, motions| {
+                    usim::encounter::observe_split(&mut tr, t, positions, motions, |_| events += 1);
+                    marks.mark();
+                },
+            )?;
+            black_box(events);
+        }
+        "encounters-unblocked" => {
+            let ranges = m
+                .encounters
+                .ok_or("the fleet mission has encounter ranges")?;
             let mut tr = usim::encounter::Tracker::new(ranges);
             let mut events = 0u64;
             usim::replay::run_fleet(
@@ -101,7 +139,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         other => {
             return Err(format!(
-                "mode {other}: none, encounters, encounters-dense, positions or csv"
+                "mode {other}: none, encounters, encounters-dense, none-unblocked, \
+                 encounters-unblocked, positions or csv"
             )
             .into())
         }

@@ -531,6 +531,34 @@ impl Rng {
     }
 }
 
+/// What a sweep run needs of each vehicle after each iteration besides
+/// its position: its motion for encounters and its heading (degrees) for
+/// the final pose (80 bytes, recorded by the blocked replay loop next to
+/// the 16-byte positions).
+#[derive(Debug, Clone, Copy)]
+struct SweepMotion {
+    motion: crate::encounter::Motion,
+    heading: f64,
+}
+
+/// A vehicle's position (m) and [`SweepMotion`].
+fn sweep_record(v: &Vehicle) -> (nalgebra::Vector2<f64>, SweepMotion) {
+    let (p, motion) = crate::encounter::Pose::split(v);
+    (
+        p,
+        SweepMotion {
+            motion,
+            heading: v.nav().heading,
+        },
+    )
+}
+
+impl AsRef<crate::encounter::Motion> for SweepMotion {
+    fn as_ref(&self) -> &crate::encounter::Motion {
+        &self.motion
+    }
+}
+
 /// A loaded sweep: the spec, its base mission, and where the targets point.
 #[derive(Debug, Clone)]
 pub struct Sweep {
@@ -807,17 +835,16 @@ impl Sweep {
         let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
         let reach = self.spec.reach.clone();
         let rv = self.reach_vehicle;
-        let on_step = |k: u64, t: f64, vs: &[Vehicle]| {
-            for (i, v) in vs.iter().enumerate() {
-                let r = v.nav();
+        let mut on_step = |k: u64, t: f64, pos: &[nalgebra::Vector2<f64>], recs: &[SweepMotion]| {
+            for (i, (p, r)) in pos.iter().zip(recs).enumerate() {
                 if k == 0 {
-                    last.push((r.x, r.y));
+                    last.push((p.x, p.y));
                 } else {
                     let (px, py) = last[i];
-                    dist[i] += (r.x - px).hypot(r.y - py);
-                    last[i] = (r.x, r.y);
+                    dist[i] += (p.x - px).hypot(p.y - py);
+                    last[i] = (p.x, p.y);
                 }
-                final_pose[i] = (r.x, r.y, r.heading);
+                final_pose[i] = (p.x, p.y, r.heading);
             }
             if n > 1 && n <= 32 {
                 for a in 0..n {
@@ -828,7 +855,7 @@ impl Sweep {
                 }
             }
             if let Some(tr) = tracker.as_mut() {
-                crate::encounter::observe_fleet(tr, t, vs, |_| {});
+                crate::encounter::observe_split(tr, t, pos, recs, |_| {});
             }
             if let Some(r) = &reach {
                 if reach_time.is_nan() {
@@ -840,7 +867,16 @@ impl Sweep {
             }
         };
         let summary = match files {
-            None => crate::replay::run_fleet(&m, crate::replay::NoRows, None, |_, _| {}, on_step)?,
+            // No rows: the blocked loop (chunks of vehicles through several
+            // iterations at a time, src/replay/mod.rs).
+            None => crate::replay::run_fleet_split(
+                &m,
+                crate::replay::NoRows,
+                None,
+                |_, _| {},
+                sweep_record,
+                on_step,
+            )?,
             Some(f) => {
                 let path = f.path(run);
                 let context = |e: std::io::Error| {
@@ -848,8 +884,25 @@ impl Sweep {
                 };
                 let mut tmp = crate::atomic_file::AtomicFile::create(&path)?;
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
-                let s = crate::replay::run_into(&m, f.format, &mut w, None, |_, _| {}, on_step)
-                    .map_err(context)?;
+                let (mut pos, mut recs) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                let s = crate::replay::run_into(
+                    &m,
+                    f.format,
+                    &mut w,
+                    None,
+                    |_, _| {},
+                    |k, t, vs: &[Vehicle]| {
+                        pos.clear();
+                        recs.clear();
+                        for v in vs {
+                            let (p, r) = sweep_record(v);
+                            pos.push(p);
+                            recs.push(r);
+                        }
+                        on_step(k, t, &pos, &recs);
+                    },
+                )
+                .map_err(context)?;
                 let file = w.into_inner().map_err(|e| context(e.into_error()))?;
                 tmp.commit_file(file).map_err(context)?;
                 s

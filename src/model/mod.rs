@@ -81,6 +81,13 @@ impl Record {
     pub fn hog(&self) -> f64 {
         self.hog.value()
     }
+
+    /// The inputs of [`Record::hog`], for a caller that keeps the record's
+    /// heading over ground to compute later, if at all (the encounter
+    /// poses of the blocked fleet replay: most are never asked for it).
+    pub fn hog_inputs(&self) -> position::HogInputs {
+        self.hog
+    }
 }
 
 /// One value the vehicle posts (uSimMarine's `Notify`).
