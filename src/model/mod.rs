@@ -258,6 +258,9 @@ pub struct Vehicle {
     rudder: f64,
     thrust: f64,
     elevator: f64,
+    /// Clock of the last rudder value (the rate limit's start), s: read
+    /// and written by every `DESIRED_RUDDER`, a batch step's setpoint.
+    rudder_t_last: f64,
     /// (thrust, M(thrust)) of the last thrust-map lookup.
     map_cache: (f64, f64),
     /// Memo of the heading step's quotients.
@@ -294,7 +297,6 @@ pub struct Vehicle {
     thrust_l: f64,
     thrust_r: f64,
     start_time: f64,
-    rudder_t_last: f64,
     tsm: TurnSpeedMap,
     /// The turn rate's bits for which `tsm` is normalized
     /// ([`TurnSpeedMap::normalize`]; `None`: not yet).
@@ -313,6 +315,10 @@ const STEP_SPAN: (usize, usize) = (
     std::mem::offset_of!(Vehicle, v22.sailing_on),
     std::mem::offset_of!(Vehicle, shaping) + Shaping::BUSY_OFFSET + 1,
 );
+
+/// Where the shaping fields of a plain thrust or rudder setpoint end in a
+/// [`Vehicle`], bytes (see [`Vehicle::prefetch_setpoint_step`]).
+const SETPOINT_END: usize = std::mem::offset_of!(Vehicle, shaping) + Shaping::SETPOINT_END;
 
 /// The `DESIRED_*` message of actuator `act` with value `v`, percent.
 pub fn desired_command(act: Actuator, v: f64) -> Command {
@@ -463,6 +469,28 @@ impl Vehicle {
                 _mm_prefetch::<_MM_HINT_T0>(base);
                 let mut at = STEP_SPAN.0 & !63;
                 while at < STEP_SPAN.1 {
+                    _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(at));
+                    at += 64;
+                }
+            }
+        }
+    }
+
+    /// [`Vehicle::prefetch_step`] and the lines of the setpoint path after
+    /// the step span (the shaping fields a plain `DESIRED_THRUST` or
+    /// `DESIRED_RUDDER` writes, [`Shaping`]'s first 96 bytes): what a
+    /// batch step of such setpoints reads. A hint only.
+    #[inline]
+    pub fn prefetch_setpoint_step(&self) {
+        self.prefetch_step();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let base = (self as *const Vehicle).cast::<i8>();
+            // SAFETY: as in prefetch_step (a hint; inside `*self`).
+            unsafe {
+                let mut at = (STEP_SPAN.1 + 63) & !63;
+                while at < SETPOINT_END {
                     _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(at));
                     at += 64;
                 }
