@@ -256,11 +256,15 @@ pub struct Vehicle {
     paused_since: Option<f64>,
     // actuators as the model holds them
     rudder: f64,
-    thrust: f64,
-    elevator: f64,
     /// Clock of the last rudder value (the rate limit's start), s: read
     /// and written by every `DESIRED_RUDDER`, a batch step's setpoint.
+    /// Between `rudder` and `thrust` on purpose: a step reads those two
+    /// right after a batch's setpoints wrote them (8 bytes each), and as
+    /// neighbours they were read as one 16-byte load, which store
+    /// forwarding cannot serve from two stores (a stall every step).
     rudder_t_last: f64,
+    thrust: f64,
+    elevator: f64,
     /// (thrust, M(thrust)) of the last thrust-map lookup.
     map_cache: (f64, f64),
     /// Memo of the heading step's quotients.
@@ -879,7 +883,20 @@ impl Vehicle {
             self.post(0.0, self.nav.heading);
             return;
         } else {
-            self.propagate(t_s);
+            // the new speed and heading straight from the step when it
+            // wrote them: read back from the record, the two 8-byte
+            // stores just made would feed one 16-byte load, which store
+            // forwarding cannot serve (a stall of ~15 cycles a step)
+            // (in registers: an `Option` of them comes back through
+            // memory, and was read back the same way)
+            let (speed, heading) = self.propagate(t_s);
+            if !speed.is_nan() {
+                if !self.enabled {
+                    return;
+                }
+                self.post(speed, heading);
+                return;
+            }
         }
         if !self.enabled && !v22 {
             return;
@@ -891,16 +908,19 @@ impl Vehicle {
     }
 
     /// `USM_Model::propagate(T)`: the step length from the record's stamp,
-    /// less whole seconds spent paused.
-    fn propagate(&mut self, t_s: f64) {
+    /// less whole seconds spent paused. Returns the NAV record's new speed
+    /// (m/s) and heading (degrees) if it wrote them (always finite), else
+    /// NaN for both.
+    fn propagate(&mut self, t_s: f64) -> (f64, f64) {
+        const NONE: (f64, f64) = (f64::NAN, f64::NAN);
         if self.is_paused() {
-            return;
+            return NONE;
         }
         let w = self.paused_whole_s;
         let t_a = t_s - w;
         let dt = t_a - self.nav.stamp;
         if !dt.is_finite() {
-            return;
+            return NONE;
         }
         let dual = self.params.dual_state;
         let nav_drift = !dual;
@@ -920,6 +940,7 @@ impl Vehicle {
         };
         if ok {
             nav.write(&mut self.nav);
+            (nav.speed, nav.heading)
         } else {
             // Rate-limited: the 1st, 10th, 100th... occurrence is logged, with
             // the number of lines left out since the last one.
@@ -932,6 +953,7 @@ impl Vehicle {
                      ({n} skipped so far, {suppressed} such warnings suppressed)"
                 );
             }
+            NONE
         }
     }
 
