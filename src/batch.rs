@@ -306,7 +306,9 @@ impl BatchFleet {
             return Ok(());
         }
         // Fast path: all finite and small (the common case) needs no Command.
-        if setpoints.iter().all(|v| v.abs() <= 100.0) {
+        // A fold without an early exit, so that it is vectorised (NaN
+        // fails the comparison as in `all`).
+        if setpoints.iter().fold(true, |ok, v| ok & (v.abs() <= 100.0)) {
             return Ok(());
         }
         for (i, row) in setpoints.chunks_exact(m).enumerate() {
