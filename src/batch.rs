@@ -664,12 +664,10 @@ mod tests {
                     k as f64 * 0.1 + 0.5,
                     k as f64 * 0.1 + 2.0
                 ));
-                for i in 0..3 {
+                for (i, v) in singles.iter_mut().enumerate() {
                     f.send(i, set.clone()).unwrap();
                     g.send(i, set.clone()).unwrap();
-                    singles[i]
-                        .handle_command(set.clone(), k as f64 * 0.1)
-                        .unwrap();
+                    v.handle_command(set.clone(), k as f64 * 0.1).unwrap();
                 }
             }
             f.step(&sp, &mut out).unwrap();
