@@ -46,10 +46,20 @@ pub struct ActuatorSettings {
 /// followers, and the last value handed to the model per actuator.
 ///
 /// `repr(C)`, the fields a step reads first: `busy` (read by every model
-/// step), then what a batch step's setpoints and idle cycle touch; the
-/// vehicle's per-step fields end right before this struct (`Vehicle`'s
-/// layout), so `busy` shares their cache lines.
-#[derive(Debug, Clone)]
+/// step), then what a batch step's setpoints and idle cycle touch (the
+/// flags, the [`Deferred`] record, the time memo, `fed`: two cache lines);
+/// the vehicle's per-step fields end right before this struct
+/// (`Vehicle`'s layout), so `busy` shares their cache lines.
+///
+/// While no actuator may hold timed commands and none has a jerk follower
+/// (plain setpoints only, e.g. a batch fleet sending every setpoint every
+/// step), plain values and idle cycles are not written into the bank's
+/// five interpolators (nine cache lines) but into [`Deferred`], and
+/// written back before anything reads the bank (a `SET`, a full cycle,
+/// `Debug`): the bank then holds exactly what the eager updates would
+/// have left (tests below). `Debug` shows that written-back state, in
+/// the fields' order, without the record.
+#[derive(Clone)]
 #[repr(C)]
 pub struct Shaping {
     /// Something may change at the next cycle (pending commands, a moving follower).
@@ -60,10 +70,21 @@ pub struct Shaping {
     /// recomputed by each full cycle. While it and `has_followers` are
     /// false, a cycle can only restamp the interpolators (no value changes).
     timed: bool,
-    /// The last time converted to µs: (`t_s` bits, [`seconds_to_us`] of it).
-    /// A batch step converts the same clock for each setpoint and for the
-    /// cycle; the memo makes that one conversion.
-    time_memo: (u64, Option<i64>),
+    /// Bit `i`: actuator `i`'s mode is [`Interpolation::Jerk`] (from
+    /// `settings`, fixed; read by every plain value instead of the modes).
+    jerk: u8,
+    /// Whether `memo_us` holds a time (the memo's `Option`, kept apart so
+    /// that the memo takes 16 bytes, not 24).
+    memo_some: bool,
+    /// The bank updates held back (see the struct's documentation).
+    deferred: Deferred,
+    /// The last time converted to µs: `t_s` bits, and [`seconds_to_us`]
+    /// of it in `memo_us` (if `memo_some`). A batch step converts the
+    /// same clock for each setpoint and for the cycle; the memo makes
+    /// that one conversion.
+    memo_bits: u64,
+    /// See `memo_bits`.
+    memo_us: i64,
     /// Last value handed to the model, per actuator.
     fed: [f64; 5],
     bank: ActuatorBank,
@@ -72,6 +93,49 @@ pub struct Shaping {
     /// none; inline, five of them made every vehicle ~2 KB larger (memory
     /// a fleet of 100,000 vehicles makes and walks through every step).
     followers: [Option<Box<JerkFollower>>; 5],
+}
+
+/// Plain values and idle cycles not yet written into the bank (bit `i` of
+/// a mask: actuator `i`). Only while `on`: then no actuator has pending
+/// timed commands, a jerk mode or a follower, and the value of each
+/// actuator set here is `Shaping::fed` (a plain value is fed at once).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+struct Deferred {
+    /// The record is in use: the bank lags behind it.
+    on: bool,
+    /// Actuators given a plain value since the write-back: each is the
+    /// bank's `set_now(fed[i], times[i])` to do.
+    set: u8,
+    /// Each actuator's `fresh` flag (a plain value since the last cycle).
+    fresh: u8,
+    /// Each actuator's `driven` flag (`is_active`).
+    driven: u8,
+    /// Some idle cycle ran since the write-back, the last at `cycle_us`.
+    cycled: bool,
+    /// The last idle cycle's time, µs (every actuator's cycle time).
+    cycle_us: i64,
+    /// Receipt times of the plain values in `set`, µs.
+    times: [i64; 5],
+}
+
+impl Deferred {
+    /// Write the record into `bank` (values from `fed`); the record is
+    /// then empty (still `on`).
+    fn write_back(&mut self, bank: &mut ActuatorBank, fed: &[f64; 5]) {
+        for act in Actuator::ALL {
+            let i = act.index();
+            let bit = 1u8 << i;
+            let tc = bank.get_mut(act);
+            if self.set & bit != 0 {
+                tc.set_now(fed[i], self.times[i]);
+            }
+            let cycle = self.cycled.then_some(self.cycle_us);
+            tc.restore_idle(self.fresh & bit != 0, self.driven & bit != 0, cycle);
+        }
+        self.set = 0;
+        self.cycled = false;
+    }
 }
 
 impl Shaping {
@@ -102,7 +166,11 @@ impl Shaping {
             }
         }
         let has_followers = followers.iter().any(Option::is_some);
-        Shaping {
+        let jerk = Actuator::ALL
+            .iter()
+            .filter(|a| matches!(settings.modes[a.index()], Interpolation::Jerk { .. }))
+            .fold(0u8, |m, a| m | 1 << a.index());
+        let mut s = Shaping {
             settings: settings.clone(),
             bank,
             followers,
@@ -110,8 +178,53 @@ impl Shaping {
             busy: false,
             has_followers,
             timed: false,
-            time_memo: (f64::NAN.to_bits(), None),
+            jerk,
+            deferred: Deferred::default(),
+            memo_some: false,
+            memo_bits: f64::NAN.to_bits(),
+            memo_us: 0,
+        };
+        s.defer_if_plain();
+        s
+    }
+
+    /// Start deferring (see [`Shaping`]) if only plain values can come:
+    /// no pending timed commands, no follower, no jerk mode. The record
+    /// starts from the bank's flags.
+    fn defer_if_plain(&mut self) {
+        if self.timed || self.has_followers || self.jerk != 0 || self.deferred.on {
+            return;
         }
+        let mut d = Deferred {
+            on: true,
+            ..Deferred::default()
+        };
+        for act in Actuator::ALL {
+            let (fresh, driven) = self.bank.get(act).idle_flags();
+            d.fresh |= u8::from(fresh) << act.index();
+            d.driven |= u8::from(driven) << act.index();
+        }
+        self.deferred = d;
+    }
+
+    /// Write the deferred updates into the bank and stop deferring (before
+    /// a `SET` or a full cycle uses the bank).
+    #[cold]
+    #[inline(never)]
+    fn stop_deferring(&mut self) {
+        self.deferred.write_back(&mut self.bank, &self.fed);
+        self.deferred.on = false;
+    }
+
+    /// The bank as the eager updates would have left it.
+    fn bank_view(&self) -> std::borrow::Cow<'_, ActuatorBank> {
+        if !self.deferred.on {
+            return std::borrow::Cow::Borrowed(&self.bank);
+        }
+        let mut bank = self.bank.clone();
+        let mut d = self.deferred;
+        d.write_back(&mut bank, &self.fed);
+        std::borrow::Cow::Owned(bank)
     }
 
     /// A plain value `v` for `act` received at `t_s`; returns the value to
@@ -132,31 +245,41 @@ impl Shaping {
     #[inline(always)]
     pub fn handle_plain_us(&mut self, act: Actuator, v: f64, time_us: i64) -> Option<f64> {
         debug_assert!(v.is_finite());
-        self.bank.set_plain_us(act, v, time_us);
+        let i = act.index();
+        let bit = 1u8 << i;
         self.busy = true;
-        match self.settings.modes[act.index()] {
-            Interpolation::Jerk { .. } => None,
-            _ => {
-                self.fed[act.index()] = v;
-                Some(v)
-            }
+        if self.deferred.on {
+            // the bank's set_now, deferred (no jerk mode: fed at once)
+            let d = &mut self.deferred;
+            d.set |= bit;
+            d.fresh |= bit;
+            d.times[i] = time_us;
+            self.fed[i] = v;
+            return Some(v);
+        }
+        self.bank.set_plain_us(act, v, time_us);
+        if self.jerk & bit != 0 {
+            None
+        } else {
+            self.fed[i] = v;
+            Some(v)
         }
     }
 
     /// [`seconds_to_us`] of `t_s`, through the one-entry memo.
     #[inline]
     fn clock_us(&mut self, t_s: f64) -> Option<i64> {
-        if t_s.to_bits() != self.time_memo.0 {
+        if t_s.to_bits() != self.memo_bits {
             self.convert(t_s);
         }
-        self.time_memo.1
+        self.memo_some.then_some(self.memo_us)
     }
 
     /// The memo's miss, out of line: the hit path must not compute it.
     #[cold]
     #[inline(never)]
     fn convert(&mut self, t_s: f64) {
-        self.time_memo = (t_s.to_bits(), seconds_to_us(t_s));
+        self.set_memo(t_s, seconds_to_us(t_s));
     }
 
     /// Set the time memo to clock `t_s` and `seconds_to_us(t_s)` computed
@@ -165,14 +288,28 @@ impl Shaping {
     #[inline]
     pub fn prime_time(&mut self, t_s: f64, t_us: Option<i64>) {
         debug_assert_eq!(t_us, seconds_to_us(t_s));
-        self.time_memo = (t_s.to_bits(), t_us);
+        self.set_memo(t_s, t_us);
+    }
+
+    #[inline(always)]
+    fn set_memo(&mut self, t_s: f64, t_us: Option<i64>) {
+        self.memo_bits = t_s.to_bits();
+        self.memo_some = t_us.is_some();
+        self.memo_us = t_us.unwrap_or(0);
     }
 
     /// A `SET` call (JSON, docs/formats.md §4) received at `t_s`. On error the
     /// buffers are unchanged.
     pub fn handle_set(&mut self, json: &str, t_s: f64) -> Result<(), String> {
         let call = parse_set(json, t_s).map_err(|e| e.to_string())?;
-        self.bank.apply(&call).map_err(|e| e.to_string())?;
+        if self.deferred.on {
+            self.stop_deferring();
+        }
+        if let Err(e) = self.bank.apply(&call) {
+            // refused: nothing changed; defer again
+            self.defer_if_plain();
+            return Err(e.to_string());
+        }
         self.busy = true;
         self.timed = true;
         Ok(())
@@ -186,6 +323,11 @@ impl Shaping {
     /// Where `busy` (the one field a model step reads here) lies in the
     /// struct, bytes (the vehicle's layout and prefetch).
     pub(crate) const BUSY_OFFSET: usize = std::mem::offset_of!(Shaping, busy);
+
+    /// Where the fields a plain `DESIRED_THRUST` or `DESIRED_RUDDER` and
+    /// the idle cycle touch end (the flags, the deferral record, the time
+    /// memo, `fed` of those two), bytes: a batch step prefetches up to here.
+    pub(crate) const SETPOINT_END: usize = std::mem::offset_of!(Shaping, fed) + 16;
 
     /// Whether the next [`Shaping::cycle`] may change anything.
     pub fn is_busy(&self) -> bool {
@@ -205,10 +347,21 @@ impl Shaping {
             // full cycle below would do (the idle path of plain setpoints,
             // e.g. a batch fleet sending both setpoints every step).
             if let Some(t) = self.clock_us(t_s) {
-                self.bank.cycle_idle_us(t);
+                if self.deferred.on {
+                    let d = &mut self.deferred;
+                    d.driven = d.fresh;
+                    d.fresh = 0;
+                    d.cycled = true;
+                    d.cycle_us = t;
+                } else {
+                    self.bank.cycle_idle_us(t);
+                }
             }
             self.busy = false;
             return;
+        }
+        if self.deferred.on {
+            self.stop_deferring();
         }
         self.bank.cycle(t_s);
         let mut busy = false;
@@ -233,6 +386,28 @@ impl Shaping {
         }
         self.timed = timed;
         self.busy = busy || timed;
+        self.defer_if_plain();
+    }
+}
+
+impl std::fmt::Debug for Shaping {
+    /// As `#[derive(Debug)]` would show the fields, the bank written back
+    /// and the deferral record left out: the same text whether or not
+    /// updates are deferred.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shaping")
+            .field("busy", &self.busy)
+            .field("has_followers", &self.has_followers)
+            .field("timed", &self.timed)
+            .field(
+                "time_memo",
+                &(self.memo_bits, self.memo_some.then_some(self.memo_us)),
+            )
+            .field("fed", &self.fed)
+            .field("bank", &self.bank_view())
+            .field("settings", &self.settings)
+            .field("followers", &self.followers)
+            .finish()
     }
 }
 
@@ -272,7 +447,7 @@ mod tests {
         // Reference: the same shaping made to take the full cycle every time
         // (`timed` set before each cycle; the full cycle recomputes it).
         let mut s = Shaping::new(&ActuatorSettings::default(), 0.0);
-        let mut full = s.clone();
+        let mut full = eager(s.clone());
         let set = r#"["DESIRED_THRUST", "ClearAll", [[1, "+0.35"], [40, "+0.9"]]]"#;
         let mut fed_total = 0;
         let mut idle_cycles = 0;
@@ -297,13 +472,111 @@ mod tests {
             s.cycle(t, |a, v| fed.push((a, v.to_bits())));
             full.cycle(t, |a, v| fed_full.push((a, v.to_bits())));
             assert_eq!(fed, fed_full, "step {k}");
-            assert_eq!(state(&s.bank), state(&full.bank), "step {k}");
+            assert_eq!(state(&s.bank_view()), state(&full.bank), "step {k}");
             assert_eq!(s.is_busy(), full.is_busy(), "step {k}");
             fed_total += fed.len();
         }
         assert!(idle_cycles > 40, "the idle path ran ({idle_cycles})");
         // the SET ramps thrust from 0 toward 40 % over 0.9 s, then holds
         assert!(fed_total >= 5, "the thrust ramp was fed ({fed_total})");
-        assert_eq!(s.bank.value(Actuator::Thrust), 40.0);
+        assert_eq!(s.bank_view().value(Actuator::Thrust), 40.0);
+    }
+
+    /// The eager reference: a shaping (fresh, nothing deferred yet) that
+    /// never defers, so every plain value goes straight into the bank and
+    /// every cycle is the full one (marked as having followers, it has
+    /// none: the full cycle then feeds and flags exactly as the idle one,
+    /// which the test above checks).
+    fn eager(mut s: Shaping) -> Shaping {
+        assert!(s.deferred.on && s.deferred.set == 0 && !s.deferred.cycled);
+        s.deferred.on = false;
+        s.has_followers = true;
+        s
+    }
+
+    /// A small deterministic generator for the random sequences (Knuth's
+    /// MMIX LCG, top 53 bits).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn unit(&mut self) -> f64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// Deferred plain values and idle cycles against the eager updates of
+    /// the bank: after every step of a random sequence of plain values
+    /// (all five actuators, refused times among them), `SET` calls
+    /// (future ramps, empty `ClearAll`, refused ones) and cycles (some at
+    /// a time that does not convert), the written-back bank, every
+    /// interpolator field included (`Debug`), the fed values and the
+    /// flags equal the eager ones, and `Debug` of the deferring shaping
+    /// shows that bank.
+    #[test]
+    fn deferred_updates_equal_the_eager_ones() {
+        let mut none = ActuatorSettings::default();
+        none.modes[Actuator::Rudder.index()] = Interpolation::None;
+        for settings in [ActuatorSettings::default(), none] {
+            let mut lazy = Shaping::new(&settings, 0.5);
+            let mut ref_ = eager(Shaping::new(&settings, 0.5));
+            assert!(lazy.deferred.on);
+            let mut rng = Lcg(26);
+            let (mut deferred_cycles, mut sets) = (0, 0);
+            for k in 1..=4000u64 {
+                let t = k as f64 * 0.1;
+                for _ in 0..(rng.unit() * 4.0) as usize {
+                    let act = Actuator::ALL[(rng.unit() * 5.0) as usize % 5];
+                    let v = (rng.unit() - 0.5) * 250.0;
+                    let at = if rng.unit() < 0.03 { f64::NAN } else { t };
+                    assert_eq!(lazy.handle_plain(act, v, at), ref_.handle_plain(act, v, at));
+                }
+                let set = match (rng.unit() * 60.0) as u32 {
+                    0 => Some(format!(
+                        r#"["DESIRED_THRUST", "ClearAll", [[{:.2}, 70], [{:.2}, -20]]]"#,
+                        t + 0.35,
+                        t + 1.2
+                    )),
+                    1 => Some(r#"["DESIRED_RUDDER", "ClearAll", []]"#.to_string()),
+                    2 => Some(format!(
+                        r#"["DESIRED_ELEVATOR", "Merge", [[{:.2}, 5]]]"#,
+                        t + 0.5
+                    )),
+                    3 => Some(r#"["NOT_AN_ACTUATOR", "Merge", [[1, 5]]]"#.to_string()),
+                    _ => None,
+                };
+                if let Some(json) = set {
+                    let (a, b) = (lazy.handle_set(&json, t), ref_.handle_set(&json, t));
+                    assert_eq!(a, b, "k {k}");
+                    sets += usize::from(a.is_ok());
+                }
+                if lazy.deferred.on && lazy.is_busy() {
+                    deferred_cycles += 1;
+                }
+                let at = if rng.unit() < 0.02 { f64::INFINITY } else { t };
+                let (mut fa, mut fb) = (Vec::new(), Vec::new());
+                lazy.cycle(at, |a, v| fa.push((a, v.to_bits())));
+                ref_.cycle(at, |a, v| fb.push((a, v.to_bits())));
+                assert_eq!(fa, fb, "k {k}");
+                assert_eq!(lazy.busy, ref_.busy, "k {k}");
+                assert_eq!(lazy.timed, ref_.timed, "k {k}");
+                let (fa, fb) = (lazy.fed.map(f64::to_bits), ref_.fed.map(f64::to_bits));
+                assert_eq!(fa, fb, "k {k}");
+                assert_eq!(
+                    format!("{:?}", lazy.bank_view()),
+                    format!("{:?}", ref_.bank)
+                );
+                // Debug shows the written-back bank (the time memo may
+                // differ: the full cycle converts its time without it)
+                let bank = format!("bank: {:?}", ref_.bank);
+                assert!(format!("{lazy:?}").contains(&bank), "k {k}");
+            }
+            // both paths ran: deferred cycles and SETs (full cycles)
+            assert!(deferred_cycles > 2000, "{deferred_cycles}");
+            assert!(sets > 50, "{sets}");
+        }
     }
 }

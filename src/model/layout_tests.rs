@@ -45,6 +45,7 @@ fn a_step_reads_the_vehicle_from_one_span_of_few_lines() {
         (offset_of!(Vehicle, rudder), 8),
         (offset_of!(Vehicle, thrust), 8),
         (offset_of!(Vehicle, elevator), 8),
+        (offset_of!(Vehicle, rudder_t_last), 8),
         (offset_of!(Vehicle, map_cache), 16),
         (
             offset_of!(Vehicle, turn_factors),
@@ -83,4 +84,20 @@ fn a_step_reads_the_vehicle_from_one_span_of_few_lines() {
         size_of::<Vehicle>()
     );
     assert!(n <= 9, "the per-step span touches {n} cache lines");
+}
+
+/// A batch step's setpoints store thrust and rudder (8 bytes each) right
+/// before the step reads them: as neighbours they were read as one
+/// 16-byte load, which store forwarding cannot serve from two stores.
+/// And the shaping fields those setpoints write lie in the span's last
+/// line and the one after it (what `prefetch_setpoint_step` fetches).
+#[test]
+fn a_batch_step_reads_thrust_and_rudder_apart_and_its_shaping_lines_follow_the_span() {
+    let (r, t) = (offset_of!(Vehicle, rudder), offset_of!(Vehicle, thrust));
+    assert!(r.abs_diff(t) > 8, "rudder at {r}, thrust at {t}");
+    let (_, end) = STEP_SPAN;
+    assert!(
+        lines(end - 1, SETPOINT_END) <= 2,
+        "setpoint fields end at {SETPOINT_END}, the span at {end}"
+    );
 }

@@ -263,6 +263,13 @@ pub struct Vehicle {
     paused_since: Option<f64>,
     // actuators as the model holds them
     rudder: f64,
+    /// Clock of the last rudder value (the rate limit's start), s: read
+    /// and written by every `DESIRED_RUDDER`, a batch step's setpoint.
+    /// Between `rudder` and `thrust` on purpose: a step reads those two
+    /// right after a batch's setpoints wrote them (8 bytes each), and as
+    /// neighbours they were read as one 16-byte load, which store
+    /// forwarding cannot serve from two stores (a stall every step).
+    rudder_t_last: f64,
     thrust: f64,
     elevator: f64,
     /// (thrust, M(thrust)) of the last thrust-map lookup.
@@ -301,7 +308,6 @@ pub struct Vehicle {
     thrust_l: f64,
     thrust_r: f64,
     start_time: f64,
-    rudder_t_last: f64,
     tsm: TurnSpeedMap,
     /// The turn rate's bits for which `tsm` is normalized
     /// ([`TurnSpeedMap::normalize`]; `None`: not yet).
@@ -320,6 +326,10 @@ const STEP_SPAN: (usize, usize) = (
     std::mem::offset_of!(Vehicle, v22.sailing_on),
     std::mem::offset_of!(Vehicle, shaping) + Shaping::BUSY_OFFSET + 1,
 );
+
+/// Where the shaping fields of a plain thrust or rudder setpoint end in a
+/// [`Vehicle`], bytes (see [`Vehicle::prefetch_setpoint_step`]).
+const SETPOINT_END: usize = std::mem::offset_of!(Vehicle, shaping) + Shaping::SETPOINT_END;
 
 /// The `DESIRED_*` message of actuator `act` with value `v`, percent.
 pub fn desired_command(act: Actuator, v: f64) -> Command {
@@ -470,6 +480,28 @@ impl Vehicle {
                 _mm_prefetch::<_MM_HINT_T0>(base);
                 let mut at = STEP_SPAN.0 & !63;
                 while at < STEP_SPAN.1 {
+                    _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(at));
+                    at += 64;
+                }
+            }
+        }
+    }
+
+    /// [`Vehicle::prefetch_step`] and the lines of the setpoint path after
+    /// the step span (the shaping fields a plain `DESIRED_THRUST` or
+    /// `DESIRED_RUDDER` writes, [`Shaping`]'s first 96 bytes): what a
+    /// batch step of such setpoints reads. A hint only.
+    #[inline]
+    pub fn prefetch_setpoint_step(&self) {
+        self.prefetch_step();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let base = (self as *const Vehicle).cast::<i8>();
+            // SAFETY: as in prefetch_step (a hint; inside `*self`).
+            unsafe {
+                let mut at = (STEP_SPAN.1 + 63) & !63;
+                while at < SETPOINT_END {
                     _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(at));
                     at += 64;
                 }
@@ -858,7 +890,20 @@ impl Vehicle {
             self.post(0.0, self.nav.heading);
             return;
         } else {
-            self.propagate(t_s);
+            // the new speed and heading straight from the step when it
+            // wrote them: read back from the record, the two 8-byte
+            // stores just made would feed one 16-byte load, which store
+            // forwarding cannot serve (a stall of ~15 cycles a step)
+            // (in registers: an `Option` of them comes back through
+            // memory, and was read back the same way)
+            let (speed, heading) = self.propagate(t_s);
+            if !speed.is_nan() {
+                if !self.enabled {
+                    return;
+                }
+                self.post(speed, heading);
+                return;
+            }
         }
         if !self.enabled && !v22 {
             return;
@@ -870,16 +915,19 @@ impl Vehicle {
     }
 
     /// `USM_Model::propagate(T)`: the step length from the record's stamp,
-    /// less whole seconds spent paused.
-    fn propagate(&mut self, t_s: f64) {
+    /// less whole seconds spent paused. Returns the NAV record's new speed
+    /// (m/s) and heading (degrees) if it wrote them (always finite), else
+    /// NaN for both.
+    fn propagate(&mut self, t_s: f64) -> (f64, f64) {
+        const NONE: (f64, f64) = (f64::NAN, f64::NAN);
         if self.is_paused() {
-            return;
+            return NONE;
         }
         let w = self.paused_whole_s;
         let t_a = t_s - w;
         let dt = t_a - self.nav.stamp;
         if !dt.is_finite() {
-            return;
+            return NONE;
         }
         let dual = self.params.dual_state;
         let nav_drift = !dual;
@@ -899,6 +947,7 @@ impl Vehicle {
         };
         if ok {
             nav.write(&mut self.nav);
+            (nav.speed, nav.heading)
         } else {
             // Rate-limited: the 1st, 10th, 100th... occurrence is logged, with
             // the number of lines left out since the last one.
@@ -911,6 +960,7 @@ impl Vehicle {
                      ({n} skipped so far, {suppressed} such warnings suppressed)"
                 );
             }
+            NONE
         }
     }
 

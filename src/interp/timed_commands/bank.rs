@@ -196,6 +196,13 @@ impl ActuatorBank {
         self.actuators[actuator.index()].pending_len() > 0
     }
 
+    /// The timed-command state of `actuator`, to change (the shaping
+    /// layer's write-back of deferred plain values and idle cycles).
+    #[inline]
+    pub(crate) fn get_mut(&mut self, actuator: Actuator) -> &mut TimedCommands {
+        &mut self.actuators[actuator.index()]
+    }
+
     /// The full timed-command state of `actuator`.
     pub fn get(&self, actuator: Actuator) -> &TimedCommands {
         &self.actuators[actuator.index()]

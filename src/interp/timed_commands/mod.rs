@@ -390,6 +390,27 @@ impl TimedCommands {
         self.last_cycle_time_us = Some(now);
     }
 
+    /// The flags an idle cycle moves: (`fresh`: a plain value since the
+    /// last cycle, `driven`: [`is_active`](Self::is_active)).
+    #[inline]
+    pub(crate) fn idle_flags(&self) -> (bool, bool) {
+        (self.fresh, self.driven)
+    }
+
+    /// Write back what a run of plain values and idle cycles deferred by
+    /// the caller left (see `interp::shaping`): the `fresh` and `driven`
+    /// flags, and, if some idle cycle ran, the time of the last one (µs,
+    /// clamped as [`cycle_idle_us`](Self::cycle_idle_us) clamps it).
+    #[inline]
+    pub(crate) fn restore_idle(&mut self, fresh: bool, driven: bool, cycle_us: Option<i64>) {
+        debug_assert!(self.front.is_none() && self.pending.is_empty());
+        self.fresh = fresh;
+        self.driven = driven;
+        if let Some(now) = cycle_us {
+            self.last_cycle_time_us = Some(now.clamp(-MAX_TIME_US, MAX_TIME_US));
+        }
+    }
+
     /// `true` (the default): ramp toward the next command each cycle, as the
     /// DCM does. `false`: hold the value and step to each command at its
     /// time (a vehicle config's `interpolation = "none"`).
