@@ -71,6 +71,13 @@ pub(super) struct V22State {
     /// the same index); `usize::MAX`: not posted. The pose groups of
     /// [`Ev::Pose`] events (the obstacle's) come where those events are.
     pub pose_at: usize,
+    /// The posted NAV and ground-truth records when not
+    /// [`V22State::pose_live`] (boxed and made on first use: most
+    /// vehicles never need it).
+    pub posed: Option<Box<[Record; 2]>>,
+    /// The turn-speed map's spans (`TurnSpeedMap::spans`) as last
+    /// normalized.
+    pub tsm_spans: (f64, f64),
     /// [`Params::depth_control`], fixed at construction.
     depth_control: bool,
     /// The pose events of this iteration stand for `Vehicle::nav` and
@@ -79,13 +86,6 @@ pub(super) struct V22State {
     /// record first copies both into [`V22State::posed`]
     /// (`Vehicle::v22_freeze_poses`).
     pub pose_live: bool,
-    /// The posted NAV and ground-truth records when not
-    /// [`V22State::pose_live`] (boxed and made on first use: most
-    /// vehicles never need it).
-    pub posed: Option<Box<[Record; 2]>>,
-    /// The turn-speed map's spans (`TurnSpeedMap::spans`) as last
-    /// normalized.
-    pub tsm_spans: (f64, f64),
     /// Sailing enabled (wind set and a polar point), cached for the step.
     pub sailing_on: bool,
 }
