@@ -859,7 +859,6 @@ impl Vehicle {
     /// [`Vehicle::publications`] returns until the next step.
     pub fn step(&mut self, t_s: f64) {
         self.iteration += 1;
-        self.posted = None;
         if self.shaping.is_busy() {
             let mut shaped = [None; 5];
             let mut any = false;
@@ -877,9 +876,11 @@ impl Vehicle {
         }
         let v22 = self.is_v22();
         if v22 {
+            // (`posted` stays `None` for good: only the classic step posts)
             self.step_v22(t_s);
             return;
         }
+        self.posted = None;
         if self.obstacle {
             return; // classic freezes for good
         }

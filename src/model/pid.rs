@@ -315,6 +315,9 @@ pub struct PidEngine {
     override_on: bool,
     bias_t: f64,
     bias_side: f64,
+    /// `settings.sim_instability` is ±0 (fixed at construction): the
+    /// step's bias test reads one flag rather than comparing a float.
+    steady: bool,
     yaw: ScalarPid,
     speed: ScalarPid,
     depth: ScalarPid,
@@ -331,6 +334,7 @@ impl PidEngine {
             depth: ScalarPid::new(settings.depth),
             pitch: ScalarPid::new(settings.pitch),
             factor_thrust: factor_thrust(0.0, &settings),
+            steady: settings.sim_instability == 0.0,
             settings,
             clock: 0.0,
             des_heading: Stamped::default(),
@@ -514,7 +518,7 @@ impl PidEngine {
             // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
             // sign, and a NaN or infinite d gives the same NaN): the same
             // bits without the division.
-            let bias = if s.sim_instability == 0.0 {
+            let bias = if self.steady {
                 d * s.sim_instability
             } else {
                 (d / 10.0) * s.sim_instability
