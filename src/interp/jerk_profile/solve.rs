@@ -103,10 +103,12 @@ impl Lim {
     }
 
     /// With `SYM` (only for limits that are [`Lim::is_symmetric`]): the
-    /// same limits with the acceleration and jerk fields as constants, so
-    /// that the compiler folds them (`x·1`, `x·0.5·1`, ... are exact: the
-    /// results are bit for bit those of the general code). Without `SYM`
-    /// a copy. Each search function starts with it, generic over `SYM`.
+    /// same limits with the acceleration and jerk fields as constants and
+    /// `vmin`, `1/vmin` as `-vmax`, `-1/vmax` (exactly their values), so
+    /// that the compiler folds them (`x·1`, `x·0.5·1`, `max(vmax, -vmin)`
+    /// ... are exact: the results are bit for bit those of the general
+    /// code). Without `SYM` a copy. Each search function starts with it,
+    /// generic over `SYM`.
     #[inline(always)]
     pub fn spec<const SYM: bool>(&self) -> Lim {
         if SYM {
@@ -120,7 +122,10 @@ impl Lim {
                 ic: 1.0,
                 iamax: 1.0,
                 iamin: -1.0,
-                ..*self
+                vmax: self.vmax,
+                vmin: -self.vmax,
+                ivmax: self.ivmax,
+                ivmin: -self.ivmax,
             }
         } else {
             *self
