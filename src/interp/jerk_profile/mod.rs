@@ -554,7 +554,11 @@ fn plan_normalised<const SYM: bool>(
         vf,
         af,
     };
-    let seven = solve::solve_g::<SYM>(&pr, &l).ok_or(ProfileError::NoSolution)?;
+    let mut best = solve::Best::new();
+    solve::solve_g::<SYM>(&pr, &l, &mut best);
+    let Some(seven) = &best.seven else {
+        return Err(ProfileError::NoSolution);
+    };
 
     // Back to user units.
     let mut s = start;

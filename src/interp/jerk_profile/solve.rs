@@ -218,13 +218,13 @@ const EPS_END: f64 = 1e-9;
 
 /// Best candidate so far; `cap`: candidates whose duration is at least
 /// this are not wanted either (∞ but in the search after a gap).
-struct Best {
-    seven: Option<Seven>,
+pub(crate) struct Best {
+    pub seven: Option<Seven>,
     cap: f64,
 }
 
 impl Best {
-    fn new() -> Best {
+    pub fn new() -> Best {
         Best {
             seven: None,
             cap: f64::INFINITY,
@@ -850,11 +850,13 @@ fn acc0_acc1<const SYM: bool>(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) ->
 /// [`solve_g`] with `SYM` chosen from the limits (the tests' entry).
 #[cfg(test)]
 pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
+    let mut best = Best::new();
     if l.is_symmetric() {
-        solve_g::<true>(pr, l)
+        solve_g::<true>(pr, l, &mut best)
     } else {
-        solve_g::<false>(pr, l)
+        solve_g::<false>(pr, l, &mut best)
     }
+    best.seven
 }
 
 /// The time-optimal profile from a start inside the limits, or `None`.
@@ -872,15 +874,15 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// both frames are searched in full.
 ///
 /// `SYM`: the limits are symmetric (see [`Lim::spec`]); the results are
-/// the same bit for bit either way.
-pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Seven> {
+/// the same bit for bit either way. The optimum is left in `best` (given
+/// empty), which the caller reads in place (not copied out).
+pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim, best: &mut Best) {
     let l = &l.spec::<SYM>();
     let (sign, gap, star) = direction::<SYM>(pr, l);
     if sign == 0.0 {
-        return solve_both::<SYM>(pr, l, gap, star);
+        return solve_both::<SYM>(pr, l, gap, star, best);
     }
     let [star_up, star_down] = star;
-    let mut best = Best::new();
     // Deciding the family early (see [`solve_frame`]) is only safe without
     // a gap: across one, a longer profile of another family may be valid.
     let fast = gap.is_none();
@@ -893,33 +895,16 @@ pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Seven> {
     };
     // (The mirrored problem is built only when searched.)
     if sign > 0.0 {
-        search_frame::<SYM>(pr, l, 1.0, fast, cap, star_up, &mut best);
-        if !done(&best) {
-            search_frame::<SYM>(
-                &pr.mirror(),
-                &l.mirror(),
-                -1.0,
-                false,
-                cap,
-                star_down,
-                &mut best,
-            );
+        search_frame::<SYM>(pr, l, 1.0, fast, cap, star_up, best);
+        if !done(best) {
+            search_frame::<SYM>(&pr.mirror(), &l.mirror(), -1.0, false, cap, star_down, best);
         }
     } else {
-        search_frame::<SYM>(
-            &pr.mirror(),
-            &l.mirror(),
-            -1.0,
-            fast,
-            cap,
-            star_down,
-            &mut best,
-        );
-        if !done(&best) {
-            search_frame::<SYM>(pr, l, 1.0, false, cap, star_up, &mut best);
+        search_frame::<SYM>(&pr.mirror(), &l.mirror(), -1.0, fast, cap, star_down, best);
+        if !done(best) {
+            search_frame::<SYM>(pr, l, 1.0, false, cap, star_up, best);
         }
     }
-    best.seven
 }
 
 /// All candidates of one frame, the cruise first. A valid cruise ends the
@@ -1152,12 +1137,12 @@ fn solve_both<const SYM: bool>(
     l: &Lim,
     gap: Option<Gap>,
     star: [Star; 2],
-) -> Option<Seven> {
+    best: &mut Best,
+) {
     let l = &l.spec::<SYM>();
-    let mut best = Best::new();
     let (mpr, ml) = (pr.mirror(), l.mirror());
-    let up = solve_vel::<SYM>(pr, l, 1.0, &mut best);
-    let down = solve_vel::<SYM>(&mpr, &ml, -1.0, &mut best);
+    let up = solve_vel::<SYM>(pr, l, 1.0, best);
+    let down = solve_vel::<SYM>(&mpr, &ml, -1.0, best);
     // After a brake (no gap information) any profile may beat the cruise.
     let inside = pr.v0 <= l.vmax && pr.v0 >= l.vmin && pr.a0 <= l.amax && pr.a0 >= l.amin;
     let cap = match gap {
@@ -1168,12 +1153,11 @@ fn solve_both<const SYM: bool>(
     let [su, sd] = star;
     for (p, ll, sign, cruise, st) in [(pr, l, 1.0, up, su), (&mpr, &ml, -1.0, down, sd)] {
         if !cruise {
-            solve_no_cruise::<SYM>(p, ll, sign, false, st, &mut best);
+            solve_no_cruise::<SYM>(p, ll, sign, false, st, best);
         } else {
-            early_after::<SYM>(p, ll, sign, cap, st, &mut best);
+            early_after::<SYM>(p, ll, sign, cap, st, best);
         }
     }
-    best.seven
 }
 
 /// The frame of the optimum, `(sign, gap)`: sign +1 (UDDU) or -1 (DUUD)
