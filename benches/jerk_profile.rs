@@ -1,7 +1,8 @@
 //! Speed of the jerk-limited profile generator on random general cases.
 //!
 //! `cargo bench --bench jerk_profile`. Each iteration is one 1-DOF
-//! calculation (`plan`) or one sampled setpoint (`Profile::at`), cycling
+//! calculation (`plan_into`, as the interpolator and the follower re-plan:
+//! into the same profile) or one sampled setpoint (`Profile::at`), cycling
 //! through 4096 fixed pseudo-random cases: limits uniform in [0.1, 10],
 //! start and target positions ~ N(0, 4), velocities and accelerations
 //! uniform inside the limits (start without unavoidable overshoot, target
@@ -9,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, Criterion};
-use usim::interp::jerk_profile::{plan, Limits, Profile, State};
+use usim::interp::jerk_profile::{plan, plan_into, Limits, Profile, State};
 
 /// SplitMix64: a tiny deterministic generator (no extra dependency).
 struct Rng(u64);
@@ -71,11 +72,14 @@ fn cases(n: usize) -> Vec<(State, State, Limits)> {
 fn bench(c: &mut Criterion) {
     let cases = cases(4096);
     let mut i = 0usize;
+    let mut prof = plan(cases[0].0, cases[0].1, &cases[0].2).expect("plan failed");
     c.bench_function("jerk_profile/plan (per 1-DOF calculation)", |b| {
         b.iter(|| {
             i = (i + 1) & 4095;
             let (s, t, l) = &cases[i];
-            black_box(plan(black_box(*s), black_box(*t), l))
+            let r = plan_into(black_box(*s), black_box(*t), l, &mut prof);
+            black_box(&prof);
+            black_box(r)
         })
     });
     let profiles: Vec<Profile> = cases
@@ -111,7 +115,8 @@ fn main() {
         .and_then(|s| s.parse::<usize>().ok())
     {
         let cases = cases(4096);
-        count_plans(&cases, n);
+        let mut prof = plan(cases[0].0, cases[0].1, &cases[0].2).expect("plan failed");
+        count_plans(&cases, n, &mut prof);
         let profiles: Vec<Profile> = cases
             .iter()
             .map(|(s, t, l)| plan(*s, *t, l).expect("plan failed"))
@@ -131,14 +136,15 @@ fn main() {
     Criterion::default().configure_from_args().final_summary();
 }
 
-/// Plans every case `n` times (only `plan` is counted: the profiles
+/// Plans every case `n` times into `prof` (only `plan_into` is counted: the profiles
 /// sampled by `count_at` are planned outside).
 #[inline(never)]
-fn count_plans(cases: &[(State, State, Limits)], n: usize) {
+fn count_plans(cases: &[(State, State, Limits)], n: usize, prof: &mut Profile) {
     for _ in 0..n {
         for (s, t, l) in cases {
-            let p = plan(black_box(*s), black_box(*t), black_box(l));
-            black_box(&p);
+            let r = plan_into(black_box(*s), black_box(*t), black_box(l), prof);
+            black_box(&*prof);
+            let _ = black_box(r);
         }
     }
 }

@@ -418,8 +418,39 @@ fn finite(name: &'static str, x: f64) -> Result<(), ProfileError> {
 /// Plan the time-optimal motion from `start` to `target` under `limits`.
 ///
 /// The target velocity and acceleration must lie inside the limits; the
-/// start may lie outside (it is braked first).
+/// start may lie outside (it is braked first). [`plan_into`] writes the
+/// result into an existing profile instead (no 400-byte copy).
 pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, ProfileError> {
+    // Written in place in the result (the initial values are all
+    // overwritten, so the compiler drops them).
+    let mut out = Ok(Profile::hold(target));
+    if let Ok(prof) = &mut out {
+        plan_in_place(start, target, limits, prof)?;
+    }
+    out
+}
+
+/// [`plan`] into `out`: on success `out` holds the motion's profile; on
+/// error it is left unchanged (every error is found before it is written).
+/// Re-planning into the same profile (an [`Interpolator`], a
+/// [`JerkFollower`]) saves copying the 400-byte result.
+pub fn plan_into(
+    start: State,
+    target: State,
+    limits: &Limits,
+    out: &mut Profile,
+) -> Result<(), ProfileError> {
+    plan_in_place(start, target, limits, out)
+}
+
+/// The body of [`plan`] and [`plan_into`] (inlined into both).
+#[inline(always)]
+fn plan_in_place(
+    start: State,
+    target: State,
+    limits: &Limits,
+    prof: &mut Profile,
+) -> Result<(), ProfileError> {
     limits.validate()?;
     // x·0 is 0 exactly when x is finite.
     let z = start.p * 0.0 + start.v * 0.0 + start.a * 0.0;
@@ -447,16 +478,33 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
             max: limits.a_max,
         });
     }
+    let symmetric = (limits.v_min == -limits.v_max)
+        & (limits.a_min == -limits.a_max)
+        & (limits.j_min == -limits.j_max);
+    if symmetric {
+        plan_normalised::<true>(start, target, limits, prof)
+    } else {
+        plan_normalised::<false>(start, target, limits, prof)
+    }
+}
+
+/// The rest of [`plan_in_place`], in normalised units; `SYM`: the limits
+/// are symmetric (the search then runs with the acceleration and jerk
+/// limits as constants, see `Lim::spec`; the same results bit for bit).
+#[inline(always)]
+fn plan_normalised<const SYM: bool>(
+    start: State,
+    target: State,
+    limits: &Limits,
+    prof: &mut Profile,
+) -> Result<(), ProfileError> {
     // Normalised units: acceleration unit a_max, time unit a_max / j_max.
     let au = limits.a_max;
     let tu = limits.a_max / limits.j_max;
     // Reciprocals: one division instead of one per velocity/position.
     let ivu = limits.j_max / (au * au);
     let ipu = ivu * ivu * au;
-    let symmetric = (limits.v_min == -limits.v_max)
-        & (limits.a_min == -limits.a_max)
-        & (limits.j_min == -limits.j_max);
-    let l = if symmetric {
+    let l = if SYM {
         // The same numbers without six divisions: `a_min/au` is exactly
         // −1 and `−j_min/j_max` exactly 1, so the falling jerk's
         // reciprocals are 1, and `v_min·ivu` is exactly `−(v_max·ivu)`.
@@ -484,7 +532,8 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
         return Err(ProfileError::NonFinite { name: "pf - p0" });
     }
     if start.p == target.p && start.v == target.v && start.a == target.a {
-        return Ok(Profile::hold(target));
+        *prof = Profile::hold(target);
+        return Ok(());
     }
 
     // Brake back inside the limits.
@@ -505,17 +554,18 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
         vf,
         af,
     };
-    let seven = solve::solve(&pr, &l).ok_or(ProfileError::NoSolution)?;
+    let mut best = solve::Best::new();
+    solve::solve_g::<SYM>(&pr, &l, &mut best);
+    let Some(seven) = &best.seven else {
+        return Err(ProfileError::NoSolution);
+    };
 
     // Back to user units.
     let mut s = start;
     let ju_ = limits.j_max;
-    // Written in place in the result (the initial values are all
-    // overwritten, so the compiler drops them).
-    let mut out = Ok(Profile::hold(target));
-    let Ok(prof) = &mut out else {
-        return out; // (not reached)
-    };
+    prof.first = 0;
+    prof.target = target;
+    prof.start[0] = 0.0;
     let mut fill = Fill { prof, i: 0 };
     if braked {
         for &(j, t) in &br {
@@ -556,7 +606,7 @@ pub fn plan(start: State, target: State, limits: &Limits) -> Result<Profile, Pro
     }
     fill.hold(t[5], j_hold, &mut s);
     fill.push(t[6], j_up, &mut s);
-    out
+    Ok(())
 }
 
 /// The stateless "simulation mode": every setpoint of the motion from
@@ -658,13 +708,13 @@ impl Interpolator {
             a_min: nominal.a_min * as_,
             ..nominal
         };
-        let profile = plan(start, goal, &limits)?;
+        // (Unchanged on error.)
+        plan_into(start, goal, &limits, &mut self.profile)?;
         self.nominal = nominal;
         self.v_scale = vs;
         self.a_scale = as_;
         self.goal = goal;
         self.t0 = self.now;
-        self.profile = profile;
         Ok(())
     }
 

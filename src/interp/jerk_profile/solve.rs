@@ -91,6 +91,47 @@ impl Lim {
         }
     }
 
+    /// Whether these are the normalised symmetric limits of
+    /// [`Lim::symmetric`] (`vmin = -vmax`, accelerations ±1, jerks 1).
+    #[cfg(test)]
+    pub fn is_symmetric(&self) -> bool {
+        (self.vmin == -self.vmax)
+            & (self.amax == 1.0)
+            & (self.amin == -1.0)
+            & (self.ju == 1.0)
+            & (self.jd == 1.0)
+    }
+
+    /// With `SYM` (only for limits that are [`Lim::is_symmetric`]): the
+    /// same limits with the acceleration and jerk fields as constants and
+    /// `vmin`, `1/vmin` as `-vmax`, `-1/vmax` (exactly their values), so
+    /// that the compiler folds them (`x·1`, `x·0.5·1`, `max(vmax, -vmin)`
+    /// ... are exact: the results are bit for bit those of the general
+    /// code). Without `SYM` a copy. Each search function starts with it,
+    /// generic over `SYM`.
+    #[inline(always)]
+    pub fn spec<const SYM: bool>(&self) -> Lim {
+        if SYM {
+            Lim {
+                amax: 1.0,
+                amin: -1.0,
+                ju: 1.0,
+                jd: 1.0,
+                iju: 1.0,
+                ijd: 1.0,
+                ic: 1.0,
+                iamax: 1.0,
+                iamin: -1.0,
+                vmax: self.vmax,
+                vmin: -self.vmax,
+                ivmax: self.ivmax,
+                ivmin: -self.ivmax,
+            }
+        } else {
+            *self
+        }
+    }
+
     /// The limits seen with every sign flipped.
     pub fn mirror(&self) -> Lim {
         Lim {
@@ -177,13 +218,13 @@ const EPS_END: f64 = 1e-9;
 
 /// Best candidate so far; `cap`: candidates whose duration is at least
 /// this are not wanted either (∞ but in the search after a gap).
-struct Best {
-    seven: Option<Seven>,
+pub(crate) struct Best {
+    pub seven: Option<Seven>,
     cap: f64,
 }
 
 impl Best {
-    fn new() -> Best {
+    pub fn new() -> Best {
         Best {
             seven: None,
             cap: f64::INFINITY,
@@ -251,7 +292,14 @@ impl PhaseLim {
 /// Validate the durations `t` in frame `l` (clamping round-off negatives),
 /// and keep them if shorter than the best so far. Returns whether valid.
 #[inline(always)]
-fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
+fn check<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    t: &mut [f64; 7],
+    sign: f64,
+    best: &mut Best,
+) -> bool {
+    let l = &l.spec::<SYM>();
     let mut total = 0.0;
     let mut min = 0.0f64;
     for &ti in t.iter() {
@@ -276,13 +324,21 @@ fn check(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bo
             return false;
         }
     }
-    check_limits(pr, l, t, total, sign, best)
+    check_limits::<SYM>(pr, l, t, total, sign, best)
 }
 
 /// The rest of [`check`] (out of line: most rejections are by the
 /// durations): limits at every phase end and velocity extremum, end state.
 #[inline(never)]
-fn check_limits(pr: &Prob, l: &Lim, t: &[f64; 7], total: f64, sign: f64, best: &mut Best) -> bool {
+fn check_limits<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    t: &[f64; 7],
+    total: f64,
+    sign: f64,
+    best: &mut Best,
+) -> bool {
+    let l = &l.spec::<SYM>();
     let vs = l.vmax.fmax(-l.vmin);
     let tol_v = EPS_LIM * vs.fmax(pr.v0.abs());
     let tol_a = EPS_LIM * l.amax.fmax(-l.amin).fmax(pr.a0.abs());
@@ -355,7 +411,14 @@ fn keep(best: &mut Best, l: &Lim, t: &[f64; 7], total: f64, sign: f64) -> bool {
 /// (the cruise absorbs the position): with no negative duration only the
 /// dips are tested instead of the limit walk (the full [`check`] otherwise).
 #[inline(always)]
-fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -> bool {
+fn check_vel<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    t: &mut [f64; 7],
+    sign: f64,
+    best: &mut Best,
+) -> bool {
+    let l = &l.spec::<SYM>();
     let mut total = 0.0;
     let mut min = 0.0f64;
     for &ti in t.iter() {
@@ -364,7 +427,7 @@ fn check_vel(pr: &Prob, l: &Lim, t: &mut [f64; 7], sign: f64, best: &mut Best) -
     }
     let inside = pr.v0 <= l.vmax && pr.v0 >= l.vmin && pr.a0 <= l.amax && pr.a0 >= l.amin;
     if !(min >= 0.0 && total.is_finite() && inside && best.seven.is_none()) {
-        return check(pr, l, t, sign, best);
+        return check::<SYM>(pr, l, t, sign, best);
     }
     let tol_v = EPS_LIM * l.vmax.fmax(-l.vmin);
     let vlo = l.vmin - tol_v;
@@ -394,7 +457,7 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 /// profile, ends the search (it is then the frame's optimum); otherwise the
 /// remaining families follow as in the full search.
 #[inline(always)]
-fn solve_frame(
+fn solve_frame<const SYM: bool>(
     pr: &Prob,
     l: &Lim,
     sign: f64,
@@ -403,6 +466,7 @@ fn solve_frame(
     star: Star,
     best: &mut Best,
 ) -> bool {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -464,7 +528,7 @@ fn solve_frame(
             let mut t = [t0, t1, t2, t3, t4, t5, t6];
             // A valid cruise ends the frame's search (but for the
             // profiles of [`early_after`]).
-            return check_vel(pr, l, &mut t, sign, best);
+            return check_vel::<SYM>(pr, l, &mut t, sign, best);
         }
         return false;
     }
@@ -488,8 +552,8 @@ fn solve_frame(
     // Fast search: both plateaus first; when that family holds a valid
     // profile it is the frame's optimum (the families without one are not
     // searched). Otherwise the other families follow as in the full search.
-    if fast && both && acc0_acc1(pr, l, sign, best) {
-        early_after(pr, l, sign, None, star, best);
+    if fast && both && acc0_acc1::<SYM>(pr, l, sign, best) {
+        early_after::<SYM>(pr, l, sign, None, star, best);
         return true;
     }
 
@@ -519,7 +583,7 @@ fn solve_frame(
         }
         let bound = lo * (1.0 + jd * iju) + (af - a0) * iju;
         if lo <= hi && may_beat(best, bound) {
-            none_family(pr, l, g, lo, hi, sign, best);
+            none_family::<SYM>(pr, l, g, lo, hi, sign, best);
         }
     }
 
@@ -548,7 +612,7 @@ fn solve_frame(
         hi = hi.fmin((amax - a5_lo + m) * ijd);
         let bound = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         if lo <= hi + EPS_T && may_beat(best, bound) {
-            acc0_family(pr, l, lo, hi.fmax(lo), sign, best);
+            acc0_family::<SYM>(pr, l, lo, hi.fmax(lo), sign, best);
         }
     }
 
@@ -572,12 +636,12 @@ fn solve_frame(
         }
         let bound = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         if lo <= hi && may_beat(best, bound) {
-            acc1_family(pr, l, lo, hi, sign, best);
+            acc1_family::<SYM>(pr, l, lo, hi, sign, best);
         }
     }
 
     if !fast && both {
-        acc0_acc1(pr, l, sign, best);
+        acc0_acc1::<SYM>(pr, l, sign, best);
     }
     false
 }
@@ -586,7 +650,16 @@ fn solve_frame(
 /// `[lo, hi]` to `a5`, rise to `af`; with `u = jd·T`, `a1 = (u + g/u)/2`
 /// and `a5 = (g/u - u)/2` (whether a valid one was found).
 #[inline(always)]
-fn none_family(pr: &Prob, l: &Lim, g: f64, lo: f64, hi: f64, sign: f64, best: &mut Best) -> bool {
+fn none_family<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    g: f64,
+    lo: f64,
+    hi: f64,
+    sign: f64,
+    best: &mut Best,
+) -> bool {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim { ju, jd, iju, .. } = *l;
     let s = ju + jd;
@@ -609,7 +682,7 @@ fn none_family(pr: &Prob, l: &Lim, g: f64, lo: f64, hi: f64, sign: f64, best: &m
         let a1 = 0.5 * (jd * tt + h);
         let a5 = 0.5 * (h - jd * tt);
         let mut t = [(a1 - a0) * iju, 0.0, tt, 0.0, 0.0, 0.0, (af - a5) * iju];
-        if check(pr, l, &mut t, sign, best) {
+        if check::<SYM>(pr, l, &mut t, sign, best) {
             return true; // duration grows with T
         }
     }
@@ -619,7 +692,8 @@ fn none_family(pr: &Prob, l: &Lim, g: f64, lo: f64, hi: f64, sign: f64, best: &m
 /// `ACC0` candidates: rise to `amax`, plateau, one falling pulse of length
 /// `T` in `[lo, hi]`, rise to `af`.
 #[inline(always)]
-fn acc0_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+fn acc0_family<const SYM: bool>(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         amax,
@@ -660,14 +734,15 @@ fn acc0_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best)
     ];
     for &tt in poly_roots(poly, lo, hi).as_slice() {
         let mut t = acc0(tt);
-        check(pr, l, &mut t, sign, best);
+        check::<SYM>(pr, l, &mut t, sign, best);
     }
 }
 
 /// `ACC1` candidates: rise to `a1` in `[lo, hi]`, fall to `amin`, plateau,
 /// rise to `af`.
 #[inline(always)]
-fn acc1_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+fn acc1_family<const SYM: bool>(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best) {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         amin,
@@ -713,14 +788,15 @@ fn acc1_family(pr: &Prob, l: &Lim, lo: f64, hi: f64, sign: f64, best: &mut Best)
     ];
     for &a1 in poly_roots(poly, lo, hi).as_slice() {
         let mut t = acc1(a1);
-        check(pr, l, &mut t, sign, best);
+        check::<SYM>(pr, l, &mut t, sign, best);
     }
 }
 
 /// `ACC0_ACC1`: both plateaus, unknown plateau length t2 (whether a valid
 /// candidate was found).
 #[inline(always)]
-fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
+fn acc0_acc1<const SYM: bool>(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         amax, amin, ju, jd, ..
@@ -765,10 +841,22 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
         ];
         for &t2 in quadratic_in(poly, 0.0, f64::MAX).as_slice() {
             let mut t = acc01(t2);
-            found |= check(pr, l, &mut t, sign, best);
+            found |= check::<SYM>(pr, l, &mut t, sign, best);
         }
     }
     found
+}
+
+/// [`solve_g`] with `SYM` chosen from the limits (the tests' entry).
+#[cfg(test)]
+pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
+    let mut best = Best::new();
+    if l.is_symmetric() {
+        solve_g::<true>(pr, l, &mut best)
+    } else {
+        solve_g::<false>(pr, l, &mut best)
+    }
+    best.seven
 }
 
 /// The time-optimal profile from a start inside the limits, or `None`.
@@ -784,13 +872,17 @@ fn acc0_acc1(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
 /// too (pruned by the best duration so far), as it is when the preferred
 /// frame finds nothing. Near `pd = p*` (within rounding) or after a brake,
 /// both frames are searched in full.
-pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
-    let (sign, gap, star) = direction(pr, l);
+///
+/// `SYM`: the limits are symmetric (see [`Lim::spec`]); the results are
+/// the same bit for bit either way. The optimum is left in `best` (given
+/// empty), which the caller reads in place (not copied out).
+pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim, best: &mut Best) {
+    let l = &l.spec::<SYM>();
+    let (sign, gap, star) = direction::<SYM>(pr, l);
     if sign == 0.0 {
-        return solve_both(pr, l, gap, star);
+        return solve_both::<SYM>(pr, l, gap, star, best);
     }
     let [star_up, star_down] = star;
-    let mut best = Best::new();
     // Deciding the family early (see [`solve_frame`]) is only safe without
     // a gap: across one, a longer profile of another family may be valid.
     let fast = gap.is_none();
@@ -803,33 +895,16 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
     };
     // (The mirrored problem is built only when searched.)
     if sign > 0.0 {
-        search_frame(pr, l, 1.0, fast, cap, star_up, &mut best);
-        if !done(&best) {
-            search_frame(
-                &pr.mirror(),
-                &l.mirror(),
-                -1.0,
-                false,
-                cap,
-                star_down,
-                &mut best,
-            );
+        search_frame::<SYM>(pr, l, 1.0, fast, cap, star_up, best);
+        if !done(best) {
+            search_frame::<SYM>(&pr.mirror(), &l.mirror(), -1.0, false, cap, star_down, best);
         }
     } else {
-        search_frame(
-            &pr.mirror(),
-            &l.mirror(),
-            -1.0,
-            fast,
-            cap,
-            star_down,
-            &mut best,
-        );
-        if !done(&best) {
-            search_frame(pr, l, 1.0, false, cap, star_up, &mut best);
+        search_frame::<SYM>(&pr.mirror(), &l.mirror(), -1.0, fast, cap, star_down, best);
+        if !done(best) {
+            search_frame::<SYM>(pr, l, 1.0, false, cap, star_up, best);
         }
     }
-    best.seven
 }
 
 /// All candidates of one frame, the cruise first. A valid cruise ends the
@@ -837,7 +912,7 @@ pub(crate) fn solve(pr: &Prob, l: &Lim) -> Option<Seven> {
 /// [`early_after`]; `cap`: the end of the durations before a velocity gap).
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn search_frame(
+fn search_frame<const SYM: bool>(
     pr: &Prob,
     l: &Lim,
     sign: f64,
@@ -846,24 +921,34 @@ fn search_frame(
     star: Star,
     best: &mut Best,
 ) {
-    if solve_vel(pr, l, sign, best) {
-        early_after(pr, l, sign, cap, star, best);
+    let l = &l.spec::<SYM>();
+    if solve_vel::<SYM>(pr, l, sign, best) {
+        early_after::<SYM>(pr, l, sign, cap, star, best);
     } else {
-        solve_no_cruise(pr, l, sign, fast, star, best);
+        solve_no_cruise::<SYM>(pr, l, sign, fast, star, best);
     }
 }
 
 /// The cruise candidate of one frame (whether valid); separate from
 /// [`solve_no_cruise`] so each call sets up only what it uses.
 #[inline(always)]
-fn solve_vel(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
-    solve_frame(pr, l, sign, true, false, Star::ANY, best)
+fn solve_vel<const SYM: bool>(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
+    let l = &l.spec::<SYM>();
+    solve_frame::<SYM>(pr, l, sign, true, false, Star::ANY, best)
 }
 
 /// The candidates without cruise of one frame.
 #[inline(never)]
-fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, star: Star, best: &mut Best) {
-    solve_frame(pr, l, sign, false, fast, star, best);
+fn solve_no_cruise<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    sign: f64,
+    fast: bool,
+    star: Star,
+    best: &mut Best,
+) {
+    let l = &l.spec::<SYM>();
+    solve_frame::<SYM>(pr, l, sign, false, fast, star, best);
 }
 
 /// After a valid cruise or both-plateau profile of one frame, the profiles
@@ -888,7 +973,15 @@ fn solve_no_cruise(pr: &Prob, l: &Lim, sign: f64, fast: bool, star: Star, best: 
 /// phase, or rises from the first one on), so they reach at most
 /// `max(w, 0)·T`: none when that stays below `pd`.
 #[inline(always)]
-fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, star: Star, best: &mut Best) {
+fn early_after<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    sign: f64,
+    cap: Option<f64>,
+    star: Star,
+    best: &mut Best,
+) {
+    let l = &l.spec::<SYM>();
     let Some(b) = &best.seven else { return };
     let Prob { v0, a0, vf, af, .. } = *pr;
     let vs = l.vmax.fmax(-l.vmin).fmax(v0.abs());
@@ -912,7 +1005,7 @@ fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, star: Star, best
     let reach = w * tmax + 1e-8 * (pr.pd.abs() + vs * tmax);
     if pr.pd <= reach {
         best.cap = cap;
-        solve_early(pr, l, sign, ea, eb, best);
+        solve_early::<SYM>(pr, l, sign, ea, eb, best);
         best.cap = f64::INFINITY;
     }
 }
@@ -923,7 +1016,15 @@ fn early_after(pr: &Prob, l: &Lim, sign: f64, cap: Option<f64>, star: Star, best
 /// interval where the acceleration keeps its sign, skipped when it cannot
 /// reach `pd`.
 #[inline(never)]
-fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Best) {
+fn solve_early<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    sign: f64,
+    ea: bool,
+    eb: bool,
+    best: &mut Best,
+) {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         amax,
@@ -972,7 +1073,7 @@ fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Bes
         }
         let (tmin, tmax) = (lo * k + (af - a0) * iju, hi * k + (af - a0) * iju);
         if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
-            none_family(pr, l, g, lo, hi, sign, best);
+            none_family::<SYM>(pr, l, g, lo, hi, sign, best);
         }
     }
     // ACC0 with `a5 = amax - jd·T ≥ 0`: the acceleration is ≥ 0 from its
@@ -991,7 +1092,7 @@ fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Bes
         let tmin = (amax - a0) * iju + lo + (af - amax + jd * lo) * iju;
         let tmax = (amax - a0) * iju + (vf - vlow) * l.iamax + hi + af * iju;
         if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
-            acc0_family(pr, l, lo, hi, sign, best);
+            acc0_family::<SYM>(pr, l, lo, hi, sign, best);
         }
     }
     // ACC1 with `a1 ≤ 0`: the velocity falls until the last phase, the
@@ -1011,7 +1112,7 @@ fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Bes
         let tmin = (lo - a0) * iju + (lo - amin) * ijd + (af - amin) * iju;
         let tmax = -a0 * iju - amin * ijd - (v0 - vlow) * l.iamin + (af - amin) * iju;
         if lo <= hi && pd <= reach(tmax) && may_beat(best, tmin) {
-            acc1_family(pr, l, lo, hi, sign, best);
+            acc1_family::<SYM>(pr, l, lo, hi, sign, best);
         }
     }
 }
@@ -1022,20 +1123,26 @@ fn solve_early(pr: &Prob, l: &Lim, sign: f64, ea: bool, eb: bool, best: &mut Bes
 pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
     let mut best = Best::new();
     let (mpr, ml) = (pr.mirror(), l.mirror());
-    solve_vel(pr, l, 1.0, &mut best);
-    solve_vel(&mpr, &ml, -1.0, &mut best);
-    solve_no_cruise(pr, l, 1.0, false, Star::ANY, &mut best);
-    solve_no_cruise(&mpr, &ml, -1.0, false, Star::ANY, &mut best);
+    solve_vel::<false>(pr, l, 1.0, &mut best);
+    solve_vel::<false>(&mpr, &ml, -1.0, &mut best);
+    solve_no_cruise::<false>(pr, l, 1.0, false, Star::ANY, &mut best);
+    solve_no_cruise::<false>(&mpr, &ml, -1.0, false, Star::ANY, &mut best);
     best.seven
 }
 
 /// The full search of both frames (a valid cruise ends its frame but for
 /// the profiles of [`early_after`]; after a brake all of them).
-fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>, star: [Star; 2]) -> Option<Seven> {
-    let mut best = Best::new();
+fn solve_both<const SYM: bool>(
+    pr: &Prob,
+    l: &Lim,
+    gap: Option<Gap>,
+    star: [Star; 2],
+    best: &mut Best,
+) {
+    let l = &l.spec::<SYM>();
     let (mpr, ml) = (pr.mirror(), l.mirror());
-    let up = solve_vel(pr, l, 1.0, &mut best);
-    let down = solve_vel(&mpr, &ml, -1.0, &mut best);
+    let up = solve_vel::<SYM>(pr, l, 1.0, best);
+    let down = solve_vel::<SYM>(&mpr, &ml, -1.0, best);
     // After a brake (no gap information) any profile may beat the cruise.
     let inside = pr.v0 <= l.vmax && pr.v0 >= l.vmin && pr.a0 <= l.amax && pr.a0 >= l.amin;
     let cap = match gap {
@@ -1046,12 +1153,11 @@ fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>, star: [Star; 2]) -> Option<S
     let [su, sd] = star;
     for (p, ll, sign, cruise, st) in [(pr, l, 1.0, up, su), (&mpr, &ml, -1.0, down, sd)] {
         if !cruise {
-            solve_no_cruise(p, ll, sign, false, st, &mut best);
+            solve_no_cruise::<SYM>(p, ll, sign, false, st, best);
         } else {
-            early_after(p, ll, sign, cap, st, &mut best);
+            early_after::<SYM>(p, ll, sign, cap, st, best);
         }
     }
-    best.seven
 }
 
 /// The frame of the optimum, `(sign, gap)`: sign +1 (UDDU) or -1 (DUUD)
@@ -1059,7 +1165,8 @@ fn solve_both(pr: &Prob, l: &Lim, gap: Option<Gap>, star: [Star; 2]) -> Option<S
 /// velocity change, 0 when the start is outside the limits or `pd` is
 /// within rounding of `p*`. `gap`: see [`gap`].
 #[inline]
-pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>, [Star; 2]) {
+pub(crate) fn direction<const SYM: bool>(pr: &Prob, l: &Lim) -> (f64, Option<Gap>, [Star; 2]) {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let Lim {
         vmax,
@@ -1078,9 +1185,9 @@ pub(crate) fn direction(pr: &Prob, l: &Lim) -> (f64, Option<Gap>, [Star; 2]) {
     let dv = vf - v0;
     let vs = vmax.fmax(-vmin);
     let gap = if a0 > 0.0 && af > 0.0 {
-        gap(pr, l)
+        gap::<SYM>(pr, l)
     } else if a0 < 0.0 && af < 0.0 {
-        gap(&pr.mirror(), &l.mirror()).map(|g| Gap { sign: -g.sign, ..g })
+        gap::<SYM>(&pr.mirror(), &l.mirror()).map(|g| Gap { sign: -g.sign, ..g })
     } else {
         None
     };
@@ -1171,7 +1278,8 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 /// single point `p**`. Returns `(t_a, sign of pd - p**)`; sign 0 when
 /// unsure (both frames are then searched), `None` without a gap.
 #[inline]
-fn gap(pr: &Prob, l: &Lim) -> Option<Gap> {
+fn gap<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Gap> {
+    let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
     let (ju, jd) = (l.ju, l.jd);
     let (iju, ijd, ic) = (l.iju, l.ijd, l.ic);

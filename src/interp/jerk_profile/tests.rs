@@ -524,7 +524,7 @@ fn fast_search_matches_full_search() {
         match (want, got) {
             (Some(w), Some(g)) => {
                 found += 1;
-                match solve::direction(&pr, &nl) {
+                match solve::direction::<false>(&pr, &nl) {
                     (s, None, _) if s == w.sign => one += 1,
                     (s, None, _) if s != 0.0 => {
                         panic!("case {k}: frame {s} but the optimum is in {}", w.sign)
