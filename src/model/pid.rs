@@ -46,17 +46,26 @@ pub struct Gains {
 /// One PID loop (MOOS's `ScalarPID`, docs/v22.md §5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScalarPid {
-    /// Gains and limits (fixed at construction, with the three below).
+    /// Gains and limits (fixed at construction, with the five below).
     gains: Gains,
     /// `ki > 0`: the integral term runs (otherwise Σ stays +0.0, as the
     /// C++ sets it to 0 in every call).
     integrating: bool,
+    /// `Run` called before (the first call only primes the loop).
+    primed: bool,
+    /// `len` is [`DERIV_WINDOW`] (the window is full: the common case
+    /// tests one flag).
+    full: bool,
+    /// The derivative gain (a copy of `gains.kd`, away from `kp`: as
+    /// neighbours the two products were packed into one vector multiply
+    /// whose shuffles cost more than they saved).
+    kd: f64,
     /// |integral limit|.
     ilim: f64,
     /// |output limit|.
     olim: f64,
-    /// `Run` called before (the first call only primes the loop).
-    primed: bool,
+    /// The proportional gain (a copy of `gains.kp`).
+    kp: f64,
     prev_err: f64,
     prev_t: f64,
     output: f64,
@@ -64,17 +73,17 @@ pub struct ScalarPid {
     /// twice (slot `i` at `i` and `i + DERIV_WINDOW`), so the window,
     /// newest first, is the contiguous `hist[head..head + DERIV_WINDOW]`:
     /// a push writes two slots instead of moving eight. The slots not yet
-    /// filled hold +0.0 (see [`ScalarPid::run`]).
+    /// filled hold +0.0 (see [`ScalarPid::advance`]).
     hist: [f64; 2 * DERIV_WINDOW],
     /// Slot of the newest quotient, `0..DERIV_WINDOW`.
     head: usize,
     /// Quotients in the window (1..=9), as the mean's divisor.
     len: f64,
-    /// `len` is [`DERIV_WINDOW`] (the window is full: the common case
-    /// tests one flag).
-    full: bool,
     integral: f64,
-    err_dot: f64,
+    /// The window's sum from its newest quotient (`S'` of
+    /// [`ScalarPid::advance`]; ė is `(S' + 0.0)/len`, see
+    /// [`ScalarPid::err_dot`]).
+    sum: f64,
 }
 
 impl ScalarPid {
@@ -83,8 +92,10 @@ impl ScalarPid {
         ScalarPid {
             gains,
             integrating: gains.ki > 0.0,
+            kd: gains.kd,
             ilim: gains.integral_limit.abs(),
             olim: gains.output_limit.abs(),
+            kp: gains.kp,
             ..ScalarPid::default()
         }
     }
@@ -99,27 +110,55 @@ impl ScalarPid {
         self.integral
     }
 
-    /// The derivative estimate ė as it stands (per second).
+    /// The derivative estimate ė as it stands (per second): the mean of
+    /// the window as the C++ sums it from 0.0, `(S' + 0.0)/len` (see
+    /// [`ScalarPid::advance`]), 0 when not finite; 0 before the second
+    /// call (`len` 0, `S'` +0.0: 0/0 is NaN).
     pub fn err_dot(&self) -> f64 {
-        self.err_dot
+        let e = (self.sum + 0.0) / self.len;
+        if e.is_finite() {
+            e
+        } else {
+            0.0
+        }
     }
 
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
     #[inline(always)]
-    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
+        if self.primed {
+            let dt = t_s - self.prev_t;
+            // The common case in one test: `err` finite and 0 < dt < 1e300
+            // (so `t_s` is finite too, `prev_t` always being so). Then
+            // `err − err` is +0.0 and `x` is dt; a NaN or infinite `err`
+            // makes `x` NaN. Anything else takes `run_rare`, the C++'s
+            // order of tests. (Not `x < ∞`: LLVM turns that pair of
+            // tests into a class test of 16 integer instructions; a
+            // finite bound only sends more rare steps the long way.)
+            let x = (err - err) + dt;
+            if x > 0.0 && x < 1e300 {
+                return Some(self.advance(err, t_s, dt));
+            }
+        }
+        self.run_rare(err, t_s)
+    }
+
+    /// [`ScalarPid::run`] outside its common case: the first call, a
+    /// non-finite input, time standing still or going backwards, or an
+    /// infinite step.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
+    fn run_rare(&mut self, err: f64, t_s: f64) -> Option<f64> {
         // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
         // Both finite iff (err − err) + (t − t) is +0 (inf − inf and NaN
         // give NaN): one test for the two.
         if (err - err) + (t_s - t_s) != 0.0 {
             return None;
         }
-        // the step of this call, s (the C++ keeps it in the loop: its first
-        // call, which only primes, integrates over the initial 0)
-        let mut dt = 0.0;
         if self.primed {
-            dt = t_s - self.prev_t;
+            let dt = t_s - self.prev_t;
             // (one test for the two rare cases: dt is never NaN, t_s and
             // prev_t being finite)
             if dt <= 0.0 {
@@ -128,49 +167,76 @@ impl ScalarPid {
                 }
                 return Some(self.output);
             }
-            let mut q = (err - self.prev_err) / dt;
-            if !q.is_finite() {
-                q = 0.0; // overflow of a pathological error jump
-            }
-            // push at the front (the oldest slot becomes the newest); at
-            // most DERIV_WINDOW kept
-            // (`min`: the slot is provably in the ring, so the two writes
-            // and the window below need no bounds checks)
-            let head = if self.head == 0 {
-                DERIV_WINDOW - 1
-            } else {
-                self.head - 1
-            }
-            .min(DERIV_WINDOW - 1);
-            self.head = head;
-            self.hist[head] = q;
-            self.hist[head + DERIV_WINDOW] = q;
-            let Some(h) = self.hist.get(head..head + DERIV_WINDOW) else {
-                return None; // (not reached: head < DERIV_WINDOW)
-            };
-            if !self.full {
-                self.len += 1.0;
-                self.full = self.len == DERIV_WINDOW as f64;
-            }
-            // The sum from newest to oldest, starting at 0.0, over the whole
-            // window: the slots beyond the window hold +0.0, and s + (+0.0) is
-            // s for every s but −0.0, which this sum never is (it starts at
-            // +0.0, and in round-to-nearest a sum is −0.0 only when both
-            // addends are). So it is the window's sum, bit for bit, without
-            // a loop.
-            let sum =
-                ((((((((0.0 + h[0]) + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
-            self.err_dot = sum / self.len;
-            if !self.err_dot.is_finite() {
-                self.err_dot = 0.0;
-            }
+            Some(self.advance(err, t_s, dt))
         } else {
+            // (the C++'s first call only primes: ė = 0, and its integral
+            // term integrates over the initial dt of 0; `len` stays 0, so
+            // `err_dot` gives 0 from `sum` +0.0)
             self.primed = true;
-            self.err_dot = 0.0;
+            Some(self.finish(err, t_s, 0.0, 0.0))
         }
-        let g = &self.gains;
+    }
+
+    /// A primed call with finite `err` and `t_s` and step `dt` > 0 (s):
+    /// push the difference quotient, take the window's mean ė, and
+    /// [`ScalarPid::finish`].
+    #[inline(always)]
+    fn advance(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
+        let mut q = (err - self.prev_err) / dt;
+        if !q.is_finite() {
+            q = 0.0; // overflow of a pathological error jump
+        }
+        // push at the front (the oldest slot becomes the newest); at
+        // most DERIV_WINDOW kept
+        // (`min`: the slot is provably in the ring, so the two writes
+        // and the window below need no bounds checks)
+        let head = if self.head == 0 {
+            DERIV_WINDOW - 1
+        } else {
+            self.head - 1
+        }
+        .min(DERIV_WINDOW - 1);
+        self.head = head;
+        self.hist[head] = q;
+        self.hist[head + DERIV_WINDOW] = q;
+        if !self.full {
+            self.len += 1.0;
+            self.full = self.len == DERIV_WINDOW as f64;
+        }
+        // The C++ sums the window from newest to oldest starting at 0.0:
+        // S = ((0.0 + q) + h₁) + … + h₈ (the slots beyond the window hold
+        // +0.0, and s + (+0.0) is s for every s but −0.0, which S's partial
+        // sums never are: the first is not, as x + (+0.0) is −0.0 for no x
+        // in round-to-nearest, and a later one is −0.0 only when both its
+        // addends are; so it is the window's sum, bit for bit, without a
+        // loop). Here S' = (q + h₁) + … + h₈, one addition fewer, and
+        // S = S' + 0.0: when q ≠ −0.0 the two sums agree term by term, and
+        // S' ≠ −0.0 as S is not; when q = −0.0 the partial sums differ
+        // only as −0.0 against +0.0 until the first term that is not −0.0,
+        // where x + (±0.0) gives the same for x ≠ ±0 and +0.0 for x = +0.0,
+        // so S' = S unless all nine are −0.0 (S' = −0.0, S = +0.0).
+        let h = &self.hist[head..head + DERIV_WINDOW];
+        let sum = (((((((h[0] + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
+        self.sum = sum;
+        // Without the integral term the output is `((kp·e) + (kd·ė)) +
+        // (+0.0)`: an ė of −0.0 (from S' = −0.0, where S/len is +0.0)
+        // changes `kd·ė` only in the sign of a zero, and then the sum
+        // with `kp·e` only in the sign of a zero, which `+ (+0.0)` makes
+        // +0.0 either way. With it (Σ may be −0.0) ė is S/len itself.
+        let sum = if self.integrating { sum + 0.0 } else { sum };
+        let mut ed = sum / self.len;
+        if !ed.is_finite() {
+            ed = 0.0;
+        }
+        self.finish(err, t_s, dt, ed)
+    }
+
+    /// The integral term over `dt` (s), the output from `err` and ė = `ed`,
+    /// and the state for the next call.
+    #[inline(always)]
+    fn finish(&mut self, err: f64, t_s: f64, dt: f64, ed: f64) -> f64 {
         if self.integrating {
-            self.integral += (g.ki * err) * dt;
+            self.integral += (self.gains.ki * err) * dt;
             if self.integral.abs() >= self.ilim {
                 self.integral = int_sign(self.integral) * self.ilim;
             }
@@ -178,7 +244,7 @@ impl ScalarPid {
                 self.integral = 0.0;
             }
         }
-        let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
+        let mut o = ((self.kp * err) + (self.kd * ed)) + self.integral;
         if o.abs() >= self.olim {
             o = int_sign(o) * self.olim;
         }
@@ -188,7 +254,7 @@ impl ScalarPid {
         self.output = o;
         self.prev_err = err;
         self.prev_t = t_s;
-        Some(o)
+        o
     }
 }
 
