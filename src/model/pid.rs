@@ -127,26 +127,46 @@ impl ScalarPid {
     /// when time went backwards (the caller then uses 0).
     #[inline(always)]
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
-        if self.primed {
-            let dt = t_s - self.prev_t;
-            // The common case in one test: `err` finite and 0 < dt < 1e300
-            // (so `t_s` is finite too, `prev_t` always being so). Then
-            // `err − err` is +0.0 and `x` is dt; a NaN or infinite `err`
-            // makes `x` NaN. Anything else takes `run_rare`, the C++'s
-            // order of tests. (Not `x < ∞`: LLVM turns that pair of
-            // tests into a class test of 16 integer instructions; a
-            // finite bound only sends more rare steps the long way.)
-            let x = (err - err) + dt;
-            if x > 0.0 && x < 1e300 {
-                return Some(self.advance(err, t_s, dt));
-            }
+        match self.common_dt(err, t_s) {
+            Some(dt) => Some(self.advance(err, t_s, dt)),
+            None => self.run_rare(err, t_s),
         }
-        self.run_rare(err, t_s)
     }
 
-    /// [`ScalarPid::run`] outside its common case: the first call, a
-    /// non-finite input, time standing still or going backwards, or an
-    /// infinite step.
+    /// [`ScalarPid::run`] with 0 for `None`, as the engine uses it (the
+    /// common case's output straight from its register).
+    #[inline(always)]
+    pub fn run_or_zero(&mut self, err: f64, t_s: f64) -> f64 {
+        match self.common_dt(err, t_s) {
+            Some(dt) => self.advance(err, t_s, dt),
+            None => self.run_rare(err, t_s).unwrap_or(0.0),
+        }
+    }
+
+    /// The step dt (s) of a call in the common case, tested at once: the
+    /// window full (so the loop is primed), `err` finite and
+    /// 0 < dt < 1e300 (so `t_s` is finite too, `prev_t` always being so).
+    /// Then `err − err` is +0.0 and `x` is dt; a NaN or infinite `err`
+    /// makes `x` NaN. Anything else (`None`) takes
+    /// [`ScalarPid::run_rare`], the C++'s order of tests. (Not `x < ∞`:
+    /// LLVM turns that pair of tests into a class test of 16 integer
+    /// instructions; a finite bound only sends more rare calls the long
+    /// way.)
+    #[inline(always)]
+    fn common_dt(&self, err: f64, t_s: f64) -> Option<f64> {
+        if self.full {
+            let dt = t_s - self.prev_t;
+            let x = (err - err) + dt;
+            if x > 0.0 && x < 1e300 {
+                return Some(dt);
+            }
+        }
+        None
+    }
+
+    /// [`ScalarPid::run`] outside its common case: the first nine calls,
+    /// a non-finite input, time standing still or going backwards, or a
+    /// huge step.
     #[cold]
     #[inline(never)]
     #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
@@ -167,19 +187,27 @@ impl ScalarPid {
                 }
                 return Some(self.output);
             }
+            if !self.full {
+                self.len += 1.0;
+                self.full = self.len == DERIV_WINDOW as f64;
+            }
             Some(self.advance(err, t_s, dt))
         } else {
-            // (the C++'s first call only primes: ė = 0, and its integral
-            // term integrates over the initial dt of 0; `len` stays 0, so
-            // `err_dot` gives 0 from `sum` +0.0)
+            // The C++'s first call only primes: ė = 0, and its integral
+            // term integrates over the initial dt of 0 (`len` stays 0, so
+            // `err_dot` gives 0 from `sum` +0.0).
             self.primed = true;
-            Some(self.finish(err, t_s, 0.0, 0.0))
+            if self.integrating {
+                self.integrate(err, 0.0);
+            }
+            let o = ((self.kp * err) + (self.kd * 0.0)) + self.integral;
+            Some(self.finish(err, t_s, o))
         }
     }
 
-    /// A primed call with finite `err` and `t_s` and step `dt` > 0 (s):
-    /// push the difference quotient, take the window's mean ė, and
-    /// [`ScalarPid::finish`].
+    /// A primed call with finite `err` and `t_s`, step `dt` > 0 (s) and
+    /// `len` already counting this call's quotient: push the difference
+    /// quotient, take the window's mean ė, the output.
     #[inline(always)]
     fn advance(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
         let mut q = (err - self.prev_err) / dt;
@@ -199,10 +227,6 @@ impl ScalarPid {
         self.head = head;
         self.hist[head] = q;
         self.hist[head + DERIV_WINDOW] = q;
-        if !self.full {
-            self.len += 1.0;
-            self.full = self.len == DERIV_WINDOW as f64;
-        }
         // The C++ sums the window from newest to oldest starting at 0.0:
         // S = ((0.0 + q) + h₁) + … + h₈ (the slots beyond the window hold
         // +0.0, and s + (+0.0) is s for every s but −0.0, which S's partial
@@ -218,33 +242,46 @@ impl ScalarPid {
         let h = &self.hist[head..head + DERIV_WINDOW];
         let sum = (((((((h[0] + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
         self.sum = sum;
-        // Without the integral term the output is `((kp·e) + (kd·ė)) +
-        // (+0.0)`: an ė of −0.0 (from S' = −0.0, where S/len is +0.0)
-        // changes `kd·ė` only in the sign of a zero, and then the sum
-        // with `kp·e` only in the sign of a zero, which `+ (+0.0)` makes
-        // +0.0 either way. With it (Σ may be −0.0) ė is S/len itself.
-        let sum = if self.integrating { sum + 0.0 } else { sum };
-        let mut ed = sum / self.len;
-        if !ed.is_finite() {
-            ed = 0.0;
-        }
-        self.finish(err, t_s, dt, ed)
+        let o = if self.integrating {
+            let mut ed = (sum + 0.0) / self.len;
+            if !ed.is_finite() {
+                ed = 0.0;
+            }
+            self.integrate(err, dt);
+            ((self.kp * err) + (self.kd * ed)) + self.integral
+        } else {
+            // Without the integral term Σ is +0.0 for good, and the
+            // output `((kp·e) + (kd·ė)) + (+0.0)`: an ė of −0.0 (from
+            // S' = −0.0, where S/len is +0.0) changes `kd·ė` only in the
+            // sign of a zero, and then the sum with `kp·e` only in the
+            // sign of a zero, which `+ (+0.0)` makes +0.0 either way. (With
+            // the integral term Σ may be −0.0: ė is S/len itself.)
+            let mut ed = sum / self.len;
+            if !ed.is_finite() {
+                ed = 0.0;
+            }
+            ((self.kp * err) + (self.kd * ed)) + 0.0
+        };
+        self.finish(err, t_s, o)
     }
 
-    /// The integral term over `dt` (s), the output from `err` and ė = `ed`,
-    /// and the state for the next call.
+    /// The integral term over `dt` (s) for error `err`, clipped.
     #[inline(always)]
-    fn finish(&mut self, err: f64, t_s: f64, dt: f64, ed: f64) -> f64 {
-        if self.integrating {
-            self.integral += (self.gains.ki * err) * dt;
-            if self.integral.abs() >= self.ilim {
-                self.integral = int_sign(self.integral) * self.ilim;
-            }
-            if self.integral.is_nan() {
-                self.integral = 0.0;
-            }
+    fn integrate(&mut self, err: f64, dt: f64) {
+        self.integral += (self.gains.ki * err) * dt;
+        if self.integral.abs() >= self.ilim {
+            self.integral = int_sign(self.integral) * self.ilim;
         }
-        let mut o = ((self.kp * err) + (self.kd * ed)) + self.integral;
+        if self.integral.is_nan() {
+            self.integral = 0.0;
+        }
+    }
+
+    /// The output `o` clipped (0 when not finite), and the state for the
+    /// next call.
+    #[inline(always)]
+    fn finish(&mut self, err: f64, t_s: f64, o: f64) -> f64 {
+        let mut o = o;
         if o.abs() >= self.olim {
             o = int_sign(o) * self.olim;
         }
@@ -560,7 +597,7 @@ impl PidEngine {
             None => {
                 let err = self.des_speed.v - nav.speed;
                 thrust_limits(
-                    self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
+                    self.thrust_memory + self.speed.run_or_zero(err, t_s),
                     s.max_thrust,
                 )
             }
@@ -573,7 +610,7 @@ impl PidEngine {
             // `set_desired_heading`)
             let err = angle180(nav.heading - self.des_heading.v);
             // `x·(−1.0)` in the C++: negation is the same number
-            let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
+            let mut r = -self.yaw.run_or_zero(err, t_s);
             let mut d = t_s - self.bias_t;
             if d > 10.0 {
                 d = 0.0;
@@ -594,8 +631,8 @@ impl PidEngine {
             if dc {
                 // elevator (§4.6)
                 let err = nav.depth - self.des_depth.v;
-                let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
-                let u = self.pitch.run(nav.pitch - p, t_s).unwrap_or(0.0);
+                let p = clip(self.depth.run_or_zero(err, t_s), s.max_pitch);
+                let u = self.pitch.run_or_zero(nav.pitch - p, t_s);
                 let e = u * 180.0 / MOOS_PI;
                 out.elevator = finite_or_zero(clip(e, s.max_elevator));
             }
