@@ -421,6 +421,12 @@ pub struct PidEngine {
     /// `settings.sim_instability` is ±0 (fixed at construction): the
     /// step's bias test reads one flag rather than comparing a float.
     steady: bool,
+    /// Ready (not `unready`), and the common helm-boat setup: no
+    /// staleness check (`simulation`), a speed-factor thrust, no depth
+    /// control and no instability. Kept up to date with `unready` and
+    /// `factor_thrust`: the step then tests this flag (and the clock)
+    /// instead of five.
+    quick: bool,
     yaw: ScalarPid,
     speed: ScalarPid,
     depth: ScalarPid,
@@ -445,6 +451,7 @@ impl PidEngine {
             des_depth: Stamped::default(),
             thrust_memory: 0.0,
             unready: true,
+            quick: false,
             override_on: true,
             bias_t: 0.0,
             bias_side: 1.0,
@@ -490,6 +497,17 @@ impl PidEngine {
         self.unready = self.des_heading.t == 0.0
             || self.des_speed.t == 0.0
             || (self.settings.depth_control && self.des_depth.t == 0.0);
+        self.requick();
+    }
+
+    /// Bring `quick` up to date after `unready` or `factor_thrust` changed.
+    fn requick(&mut self) {
+        let s = &self.settings;
+        self.quick = !self.unready
+            && s.simulation
+            && self.factor_thrust.is_some()
+            && !s.depth_control
+            && self.steady;
     }
 
     /// `NAV_HEADING` as a PID input, degrees: accepted and without effect.
@@ -504,6 +522,7 @@ impl PidEngine {
     pub fn set_speed_factor(&mut self, v: f64) {
         self.settings.speed_factor = v;
         self.factor_thrust = factor_thrust(self.des_speed.v, &self.settings);
+        self.requick();
     }
 
     /// `MOOS_MANUAL_OVERRIDE` (docs/v22.md §4.8): `true`/`false`,
@@ -554,8 +573,6 @@ impl PidEngine {
     /// (pending mail postings first).
     #[inline]
     pub fn step(&mut self, t_s: f64, nav: &Record, posts: &mut Vec<PidPost>) -> PidOutput {
-        let s = &self.settings;
-        let dc = s.depth_control;
         // The current inputs are the NAV record's, stamped with the clock
         // before this step (`prev`), as the C++ stamps them.
         let prev = self.clock;
@@ -563,6 +580,35 @@ impl PidEngine {
         if !self.pending.is_empty() {
             posts.append(&mut self.pending);
         }
+        if self.quick && prev != 0.0 {
+            // `step_general` for `quick`'s setup: ready, no staleness
+            // check, the speed-factor thrust (always `Some` here), no
+            // elevator, no instability
+            let t = self.factor_thrust.unwrap_or(0.0);
+            self.thrust_memory = t;
+            let mut out = PidOutput {
+                thrust: t,
+                ..PidOutput::default()
+            };
+            if t > 0.0 {
+                out.rudder = self.rudder(t_s, nav, true);
+            }
+            return out;
+        }
+        self.step_general(t_s, nav, posts, prev)
+    }
+
+    /// [`PidEngine::step`] in general, `prev` being the clock before it.
+    #[inline(always)]
+    fn step_general(
+        &mut self,
+        t_s: f64,
+        nav: &Record,
+        posts: &mut Vec<PidPost>,
+        prev: f64,
+    ) -> PidOutput {
+        let s = &self.settings;
+        let dc = s.depth_control;
         let mut out = PidOutput::default();
         // (the helm's stamps through their flag, kept by every change; the
         // nav stamps are all `prev`)
@@ -605,29 +651,8 @@ impl PidEngine {
         self.thrust_memory = t;
         out.thrust = t;
         if t > 0.0 {
-            // rudder (§4.5); `des_heading.v` is stored wrapped to (−180,
-            // 180] (the C++ wraps it here: the same number, see
-            // `set_desired_heading`)
-            let err = angle180(nav.heading - self.des_heading.v);
-            // `x·(−1.0)` in the C++: negation is the same number
-            let mut r = -self.yaw.run_or_zero(err, t_s);
-            let mut d = t_s - self.bias_t;
-            if d > 10.0 {
-                d = 0.0;
-                self.bias_t = t_s;
-                self.bias_side = -self.bias_side;
-            }
-            // Without instability (the common case, ±0) the bias is the
-            // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
-            // sign, and a NaN or infinite d gives the same NaN): the same
-            // bits without the division.
-            let bias = if self.steady {
-                d * s.sim_instability
-            } else {
-                (d / 10.0) * s.sim_instability
-            };
-            r += self.bias_side * bias;
-            out.rudder = finite_or_zero(clip(r, s.max_rudder));
+            out.rudder = self.rudder(t_s, nav, self.steady);
+            let s = &self.settings;
             if dc {
                 // elevator (§4.6)
                 let err = nav.depth - self.des_depth.v;
@@ -638,6 +663,35 @@ impl PidEngine {
             }
         }
         out
+    }
+
+    /// The step's rudder (docs/v22.md §4.5), degrees, `steady` being
+    /// [`PidEngine::steady`] (a constant where known).
+    #[inline(always)]
+    fn rudder(&mut self, t_s: f64, nav: &Record, steady: bool) -> f64 {
+        // `des_heading.v` is stored wrapped to (−180, 180] (the C++ wraps
+        // it here: the same number, see `set_desired_heading`)
+        let err = angle180(nav.heading - self.des_heading.v);
+        // `x·(−1.0)` in the C++: negation is the same number
+        let mut r = -self.yaw.run_or_zero(err, t_s);
+        let mut d = t_s - self.bias_t;
+        if d > 10.0 {
+            d = 0.0;
+            self.bias_t = t_s;
+            self.bias_side = -self.bias_side;
+        }
+        // Without instability (the common case, ±0) the bias is the
+        // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
+        // sign, and a NaN or infinite d gives the same NaN): the same
+        // bits without the division.
+        let s = &self.settings;
+        let bias = if steady {
+            d * s.sim_instability
+        } else {
+            (d / 10.0) * s.sim_instability
+        };
+        r += self.bias_side * bias;
+        finite_or_zero(clip(r, s.max_rudder))
     }
 }
 
