@@ -797,7 +797,21 @@ impl Vehicle {
         } else {
             100.0
         };
-        let change = (v - self.rudder).clamp(-dmax.abs(), dmax.abs());
+        // `clamp(−|dmax|, |dmax|)` as two tests: in the V22 step the
+        // PID's rudder comes through here every step, and `clamp`'s
+        // `maxsd`/`minsd` put two dependent operations into the chain
+        // from one heading to the next (a NaN `dmax`, whose `clamp`
+        // panics, leaves the change as it is; `−c > m` is `c < −m`,
+        // written so that it is not compiled into a `maxsd` again)
+        let m = dmax.abs();
+        let c = v - self.rudder;
+        let change = if c > m {
+            m
+        } else if -c > m {
+            -m
+        } else {
+            c
+        };
         self.rudder += change;
         self.rudder_t_last = t_s;
     }
