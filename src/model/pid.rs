@@ -153,6 +153,7 @@ impl ScalarPid {
     /// instructions; a finite bound only sends more rare calls the long
     /// way.)
     #[inline(always)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     fn common_dt(&self, err: f64, t_s: f64) -> Option<f64> {
         if self.full {
             let dt = t_s - self.prev_t;
