@@ -112,7 +112,7 @@ impl ScalarPid {
 
     /// The derivative estimate ė as it stands (per second): the mean of
     /// the window as the C++ sums it from 0.0, `(S' + 0.0)/len` (see
-    /// [`ScalarPid::advance`]), 0 when not finite; 0 before the second
+    /// `ScalarPid::advance`), 0 when not finite; 0 before the second
     /// call (`len` 0, `S'` +0.0: 0/0 is NaN).
     pub fn err_dot(&self) -> f64 {
         let e = (self.sum + 0.0) / self.len;
