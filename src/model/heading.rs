@@ -89,6 +89,40 @@ impl TurnSpeedMap {
             ((v - ns) / spans.0) * spans.1 + nr
         }
     }
+
+    /// The map is plain: null speed ±0, null rate +0.0, full speed above
+    /// 0 and full rate in [0, 100] (the defaults after a normalization
+    /// with a turn rate in (0, 100]). Then [`TurnSpeedMap::at_clamped`]
+    /// skips three operations; fixed between normalizations.
+    pub fn plain(&self) -> bool {
+        self.null_speed == 0.0
+            && self.null_rate.to_bits() == 0
+            && self.full_speed > 0.0
+            && (0.0..=100.0).contains(&self.full_rate)
+    }
+
+    /// `at_spans(v, spans).clamp(0.0, 100.0)`, the rate the heading step
+    /// uses, with `plain` = [`TurnSpeedMap::plain`]. For a plain map the
+    /// same number without `− ns`, `+ nr` and the clamp: for v in (ns, fs)
+    /// = (0, fs), `v − (±0.0)` is v and `spans.0` is fs; `v/fs` rounds
+    /// into [+0.0, 1] (v < fs, and rounding is monotonic), so the product
+    /// with `spans.1` (= fr, in [0, 100]) is in [+0.0, fr], which `+ (+0.0)`
+    /// and the clamp leave as it is; the other branches give +0.0 and fr,
+    /// which the clamp leaves too.
+    #[inline(always)]
+    pub fn at_clamped(&self, v: f64, spans: (f64, f64), plain: bool) -> f64 {
+        if plain {
+            if v <= self.null_speed {
+                0.0
+            } else if v >= self.full_speed {
+                self.full_rate
+            } else {
+                (v / spans.0) * spans.1
+            }
+        } else {
+            self.at_spans(v, spans).clamp(0.0, 100.0)
+        }
+    }
 }
 
 /// Inputs of the normal heading step.
@@ -117,7 +151,8 @@ pub fn propagate_heading(
     dt_s: f64,
     rate_of: impl FnOnce(f64) -> f64,
 ) -> (f64, f64) {
-    let (h, yaw, _) = propagate_heading_memo(inp, h_p, dt_s, rate_of, &mut TurnFactors::default());
+    let rate = |tr| rate_of(tr).clamp(0.0, 100.0);
+    let (h, yaw, _) = propagate_heading_memo(inp, h_p, dt_s, rate, &mut TurnFactors::default());
     (h, yaw)
 }
 
@@ -145,23 +180,38 @@ impl Default for TurnFactors {
 }
 
 impl TurnFactors {
-    /// `(rudder·(tr/100), 1 + (thrust − 50)/50)`.
+    /// `(rudder·(tr/100), 1 + (thrust − 50)/50)`. (A fresh quotient is
+    /// used from the register it was computed in, not read back from
+    /// the memo: with a rate that changes every step, as the V22 map's
+    /// with a moving rudder, the store and reload sat in the step's
+    /// dependency chain.)
+    #[inline(always)]
     fn get(&mut self, rudder: f64, tr: f64, thrust: f64) -> (f64, f64) {
-        if tr.to_bits() != self.rate_key {
+        let rate_frac = if tr.to_bits() != self.rate_key {
+            let f = tr / 100.0;
             self.rate_key = tr.to_bits();
-            self.rate_frac = tr / 100.0;
-        }
-        if thrust.to_bits() != self.thrust_key {
+            self.rate_frac = f;
+            f
+        } else {
+            self.rate_frac
+        };
+        let thrust_factor = if thrust.to_bits() != self.thrust_key {
+            let f = 1.0 + ((thrust - 50.0) / 50.0);
             self.thrust_key = thrust.to_bits();
-            self.thrust_factor = 1.0 + ((thrust - 50.0) / 50.0);
-        }
-        (rudder * self.rate_frac, self.thrust_factor)
+            self.thrust_factor = f;
+            f
+        } else {
+            self.thrust_factor
+        };
+        (rudder * rate_frac, thrust_factor)
     }
 }
 
 /// [`propagate_heading`] with the turn factors memoized in `memo`; also
-/// returns the turn of the step before wrapping, degrees. (Inlined: the
-/// model step calls it once per model variant.)
+/// returns the turn of the step before wrapping, degrees. Here `rate_of`
+/// gives the rate clamped to [0, 100] (as [`propagate_heading`] clamps
+/// its `rate_of`'s: [`TurnSpeedMap::at_clamped`] can skip the clamp).
+/// (Inlined: the model step calls it once per model variant.)
 #[inline(always)]
 pub fn propagate_heading_memo(
     inp: &HeadingInput,
@@ -179,7 +229,7 @@ pub fn propagate_heading_memo(
         thrust = -thrust;
         rudder = -rudder;
     }
-    let tr = rate_of(inp.turn_rate).clamp(0.0, 100.0);
+    let tr = rate_of(inp.turn_rate);
     let rudder = rudder.clamp(-100.0, 100.0);
     let (rate, thrust_factor) = memo.get(rudder, tr, thrust);
     let mut delta = rate * dt_s;
@@ -233,7 +283,7 @@ mod tests {
                 1.5,
             );
             let a = propagate_heading(&i, h, 0.1, |t| t);
-            let b = propagate_heading_memo(&i, h, 0.1, |t| t, &mut memo);
+            let b = propagate_heading_memo(&i, h, 0.1, |t| t.clamp(0.0, 100.0), &mut memo);
             assert!((b.2 - ((b.0 - h + 540.0).rem_euclid(360.0) - 180.0)).abs() < 1e-9);
             assert_eq!(a.0.to_bits(), b.0.to_bits());
             assert_eq!(a.1.to_bits(), b.1.to_bits());

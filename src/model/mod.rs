@@ -797,7 +797,21 @@ impl Vehicle {
         } else {
             100.0
         };
-        let change = (v - self.rudder).clamp(-dmax.abs(), dmax.abs());
+        // `clamp(−|dmax|, |dmax|)` as two tests: in the V22 step the
+        // PID's rudder comes through here every step, and `clamp`'s
+        // `maxsd`/`minsd` put two dependent operations into the chain
+        // from one heading to the next (a NaN `dmax`, whose `clamp`
+        // panics, leaves the change as it is; `−c > m` is `c < −m`,
+        // written so that it is not compiled into a `maxsd` again)
+        let m = dmax.abs();
+        let c = v - self.rudder;
+        let change = if c > m {
+            m
+        } else if -c > m {
+            -m
+        } else {
+            c
+        };
         self.rudder += change;
         self.rudder_t_last = t_s;
     }
@@ -1034,14 +1048,17 @@ impl Vehicle {
                     self.tsm.normalize(inp.turn_rate);
                     self.tsm_key = key;
                     self.v22.tsm_spans = self.tsm.spans();
+                    self.v22.tsm_plain = self.tsm.plain();
                 }
                 // `tsm.at(v_n)` with the map's two spans of this
                 // normalization (the speed changes every step with a PID
                 // rudder: the division stays)
-                let (tsm, spans) = (&self.tsm, self.v22.tsm_spans);
-                heading::propagate_heading_memo(&inp, h_p, dt, |_| tsm.at_spans(v_n, spans), memo)
+                let (tsm, spans, plain) = (&self.tsm, self.v22.tsm_spans, self.v22.tsm_plain);
+                let rate = |_| tsm.at_clamped(v_n, spans, plain);
+                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo)
             } else {
-                heading::propagate_heading_memo(&inp, h_p, dt, |tr| tr, memo)
+                let rate = |tr: f64| tr.clamp(0.0, 100.0);
+                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo)
             };
             // the bisector of h_p and h_n straight from the turn: shorter
             // than going through the wrapped h_n (math = "fast" only)

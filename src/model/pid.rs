@@ -46,17 +46,26 @@ pub struct Gains {
 /// One PID loop (MOOS's `ScalarPID`, docs/v22.md §5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScalarPid {
-    /// Gains and limits (fixed at construction, with the three below).
+    /// Gains and limits (fixed at construction, with the five below).
     gains: Gains,
     /// `ki > 0`: the integral term runs (otherwise Σ stays +0.0, as the
     /// C++ sets it to 0 in every call).
     integrating: bool,
+    /// `Run` called before (the first call only primes the loop).
+    primed: bool,
+    /// `len` is [`DERIV_WINDOW`] (the window is full: the common case
+    /// tests one flag).
+    full: bool,
+    /// The derivative gain (a copy of `gains.kd`, away from `kp`: as
+    /// neighbours the two products were packed into one vector multiply
+    /// whose shuffles cost more than they saved).
+    kd: f64,
     /// |integral limit|.
     ilim: f64,
     /// |output limit|.
     olim: f64,
-    /// `Run` called before (the first call only primes the loop).
-    primed: bool,
+    /// The proportional gain (a copy of `gains.kp`).
+    kp: f64,
     prev_err: f64,
     prev_t: f64,
     output: f64,
@@ -64,17 +73,17 @@ pub struct ScalarPid {
     /// twice (slot `i` at `i` and `i + DERIV_WINDOW`), so the window,
     /// newest first, is the contiguous `hist[head..head + DERIV_WINDOW]`:
     /// a push writes two slots instead of moving eight. The slots not yet
-    /// filled hold +0.0 (see [`ScalarPid::run`]).
+    /// filled hold +0.0 (see [`ScalarPid::advance`]).
     hist: [f64; 2 * DERIV_WINDOW],
     /// Slot of the newest quotient, `0..DERIV_WINDOW`.
     head: usize,
     /// Quotients in the window (1..=9), as the mean's divisor.
     len: f64,
-    /// `len` is [`DERIV_WINDOW`] (the window is full: the common case
-    /// tests one flag).
-    full: bool,
     integral: f64,
-    err_dot: f64,
+    /// The window's sum from its newest quotient (`S'` of
+    /// [`ScalarPid::advance`]; ė is `(S' + 0.0)/len`, see
+    /// [`ScalarPid::err_dot`]).
+    sum: f64,
 }
 
 impl ScalarPid {
@@ -83,8 +92,10 @@ impl ScalarPid {
         ScalarPid {
             gains,
             integrating: gains.ki > 0.0,
+            kd: gains.kd,
             ilim: gains.integral_limit.abs(),
             olim: gains.output_limit.abs(),
+            kp: gains.kp,
             ..ScalarPid::default()
         }
     }
@@ -99,27 +110,76 @@ impl ScalarPid {
         self.integral
     }
 
-    /// The derivative estimate ė as it stands (per second).
+    /// The derivative estimate ė as it stands (per second): the mean of
+    /// the window as the C++ sums it from 0.0, `(S' + 0.0)/len` (see
+    /// `ScalarPid::advance`), 0 when not finite; 0 before the second
+    /// call (`len` 0, `S'` +0.0: 0/0 is NaN).
     pub fn err_dot(&self) -> f64 {
-        self.err_dot
+        let e = (self.sum + 0.0) / self.len;
+        if e.is_finite() {
+            e
+        } else {
+            0.0
+        }
     }
 
     /// `Run(err, t)`: the output for error `err` at time `t_s` (s), or `None`
     /// when time went backwards (the caller then uses 0).
     #[inline(always)]
-    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
+        match self.common_dt(err, t_s) {
+            Some(dt) => Some(self.advance(err, t_s, dt)),
+            None => self.run_rare(err, t_s),
+        }
+    }
+
+    /// [`ScalarPid::run`] with 0 for `None`, as the engine uses it (the
+    /// common case's output straight from its register).
+    #[inline(always)]
+    pub fn run_or_zero(&mut self, err: f64, t_s: f64) -> f64 {
+        match self.common_dt(err, t_s) {
+            Some(dt) => self.advance(err, t_s, dt),
+            None => self.run_rare(err, t_s).unwrap_or(0.0),
+        }
+    }
+
+    /// The step dt (s) of a call in the common case, tested at once: the
+    /// window full (so the loop is primed), `err` finite and
+    /// 0 < dt < 1e300 (so `t_s` is finite too, `prev_t` always being so).
+    /// Then `err − err` is +0.0 and `x` is dt; a NaN or infinite `err`
+    /// makes `x` NaN. Anything else (`None`) takes
+    /// [`ScalarPid::run_rare`], the C++'s order of tests. (Not `x < ∞`:
+    /// LLVM turns that pair of tests into a class test of 16 integer
+    /// instructions; a finite bound only sends more rare calls the long
+    /// way.)
+    #[inline(always)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
+    fn common_dt(&self, err: f64, t_s: f64) -> Option<f64> {
+        if self.full {
+            let dt = t_s - self.prev_t;
+            let x = (err - err) + dt;
+            if x > 0.0 && x < 1e300 {
+                return Some(dt);
+            }
+        }
+        None
+    }
+
+    /// [`ScalarPid::run`] outside its common case: the first nine calls,
+    /// a non-finite input, time standing still or going backwards, or a
+    /// huge step.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
+    fn run_rare(&mut self, err: f64, t_s: f64) -> Option<f64> {
         // Guards (docs/v22.md §14): nothing non-finite enters the loop's state.
         // Both finite iff (err − err) + (t − t) is +0 (inf − inf and NaN
         // give NaN): one test for the two.
         if (err - err) + (t_s - t_s) != 0.0 {
             return None;
         }
-        // the step of this call, s (the C++ keeps it in the loop: its first
-        // call, which only primes, integrates over the initial 0)
-        let mut dt = 0.0;
         if self.primed {
-            dt = t_s - self.prev_t;
+            let dt = t_s - self.prev_t;
             // (one test for the two rare cases: dt is never NaN, t_s and
             // prev_t being finite)
             if dt <= 0.0 {
@@ -128,57 +188,101 @@ impl ScalarPid {
                 }
                 return Some(self.output);
             }
-            let mut q = (err - self.prev_err) / dt;
-            if !q.is_finite() {
-                q = 0.0; // overflow of a pathological error jump
-            }
-            // push at the front (the oldest slot becomes the newest); at
-            // most DERIV_WINDOW kept
-            // (`min`: the slot is provably in the ring, so the two writes
-            // and the window below need no bounds checks)
-            let head = if self.head == 0 {
-                DERIV_WINDOW - 1
-            } else {
-                self.head - 1
-            }
-            .min(DERIV_WINDOW - 1);
-            self.head = head;
-            self.hist[head] = q;
-            self.hist[head + DERIV_WINDOW] = q;
-            let Some(h) = self.hist.get(head..head + DERIV_WINDOW) else {
-                return None; // (not reached: head < DERIV_WINDOW)
-            };
             if !self.full {
                 self.len += 1.0;
                 self.full = self.len == DERIV_WINDOW as f64;
             }
-            // The sum from newest to oldest, starting at 0.0, over the whole
-            // window: the slots beyond the window hold +0.0, and s + (+0.0) is
-            // s for every s but −0.0, which this sum never is (it starts at
-            // +0.0, and in round-to-nearest a sum is −0.0 only when both
-            // addends are). So it is the window's sum, bit for bit, without
-            // a loop.
-            let sum =
-                ((((((((0.0 + h[0]) + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
-            self.err_dot = sum / self.len;
-            if !self.err_dot.is_finite() {
-                self.err_dot = 0.0;
-            }
+            Some(self.advance(err, t_s, dt))
         } else {
+            // The C++'s first call only primes: ė = 0, and its integral
+            // term integrates over the initial dt of 0 (`len` stays 0, so
+            // `err_dot` gives 0 from `sum` +0.0).
             self.primed = true;
-            self.err_dot = 0.0;
-        }
-        let g = &self.gains;
-        if self.integrating {
-            self.integral += (g.ki * err) * dt;
-            if self.integral.abs() >= self.ilim {
-                self.integral = int_sign(self.integral) * self.ilim;
+            if self.integrating {
+                self.integrate(err, 0.0);
             }
-            if self.integral.is_nan() {
-                self.integral = 0.0;
-            }
+            let o = ((self.kp * err) + (self.kd * 0.0)) + self.integral;
+            Some(self.finish(err, t_s, o))
         }
-        let mut o = ((g.kp * err) + (g.kd * self.err_dot)) + self.integral;
+    }
+
+    /// A primed call with finite `err` and `t_s`, step `dt` > 0 (s) and
+    /// `len` already counting this call's quotient: push the difference
+    /// quotient, take the window's mean ė, the output.
+    #[inline(always)]
+    fn advance(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
+        let mut q = (err - self.prev_err) / dt;
+        if !q.is_finite() {
+            q = 0.0; // overflow of a pathological error jump
+        }
+        // push at the front (the oldest slot becomes the newest); at
+        // most DERIV_WINDOW kept
+        // (`min`: the slot is provably in the ring, so the two writes
+        // and the window below need no bounds checks)
+        let head = if self.head == 0 {
+            DERIV_WINDOW - 1
+        } else {
+            self.head - 1
+        }
+        .min(DERIV_WINDOW - 1);
+        self.head = head;
+        self.hist[head] = q;
+        self.hist[head + DERIV_WINDOW] = q;
+        // The C++ sums the window from newest to oldest starting at 0.0:
+        // S = ((0.0 + q) + h₁) + … + h₈ (the slots beyond the window hold
+        // +0.0, and s + (+0.0) is s for every s but −0.0, which S's partial
+        // sums never are: the first is not, as x + (+0.0) is −0.0 for no x
+        // in round-to-nearest, and a later one is −0.0 only when both its
+        // addends are; so it is the window's sum, bit for bit, without a
+        // loop). Here S' = (q + h₁) + … + h₈, one addition fewer, and
+        // S = S' + 0.0: when q ≠ −0.0 the two sums agree term by term, and
+        // S' ≠ −0.0 as S is not; when q = −0.0 the partial sums differ
+        // only as −0.0 against +0.0 until the first term that is not −0.0,
+        // where x + (±0.0) gives the same for x ≠ ±0 and +0.0 for x = +0.0,
+        // so S' = S unless all nine are −0.0 (S' = −0.0, S = +0.0).
+        let h = &self.hist[head..head + DERIV_WINDOW];
+        let sum = (((((((h[0] + h[1]) + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
+        self.sum = sum;
+        let o = if self.integrating {
+            let mut ed = (sum + 0.0) / self.len;
+            if !ed.is_finite() {
+                ed = 0.0;
+            }
+            self.integrate(err, dt);
+            ((self.kp * err) + (self.kd * ed)) + self.integral
+        } else {
+            // Without the integral term Σ is +0.0 for good, and the
+            // output `((kp·e) + (kd·ė)) + (+0.0)`: an ė of −0.0 (from
+            // S' = −0.0, where S/len is +0.0) changes `kd·ė` only in the
+            // sign of a zero, and then the sum with `kp·e` only in the
+            // sign of a zero, which `+ (+0.0)` makes +0.0 either way. (With
+            // the integral term Σ may be −0.0: ė is S/len itself.)
+            let mut ed = sum / self.len;
+            if !ed.is_finite() {
+                ed = 0.0;
+            }
+            ((self.kp * err) + (self.kd * ed)) + 0.0
+        };
+        self.finish(err, t_s, o)
+    }
+
+    /// The integral term over `dt` (s) for error `err`, clipped.
+    #[inline(always)]
+    fn integrate(&mut self, err: f64, dt: f64) {
+        self.integral += (self.gains.ki * err) * dt;
+        if self.integral.abs() >= self.ilim {
+            self.integral = int_sign(self.integral) * self.ilim;
+        }
+        if self.integral.is_nan() {
+            self.integral = 0.0;
+        }
+    }
+
+    /// The output `o` clipped (0 when not finite), and the state for the
+    /// next call.
+    #[inline(always)]
+    fn finish(&mut self, err: f64, t_s: f64, o: f64) -> f64 {
+        let mut o = o;
         if o.abs() >= self.olim {
             o = int_sign(o) * self.olim;
         }
@@ -188,7 +292,7 @@ impl ScalarPid {
         self.output = o;
         self.prev_err = err;
         self.prev_t = t_s;
-        Some(o)
+        o
     }
 }
 
@@ -318,6 +422,12 @@ pub struct PidEngine {
     /// `settings.sim_instability` is ±0 (fixed at construction): the
     /// step's bias test reads one flag rather than comparing a float.
     steady: bool,
+    /// Ready (not `unready`), and the common helm-boat setup: no
+    /// staleness check (`simulation`), a speed-factor thrust, no depth
+    /// control and no instability. Kept up to date with `unready` and
+    /// `factor_thrust`: the step then tests this flag (and the clock)
+    /// instead of five.
+    quick: bool,
     yaw: ScalarPid,
     speed: ScalarPid,
     depth: ScalarPid,
@@ -342,6 +452,7 @@ impl PidEngine {
             des_depth: Stamped::default(),
             thrust_memory: 0.0,
             unready: true,
+            quick: false,
             override_on: true,
             bias_t: 0.0,
             bias_side: 1.0,
@@ -387,6 +498,17 @@ impl PidEngine {
         self.unready = self.des_heading.t == 0.0
             || self.des_speed.t == 0.0
             || (self.settings.depth_control && self.des_depth.t == 0.0);
+        self.requick();
+    }
+
+    /// Bring `quick` up to date after `unready` or `factor_thrust` changed.
+    fn requick(&mut self) {
+        let s = &self.settings;
+        self.quick = !self.unready
+            && s.simulation
+            && self.factor_thrust.is_some()
+            && !s.depth_control
+            && self.steady;
     }
 
     /// `NAV_HEADING` as a PID input, degrees: accepted and without effect.
@@ -401,6 +523,7 @@ impl PidEngine {
     pub fn set_speed_factor(&mut self, v: f64) {
         self.settings.speed_factor = v;
         self.factor_thrust = factor_thrust(self.des_speed.v, &self.settings);
+        self.requick();
     }
 
     /// `MOOS_MANUAL_OVERRIDE` (docs/v22.md §4.8): `true`/`false`,
@@ -451,8 +574,6 @@ impl PidEngine {
     /// (pending mail postings first).
     #[inline]
     pub fn step(&mut self, t_s: f64, nav: &Record, posts: &mut Vec<PidPost>) -> PidOutput {
-        let s = &self.settings;
-        let dc = s.depth_control;
         // The current inputs are the NAV record's, stamped with the clock
         // before this step (`prev`), as the C++ stamps them.
         let prev = self.clock;
@@ -460,6 +581,35 @@ impl PidEngine {
         if !self.pending.is_empty() {
             posts.append(&mut self.pending);
         }
+        if self.quick && prev != 0.0 {
+            // `step_general` for `quick`'s setup: ready, no staleness
+            // check, the speed-factor thrust (always `Some` here), no
+            // elevator, no instability
+            let t = self.factor_thrust.unwrap_or(0.0);
+            self.thrust_memory = t;
+            let mut out = PidOutput {
+                thrust: t,
+                ..PidOutput::default()
+            };
+            if t > 0.0 {
+                out.rudder = self.rudder(t_s, nav, true);
+            }
+            return out;
+        }
+        self.step_general(t_s, nav, posts, prev)
+    }
+
+    /// [`PidEngine::step`] in general, `prev` being the clock before it.
+    #[inline(always)]
+    fn step_general(
+        &mut self,
+        t_s: f64,
+        nav: &Record,
+        posts: &mut Vec<PidPost>,
+        prev: f64,
+    ) -> PidOutput {
+        let s = &self.settings;
+        let dc = s.depth_control;
         let mut out = PidOutput::default();
         // (the helm's stamps through their flag, kept by every change; the
         // nav stamps are all `prev`)
@@ -494,7 +644,7 @@ impl PidEngine {
             None => {
                 let err = self.des_speed.v - nav.speed;
                 thrust_limits(
-                    self.thrust_memory + self.speed.run(err, t_s).unwrap_or(0.0),
+                    self.thrust_memory + self.speed.run_or_zero(err, t_s),
                     s.max_thrust,
                 )
             }
@@ -502,39 +652,47 @@ impl PidEngine {
         self.thrust_memory = t;
         out.thrust = t;
         if t > 0.0 {
-            // rudder (§4.5); `des_heading.v` is stored wrapped to (−180,
-            // 180] (the C++ wraps it here: the same number, see
-            // `set_desired_heading`)
-            let err = angle180(nav.heading - self.des_heading.v);
-            // `x·(−1.0)` in the C++: negation is the same number
-            let mut r = -self.yaw.run(err, t_s).unwrap_or(0.0);
-            let mut d = t_s - self.bias_t;
-            if d > 10.0 {
-                d = 0.0;
-                self.bias_t = t_s;
-                self.bias_side = -self.bias_side;
-            }
-            // Without instability (the common case, ±0) the bias is the
-            // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
-            // sign, and a NaN or infinite d gives the same NaN): the same
-            // bits without the division.
-            let bias = if self.steady {
-                d * s.sim_instability
-            } else {
-                (d / 10.0) * s.sim_instability
-            };
-            r += self.bias_side * bias;
-            out.rudder = finite_or_zero(clip(r, s.max_rudder));
+            out.rudder = self.rudder(t_s, nav, self.steady);
+            let s = &self.settings;
             if dc {
                 // elevator (§4.6)
                 let err = nav.depth - self.des_depth.v;
-                let p = clip(self.depth.run(err, t_s).unwrap_or(0.0), s.max_pitch);
-                let u = self.pitch.run(nav.pitch - p, t_s).unwrap_or(0.0);
+                let p = clip(self.depth.run_or_zero(err, t_s), s.max_pitch);
+                let u = self.pitch.run_or_zero(nav.pitch - p, t_s);
                 let e = u * 180.0 / MOOS_PI;
                 out.elevator = finite_or_zero(clip(e, s.max_elevator));
             }
         }
         out
+    }
+
+    /// The step's rudder (docs/v22.md §4.5), degrees, `steady` being
+    /// [`PidEngine::steady`] (a constant where known).
+    #[inline(always)]
+    fn rudder(&mut self, t_s: f64, nav: &Record, steady: bool) -> f64 {
+        // `des_heading.v` is stored wrapped to (−180, 180] (the C++ wraps
+        // it here: the same number, see `set_desired_heading`)
+        let err = angle180(nav.heading - self.des_heading.v);
+        // `x·(−1.0)` in the C++: negation is the same number
+        let mut r = -self.yaw.run_or_zero(err, t_s);
+        let mut d = t_s - self.bias_t;
+        if d > 10.0 {
+            d = 0.0;
+            self.bias_t = t_s;
+            self.bias_side = -self.bias_side;
+        }
+        // Without instability (the common case, ±0) the bias is the
+        // signed zero `(d/10)·s`, which `d·s` is too (d/10 keeps d's
+        // sign, and a NaN or infinite d gives the same NaN): the same
+        // bits without the division.
+        let s = &self.settings;
+        let bias = if steady {
+            d * s.sim_instability
+        } else {
+            (d / 10.0) * s.sim_instability
+        };
+        r += self.bias_side * bias;
+        finite_or_zero(clip(r, s.max_rudder))
     }
 }
 

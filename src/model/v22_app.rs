@@ -35,7 +35,8 @@ pub(super) enum Ev {
 
 /// V22 state beyond the core model.
 ///
-/// `repr(C)` with `sailing_on` last: every step (classic too) reads it, and
+/// `repr(C)` with `sailing_on` last (but for a V22 flag in the padding
+/// after it): every step (classic too) reads it, and
 /// the vehicle's per-step fields follow this struct directly
 /// (`Vehicle`'s layout), so the flag shares their cache lines.
 #[derive(Debug, Clone)]
@@ -88,6 +89,9 @@ pub(super) struct V22State {
     pub pose_live: bool,
     /// Sailing enabled (wind set and a polar point), cached for the step.
     pub sailing_on: bool,
+    /// `TurnSpeedMap::plain` of the map as last normalized (with
+    /// [`V22State::tsm_spans`]; in the padding after `sailing_on`).
+    pub tsm_plain: bool,
 }
 
 impl V22State {
@@ -111,6 +115,7 @@ impl V22State {
             pose_live: false,
             posed: None,
             tsm_spans: (f64::NAN, f64::NAN),
+            tsm_plain: false,
         }
     }
 }
