@@ -4,37 +4,58 @@
 //! machine) next to `cargo bench --bench fleet`. `scripts/fleet_instructions.sh`
 //! runs it.
 //!
-//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|none-unblocked|encounters-unblocked|positions|csv] [VEHICLES=1000]`
+//! `cargo run --release --example fleet_profile [STEPS=100] [none|encounters|encounters-dense|records|none-unblocked|encounters-unblocked|positions|csv] [VEHICLES=1000]`
 //!
 //! `none` and `encounters` run the blocked loop
 //! (`usim::replay::run_fleet_split`: chunks of vehicles through several
 //! iterations at a time, positions and motions recorded for the
-//! encounter tracker); the
+//! encounter tracker; `records` records them with no tracker); the
 //! `-unblocked` modes the loop that steps the whole fleet once per
 //! iteration (`usim::replay::run_fleet`), for comparison.
 //!
 //! Prints the rate of the whole replay (vehicles made, stepped, dropped)
 //! and, apart, the rate of the steps alone (from the loop's first
-//! `on_step`, after the vehicles are made, to its last, before they are
-//! dropped) and the set-up and tear-down time per vehicle: a short run of a
-//! large fleet (20 steps of 100,000 vehicles) would otherwise count making
-//! 100,000 vehicles as stepping.
+//! `on_step`, after the vehicles and the blocked loop's records are made,
+//! to its last, before they are dropped), also per second of the process's
+//! CPU time (steadier on a shared machine), and the set-up and tear-down
+//! time per vehicle: a short run of a large fleet (20 steps of 100,000
+//! vehicles) would otherwise count making 100,000 vehicles as stepping.
 use std::hint::black_box;
 use std::time::Instant;
 
-/// When the replay loop first and last called `on_step`.
+/// When the replay loop first and last called `on_step`: wall clock and
+/// the process's CPU time, s.
 #[derive(Default)]
 struct Marks {
-    first: Option<Instant>,
-    last: Option<Instant>,
+    first: Option<(Instant, f64)>,
+    last: Option<(Instant, f64)>,
 }
 
 impl Marks {
     fn mark(&mut self) {
-        let now = Instant::now();
+        let now = (Instant::now(), cpu_seconds());
         self.first.get_or_insert(now);
         self.last = Some(now);
     }
+}
+
+/// CPU time of the whole process (every thread, rayon's too), s: unlike
+/// the wall clock it does not count the time other programs had the core,
+/// which on a shared machine is most of the noise (it still counts their
+/// effect on the caches).
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid timespec to write into.
+        if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        }
+    }
+    f64::NAN
 }
 
 #[path = "../benches/common/fleet_mission.rs"]
@@ -96,6 +117,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )?;
             black_box(events);
         }
+        "records" => {
+            // The blocked loop recording the encounter tracker's poses,
+            // with no tracker: what the records cost.
+            usim::replay::run_fleet_split(
+                &m,
+                usim::replay::NoRows,
+                None,
+                |_, _| {},
+                usim::encounter::Pose::split,
+                |_, _, positions, motions| {
+                    black_box((positions.len(), motions.len()));
+                    marks.mark();
+                },
+            )?;
+        }
         "encounters-unblocked" => {
             let ranges = m
                 .encounters
@@ -147,7 +183,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let ended = Instant::now();
     let s = (ended - started).as_secs_f64();
-    let (first, last) = (marks.first.unwrap_or(started), marks.last.unwrap_or(ended));
+    let ((first, cpu_first), (last, cpu_last)) = (
+        marks.first.unwrap_or((started, f64::NAN)),
+        marks.last.unwrap_or((ended, f64::NAN)),
+    );
     let stepping = (last - first).as_secs_f64();
     eprintln!(
         "{} bytes per vehicle",
@@ -156,11 +195,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{n} vehicles x {steps} steps ({mode}): {:.2} ms per 100 steps, \
          {:.0} vehicle-steps/s, mission built and parsed in {:.3} s; \
-         steps alone {:.0} vehicle-steps/s, set-up {:.2} us and tear-down {:.2} us per vehicle",
+         steps alone {:.0} vehicle-steps/s ({:.0} per CPU second), \
+         set-up {:.2} us and tear-down {:.2} us per vehicle",
         s * 1e3 * 100.0 / steps as f64,
         (n as f64 * steps as f64) / s,
         load_s,
         (n as f64 * steps as f64) / stepping,
+        (n as f64 * steps as f64) / (cpu_last - cpu_first),
         (first - started).as_secs_f64() * 1e6 / n as f64,
         (ended - last).as_secs_f64() * 1e6 / n as f64,
     );
