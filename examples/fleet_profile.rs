@@ -24,16 +24,22 @@ use std::hint::black_box;
 use std::time::Instant;
 
 /// When the replay loop first and last called `on_step`: wall clock and
-/// the process's CPU time, s.
-#[derive(Default)]
+/// the process's CPU time, s (read only at iterations 0 and `steps`: it is
+/// a system call, ~1 µs, as long as a few vehicle-steps).
 struct Marks {
+    steps: u64,
     first: Option<(Instant, f64)>,
     last: Option<(Instant, f64)>,
 }
 
 impl Marks {
-    fn mark(&mut self) {
-        let now = (Instant::now(), cpu_seconds());
+    fn mark(&mut self, k: u64) {
+        let cpu = if k == 0 || k == self.steps {
+            cpu_seconds()
+        } else {
+            f64::NAN
+        };
+        let now = (Instant::now(), cpu);
         self.first.get_or_insert(now);
         self.last = Some(now);
     }
@@ -70,7 +76,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let m = fleet_mission::fleet_mission(n, steps);
     let load_s = loading.elapsed().as_secs_f64();
     let started = Instant::now();
-    let mut marks = Marks::default();
+    let mut marks = Marks {
+        steps,
+        first: None,
+        last: None,
+    };
     match mode.as_str() {
         "none" => {
             // Nothing recorded of the vehicles: the blocked loop of
@@ -81,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 None,
                 |_, _| {},
                 |_| (),
-                |_, _, _| marks.mark(),
+                |k, _, _| marks.mark(k),
             )?;
         }
         "none-unblocked" => {
@@ -90,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 usim::replay::NoRows,
                 None,
                 |_, _| {},
-                |_, _, _| marks.mark(),
+                |k, _, _| marks.mark(k),
             )?;
         }
         "encounters" | "encounters-dense" => {
@@ -110,9 +120,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 None,
                 |_, _| {},
                 usim::encounter::Pose::split,
-                |_, t, positions, motions| {
+                |k, t, positions, motions| {
                     usim::encounter::observe_split(&mut tr, t, positions, motions, |_| events += 1);
-                    marks.mark();
+                    marks.mark(k);
                 },
             )?;
             black_box(events);
@@ -126,9 +136,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 None,
                 |_, _| {},
                 usim::encounter::Pose::split,
-                |_, _, positions, motions| {
+                |k, _, positions, motions| {
                     black_box((positions.len(), motions.len()));
-                    marks.mark();
+                    marks.mark(k);
                 },
             )?;
         }
@@ -143,9 +153,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 usim::replay::NoRows,
                 None,
                 |_, _| {},
-                |_, t, vs| {
+                |k, t, vs| {
                     usim::encounter::observe_fleet(&mut tr, t, vs, |_| events += 1);
-                    marks.mark();
+                    marks.mark(k);
                 },
             )?;
             black_box(events);
@@ -159,11 +169,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 usim::replay::NoRows,
                 None,
                 |_, _| {},
-                |_, _, vs| {
+                |k, _, vs| {
                     for v in vs {
                         sum += v.nav().x + v.nav().y;
                     }
-                    marks.mark();
+                    marks.mark(k);
                 },
             )?;
             black_box(sum);
@@ -171,7 +181,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "csv" => {
             let names = (0..n).map(|i| m.vehicle_at(i).name.clone()).collect();
             let out = usim::replay::csv::FleetCsvWriter::new(std::io::sink(), names)?;
-            usim::replay::run_fleet(&m, out, None, |_, _| {}, |_, _, _| marks.mark())?;
+            usim::replay::run_fleet(&m, out, None, |_, _| {}, |k, _, _| marks.mark(k))?;
         }
         other => {
             return Err(format!(
