@@ -337,37 +337,6 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
     let _ = v;
 }
 
-/// Ask Linux to fault in the spare capacity of `v` now, in one call
-/// (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14 and later), rather than
-/// one page fault at a time as it is first written: on the VM of
-/// docs/performance.md a fresh 4 KiB page costs ~2.3–3.3 µs when written
-/// and ~1.4–1.9 µs populated (a C loop over 62 MB, four rounds). Only whole
-/// pages inside the allocation, and only for 8 MiB or more. Advice:
-/// nothing changes if it is refused (an older kernel).
-fn populate<T>(v: &Vec<T>) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let bytes = (v.capacity() - v.len()) * std::mem::size_of::<T>();
-        if bytes < 8 << 20 {
-            return;
-        }
-        let start = v.as_ptr() as usize + v.len() * std::mem::size_of::<T>();
-        let lo = (start + PAGE - 1) & !(PAGE - 1);
-        let hi = (start + bytes) & !(PAGE - 1);
-        if hi > lo {
-            // SAFETY: advice on whole pages inside our own allocation's
-            // unused capacity; populating changes no contents we can see
-            // (they are written before they are read).
-            unsafe {
-                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = v;
-}
-
 /// Fewest steps of a fleet for [`advise_huge_pages`]: each of its
 /// vehicle-steps saved ~0.1–0.2 µs at 100,000 vehicles (steps alone 3.1 →
 /// 5.0 M vehicle-steps/s) against ~15 µs more to make each vehicle, so
@@ -381,15 +350,13 @@ const HUGE_PAGE_STEPS: u64 = 100;
 const PREFETCH_AHEAD: usize = 2;
 
 /// The fleet of `mission`, made in mission order (huge pages asked for a
-/// long run, [`advise_huge_pages`]; the memory faulted in at once,
-/// [`populate`]).
+/// long run, [`advise_huge_pages`]).
 fn make_fleet(mission: &Mission) -> Vec<Vehicle> {
     let n = mission.vehicle_count();
     let mut vehicles: Vec<Vehicle> = Vec::with_capacity(n);
     if mission.steps >= HUGE_PAGE_STEPS {
         advise_huge_pages(&vehicles);
     }
-    populate(&vehicles);
     vehicles.extend((0..n).map(|i| Vehicle::new(mission.vehicle_at(i), mission.start_time)));
     vehicles
 }
@@ -799,8 +766,6 @@ where
     // they are read).
     let (mut buf_a, mut buf_b): (Vec<A>, Vec<B>) =
         (Vec::with_capacity(block * n), Vec::with_capacity(block * n));
-    populate(&buf_a);
-    populate(&buf_b);
     for v in &vehicles {
         let (a, b) = record(v);
         buf_a.push(a);
