@@ -580,7 +580,7 @@ pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
 
 /// A fleet's records of a block may take up to 1/this of the fleet's own
 /// memory (`vehicles × size_of::<Vehicle>()`), when that is more than
-/// [`BLOCK_RECORD_BYTES`]: 100,000 vehicles (326 MB) of 88-byte encounter
+/// [`BLOCK_RECORD_BYTES`] and the fleet more than [`FLEET_CACHE_BYTES`]: 100,000 vehicles (326 MB) of 88-byte encounter
 /// records get blocks of up to 9 iterations (81 MB of records) instead
 /// of 3. A block reads the fleet's per-step cache lines from memory once
 /// (a 4 KiB page and ~10 lines per vehicle, ~0.2–0.3 µs per vehicle on
@@ -588,10 +588,17 @@ pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
 /// too large for the caches 7 times where blocks of 7 read it 3 times;
 /// each further iteration of a block keeps one more record per vehicle
 /// in fresh memory (88 bytes, ~60 ns per vehicle to fault in at ~2.7 µs
-/// per 4 KiB page). A share of the fleet keeps the records' memory, and
-/// the number of times a block reads the fleet, the same from 10 to
-/// 100,000 vehicles.
+/// per 4 KiB page). A share of the fleet keeps the records' memory
+/// proportional to the fleet, and the number of times a run reads a
+/// large fleet the same however large.
 const FLEET_RECORD_SHARE: usize = 4;
+
+/// A fleet of more bytes than this is taken not to fit the caches, and
+/// gets [`FLEET_RECORD_SHARE`]: 10,000 vehicles (33 MB) keep blocks of 4
+/// (in the two-build runs of docs/performance.md blocks of 9 measured 16–22 %
+/// slower there three times, though the same binary with the block
+/// forced to 4 or 9 measured the same).
+const FLEET_CACHE_BYTES: usize = 64 << 20;
 
 /// Bytes of records a block should fit in, so that the observer reads
 /// them from a core's L2 (2 MiB on the VM of docs/performance.md) rather
@@ -612,7 +619,8 @@ const BLOCK_MIN_STEPS: usize = 4;
 /// `per_step` bytes per iteration (every vehicle's) of a fleet of
 /// `fleet_bytes` bytes: as many as fit [`BLOCK_RECORD_CACHE_BYTES`],
 /// between [`BLOCK_MIN_STEPS`] and [`BLOCK_STEPS`], and never past
-/// [`BLOCK_RECORD_BYTES`]; or, if more, as many as fit
+/// [`BLOCK_RECORD_BYTES`]; or, for a fleet larger than
+/// [`FLEET_CACHE_BYTES`] and if more, as many as fit
 /// [`FLEET_RECORD_SHARE`] of the fleet (at most [`BLOCK_STEPS`]). At
 /// least 1.
 fn block_steps(per_step: usize, fleet_bytes: usize) -> usize {
@@ -620,7 +628,11 @@ fn block_steps(per_step: usize, fleet_bytes: usize) -> usize {
     let cached = (BLOCK_RECORD_CACHE_BYTES / per_step)
         .clamp(BLOCK_MIN_STEPS, BLOCK_STEPS)
         .min(BLOCK_RECORD_BYTES / per_step);
-    let shared = (fleet_bytes / FLEET_RECORD_SHARE / per_step).min(BLOCK_STEPS);
+    let shared = if fleet_bytes > FLEET_CACHE_BYTES {
+        (fleet_bytes / FLEET_RECORD_SHARE / per_step).min(BLOCK_STEPS)
+    } else {
+        0
+    };
     cached.max(shared).max(1)
 }
 
@@ -712,8 +724,8 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
 /// publications, no posts log), the fleet steps in blocks: a chunk of
 /// [`BLOCK_VEHICLES`] vehicles runs through up to [`BLOCK_STEPS`]
 /// iterations (fewer for large records: the records of a block stay
-/// within [`BLOCK_RECORD_BYTES`] or a quarter of the fleet's own memory,
-/// whichever is more, and within a core's L2 when at least 4
+/// within [`BLOCK_RECORD_BYTES`] or, for a fleet over 64 MiB, a quarter
+/// of its own memory, whichever is more, and within a core's L2 when at least 4
 /// iterations allow; the run cut into blocks of nearly equal lengths),
 /// then the next chunk; a block ends before any
 /// iteration a post is due at, and the posts are delivered between blocks,
@@ -854,16 +866,16 @@ mod tests {
 
     /// Blocks: 32 iterations when nothing is recorded, as many as fit the
     /// L2 for small fleets, at least 4, and the records of a block never
-    /// past 32 MiB or a quarter of the fleet's memory, whichever is more,
-    /// unless one iteration's alone are larger.
+    /// past 32 MiB or (a fleet over 64 MiB) a quarter of the fleet's
+    /// memory, whichever is more, unless one iteration's alone are larger.
     #[test]
     fn block_steps_bound_the_records() {
         // 3,264-byte vehicles, 88-byte records.
         let fleet = |n: usize| n * 3264;
         assert_eq!(block_steps(0, fleet(1000)), BLOCK_STEPS);
         assert_eq!(block_steps(1000 * 88, fleet(1000)), 23);
-        // 32.6 MB of vehicles: a quarter is 92 iterations of records.
-        assert_eq!(block_steps(10_000 * 88, fleet(10_000)), 9);
+        // 32.6 MB of vehicles: taken to fit the caches, blocks of 4.
+        assert_eq!(block_steps(10_000 * 88, fleet(10_000)), 4);
         assert_eq!(block_steps(100_000 * 88, fleet(100_000)), 9);
         // Without the fleet's share: the 32 MiB bound.
         assert_eq!(block_steps(100_000 * 88, 0), 3);
@@ -874,7 +886,11 @@ mod tests {
                 for fleet_bytes in [0, fleet(n)] {
                     let b = block_steps(per_step, fleet_bytes);
                     assert!((1..=BLOCK_STEPS).contains(&b));
-                    let bound = BLOCK_RECORD_BYTES.max(fleet_bytes / FLEET_RECORD_SHARE);
+                    let bound = if fleet_bytes > FLEET_CACHE_BYTES {
+                        BLOCK_RECORD_BYTES.max(fleet_bytes / FLEET_RECORD_SHARE)
+                    } else {
+                        BLOCK_RECORD_BYTES
+                    };
                     assert!(b == 1 || b * per_step <= bound, "{n} x {size}");
                 }
             }
