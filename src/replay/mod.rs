@@ -574,8 +574,8 @@ pub const BLOCK_STEPS: usize = 32;
 
 /// Most bytes of records [`run_fleet_recorded`] keeps for one block
 /// (`iterations × vehicles × record size`) of a fleet that fits the
-/// caches; a larger fleet may keep up to [`FLEET_RECORD_SHARE`] of its own
-/// memory.
+/// caches; a fleet of more than 64 MiB may keep up to a quarter of its
+/// own memory.
 pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
 
 /// A fleet's records of a block may take up to 1/this of the fleet's own
