@@ -5,10 +5,11 @@
 # ROUNDS interleaved rounds (median and range), plus the time to build and
 # parse the mission (which must grow linearly too). The rate is given twice:
 # of the whole replay (making the vehicles, stepping them, dropping them)
-# and of the steps alone, with the set-up (making the vehicles) in
-# microseconds per vehicle apart: at 100,000 vehicles the run is only 20
-# steps, so the whole-run rate counts making each vehicle against 20 of its
-# steps. With CALLGRIND=1 also
+# and of the steps alone (also per second of the process's CPU time,
+# steadier on a shared machine), with the set-up (making the vehicles and
+# the blocked loop's records) in microseconds per vehicle apart: at 100,000
+# vehicles the run is only 20 steps, so the whole-run rate counts making
+# each vehicle against 20 of its steps. With CALLGRIND=1 also
 # instructions per vehicle-step (valgrind's callgrind; the difference of an
 # S-step and a 2S-step run, so loading cancels), repeatable under load.
 #
@@ -42,17 +43,19 @@ for r in $(seq 1 "$rounds"); do
             echo "$line" | sed -n 's/.*ms per 100 steps, \([0-9]*\) vehicle-steps.*/\1/p' >>"$tmp/$n.$mode.rate"
             echo "$line" | sed -n 's/.*parsed in \([0-9.]*\) s.*/\1/p' >>"$tmp/$n.$mode.load"
             echo "$line" | sed -n 's/.*steps alone \([0-9]*\) vehicle-steps.*/\1/p' >>"$tmp/$n.$mode.steps"
+            echo "$line" | sed -n 's/.*(\([0-9]*\) per CPU second).*/\1/p' >>"$tmp/$n.$mode.cpu"
             echo "$line" | sed -n 's/.*set-up \([0-9.]*\) us.*/\1/p' >>"$tmp/$n.$mode.setup"
         done
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%8s  %-11s %28s %28s %24s %28s\n' vehicles mode "whole run vehicle-steps/s" "steps alone vehicle-steps/s" "set-up us/vehicle" "mission load s"
+printf '%8s  %-11s %28s %28s %28s %24s %28s\n' vehicles mode "whole run vehicle-steps/s" "steps alone vehicle-steps/s" "steps alone per CPU s" "set-up us/vehicle" "mission load s"
 for n in $sizes; do
     for mode in none encounters; do
-        printf '%8s  %-11s %10s (%s) %10s (%s) %8s (%s) %8s (%s)\n' "$n" "$mode" \
+        printf '%8s  %-11s %10s (%s) %10s (%s) %10s (%s) %8s (%s) %8s (%s)\n' "$n" "$mode" \
             "$(median <"$tmp/$n.$mode.rate")" "$(range <"$tmp/$n.$mode.rate")" \
             "$(median <"$tmp/$n.$mode.steps")" "$(range <"$tmp/$n.$mode.steps")" \
+            "$(median <"$tmp/$n.$mode.cpu")" "$(range <"$tmp/$n.$mode.cpu")" \
             "$(median <"$tmp/$n.$mode.setup")" "$(range <"$tmp/$n.$mode.setup")" \
             "$(median <"$tmp/$n.$mode.load")" "$(range <"$tmp/$n.$mode.load")"
     done

@@ -573,9 +573,32 @@ pub const BLOCK_VEHICLES: usize = 256;
 pub const BLOCK_STEPS: usize = 32;
 
 /// Most bytes of records [`run_fleet_recorded`] keeps for one block
-/// (`iterations × vehicles × record size`): 100,000 vehicles of 88-byte
-/// encounter poses get blocks of 3 iterations.
+/// (`iterations × vehicles × record size`) of a fleet that fits the
+/// caches; a fleet of more than 64 MiB may keep up to a quarter of its
+/// own memory.
 pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
+
+/// A fleet's records of a block may take up to 1/this of the fleet's own
+/// memory (`vehicles × size_of::<Vehicle>()`), when that is more than
+/// [`BLOCK_RECORD_BYTES`] and the fleet more than [`FLEET_CACHE_BYTES`]: 100,000 vehicles (326 MB) of 88-byte encounter
+/// records get blocks of up to 9 iterations (81 MB of records) instead
+/// of 3. A block reads the fleet's per-step cache lines from memory once
+/// (a 4 KiB page and ~10 lines per vehicle, ~0.2–0.3 µs per vehicle on
+/// the VM of docs/performance.md), so 20 steps in blocks of 3 read a fleet
+/// too large for the caches 7 times where blocks of 7 read it 3 times;
+/// each further iteration of a block keeps one more record per vehicle
+/// in fresh memory (88 bytes, ~60 ns per vehicle to fault in at ~2.7 µs
+/// per 4 KiB page). A share of the fleet keeps the records' memory
+/// proportional to the fleet, and the number of times a run reads a
+/// large fleet the same however large.
+const FLEET_RECORD_SHARE: usize = 4;
+
+/// A fleet of more bytes than this is taken not to fit the caches, and
+/// gets [`FLEET_RECORD_SHARE`]: 10,000 vehicles (33 MB) keep blocks of 4
+/// (in the two-build runs of docs/performance.md blocks of 9 measured 16–22 %
+/// slower there three times, though the same binary with the block
+/// forced to 4 or 9 measured the same).
+const FLEET_CACHE_BYTES: usize = 64 << 20;
 
 /// Bytes of records a block should fit in, so that the observer reads
 /// them from a core's L2 (2 MiB on the VM of docs/performance.md) rather
@@ -586,21 +609,42 @@ pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
 const BLOCK_RECORD_CACHE_BYTES: usize = 2 << 20;
 
 /// Fewest iterations of a block of [`run_fleet_recorded`] (unless
-/// [`BLOCK_RECORD_BYTES`] allows fewer): a large fleet's memory traffic
+/// the records' memory allows fewer): a large fleet's memory traffic
 /// falls with each (100,000 vehicles with encounters: 6.0 M
 /// vehicle-steps/s with blocks of 2, 6.6 M with 4, 6.8 M with 32 on a
 /// loaded machine).
 const BLOCK_MIN_STEPS: usize = 4;
 
 /// Iterations per block of [`run_fleet_recorded`] for records of
-/// `per_step` bytes per iteration (every vehicle's): as many as fit
-/// [`BLOCK_RECORD_CACHE_BYTES`], between [`BLOCK_MIN_STEPS`] and
-/// [`BLOCK_STEPS`], and never past [`BLOCK_RECORD_BYTES`] (at least 1).
-fn block_steps(per_step: usize) -> usize {
+/// `per_step` bytes per iteration (every vehicle's) of a fleet of
+/// `fleet_bytes` bytes: as many as fit [`BLOCK_RECORD_CACHE_BYTES`],
+/// between [`BLOCK_MIN_STEPS`] and [`BLOCK_STEPS`], and never past
+/// [`BLOCK_RECORD_BYTES`]; or, for a fleet larger than
+/// [`FLEET_CACHE_BYTES`] and if more, as many as fit
+/// [`FLEET_RECORD_SHARE`] of the fleet (at most [`BLOCK_STEPS`]). At
+/// least 1.
+fn block_steps(per_step: usize, fleet_bytes: usize) -> usize {
     let per_step = per_step.max(1);
-    (BLOCK_RECORD_CACHE_BYTES / per_step)
+    let cached = (BLOCK_RECORD_CACHE_BYTES / per_step)
         .clamp(BLOCK_MIN_STEPS, BLOCK_STEPS)
-        .min((BLOCK_RECORD_BYTES / per_step).max(1))
+        .min(BLOCK_RECORD_BYTES / per_step);
+    let shared = if fleet_bytes > FLEET_CACHE_BYTES {
+        (fleet_bytes / FLEET_RECORD_SHARE / per_step).min(BLOCK_STEPS)
+    } else {
+        0
+    };
+    cached.max(shared).max(1)
+}
+
+/// Iterations per block for a run of `steps` (at most `block`): the run
+/// cut into as few blocks as `block` allows, of as equal lengths as can
+/// be (20 steps in blocks of at most 9: 7, 7, 6), so that no more rows
+/// of records are kept than the longest block needs (at least 1).
+fn balanced_block(block: usize, steps: u64) -> usize {
+    let block = block.max(1) as u64;
+    let steps = steps.max(1);
+    let blocks = steps.div_ceil(block);
+    steps.div_ceil(blocks) as usize
 }
 
 /// Step the vehicles `vs` (one chunk of the fleet) through the iterations
@@ -680,14 +724,18 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
 /// publications, no posts log), the fleet steps in blocks: a chunk of
 /// [`BLOCK_VEHICLES`] vehicles runs through up to [`BLOCK_STEPS`]
 /// iterations (fewer for large records: the records of a block stay
-/// within [`BLOCK_RECORD_BYTES`], and within a core's L2 when at least 4
-/// iterations allow), then the next chunk; a block ends before any
+/// within [`BLOCK_RECORD_BYTES`] or, for a fleet over 64 MiB, a quarter
+/// of its own memory, whichever is more, and within a core's L2 when at least 4
+/// iterations allow; the run cut into blocks of nearly equal lengths),
+/// then the next chunk; a block ends before any
 /// iteration a post is due at, and the posts are delivered between blocks,
 /// in file order, as [`run_fleet`] does. Then `on_step` runs once per
 /// iteration of the block, in order. Every vehicle gets the same calls
 /// with the same clocks as in [`run_fleet`], so records, events and
 /// summaries are identical; a fleet too large for the caches is read from
-/// memory once per block instead of once per iteration. Otherwise it runs
+/// memory once per block instead of once per iteration. The records'
+/// memory (a block's worth) is made with the vehicles, before the first
+/// `on_step`. Otherwise it runs
 /// [`run_fleet`], recording every vehicle after each iteration.
 pub fn run_fleet_split<O, A, B>(
     mission: &Mission,
@@ -718,20 +766,34 @@ where
     let n = mission.vehicle_count();
     let mut vehicles = make_fleet(mission);
     let mut summary = Summary::default();
-    let (mut buf_a, mut buf_b): (Vec<A>, Vec<B>) = vehicles.iter().map(&record).unzip();
-    on_step(0, 0.0, &buf_a, &buf_b);
-
-    let order = post_order(mission);
-    let mut next = 0;
-    let mut batch: Vec<usize> = Vec::new();
     let steps = mission.steps;
-    let mut times = RelTimes::new(mission);
-    let parallel = vehicles.len() >= PARALLEL_FLEET && rayon::current_num_threads() > 1;
-    let block = block_steps(n.saturating_mul(std::mem::size_of::<(A, B)>()));
+    let block = block_steps(
+        n.saturating_mul(std::mem::size_of::<(A, B)>()),
+        n.saturating_mul(std::mem::size_of::<Vehicle>()),
+    );
+    let block = balanced_block(block, steps);
+    // The records of a block, made with the fleet (memory is part of the
+    // set-up, as the vehicles' is): row 0 holds the records before the
+    // first iteration, the other rows copies of them (overwritten before
+    // they are read).
+    let (mut buf_a, mut buf_b): (Vec<A>, Vec<B>) =
+        (Vec::with_capacity(block * n), Vec::with_capacity(block * n));
+    for v in &vehicles {
+        let (a, b) = record(v);
+        buf_a.push(a);
+        buf_b.push(b);
+    }
     if let (Some(&a), Some(&b)) = (buf_a.first(), buf_b.first()) {
         buf_a.resize(block * n, a);
         buf_b.resize(block * n, b);
     }
+    on_step(0, 0.0, &buf_a[..n], &buf_b[..n]);
+
+    let order = post_order(mission);
+    let mut next = 0;
+    let mut batch: Vec<usize> = Vec::new();
+    let mut times = RelTimes::new(mission);
+    let parallel = vehicles.len() >= PARALLEL_FLEET && rayon::current_num_threads() > 1;
     // Mission times of the block's iterations, s, and the one computed
     // past a block's end (a post is due there).
     let mut rels: Vec<f64> = Vec::with_capacity(block);
@@ -804,20 +866,57 @@ mod tests {
 
     /// Blocks: 32 iterations when nothing is recorded, as many as fit the
     /// L2 for small fleets, at least 4, and the records of a block never
-    /// past 32 MiB unless one iteration's alone are larger.
+    /// past 32 MiB or (a fleet over 64 MiB) a quarter of the fleet's
+    /// memory, whichever is more, unless one iteration's alone are larger.
     #[test]
     fn block_steps_bound_the_records() {
-        assert_eq!(block_steps(0), BLOCK_STEPS);
-        assert_eq!(block_steps(1000 * 88), 23);
-        assert_eq!(block_steps(10_000 * 88), BLOCK_MIN_STEPS);
-        assert_eq!(block_steps(100_000 * 88), 3);
-        assert_eq!(block_steps(1_000_000 * 88), 1);
+        // 3,264-byte vehicles, 88-byte records.
+        let fleet = |n: usize| n * 3264;
+        assert_eq!(block_steps(0, fleet(1000)), BLOCK_STEPS);
+        assert_eq!(block_steps(1000 * 88, fleet(1000)), 23);
+        // 32.6 MB of vehicles: taken to fit the caches, blocks of 4.
+        assert_eq!(block_steps(10_000 * 88, fleet(10_000)), 4);
+        assert_eq!(block_steps(100_000 * 88, fleet(100_000)), 9);
+        // Without the fleet's share: the 32 MiB bound.
+        assert_eq!(block_steps(100_000 * 88, 0), 3);
+        assert_eq!(block_steps(1_000_000 * 88, 0), 1);
         for n in [1usize, 10, 1000, 100_000, 381_300, 1 << 20] {
             for size in [8usize, 32, 88] {
                 let per_step = n * size;
-                let b = block_steps(per_step);
-                assert!((1..=BLOCK_STEPS).contains(&b));
-                assert!(b == 1 || b * per_step <= BLOCK_RECORD_BYTES, "{n} x {size}");
+                for fleet_bytes in [0, fleet(n)] {
+                    let b = block_steps(per_step, fleet_bytes);
+                    assert!((1..=BLOCK_STEPS).contains(&b));
+                    let bound = if fleet_bytes > FLEET_CACHE_BYTES {
+                        BLOCK_RECORD_BYTES.max(fleet_bytes / FLEET_RECORD_SHARE)
+                    } else {
+                        BLOCK_RECORD_BYTES
+                    };
+                    assert!(b == 1 || b * per_step <= bound, "{n} x {size}");
+                }
+            }
+        }
+    }
+
+    /// A run cut into as few blocks as the longest allows, of nearly equal
+    /// lengths; never longer than the run.
+    #[test]
+    fn balanced_blocks() {
+        assert_eq!(balanced_block(9, 20), 7);
+        assert_eq!(balanced_block(3, 20), 3);
+        assert_eq!(balanced_block(32, 20), 20);
+        assert_eq!(balanced_block(9, 100), 9);
+        assert_eq!(balanced_block(4, 200), 4);
+        assert_eq!(balanced_block(32, 0), 1);
+        assert_eq!(balanced_block(0, 5), 1);
+        for block in 1..40usize {
+            for steps in 1..200u64 {
+                let b = balanced_block(block, steps);
+                assert!(b >= 1 && b <= block && b as u64 <= steps);
+                assert_eq!(
+                    steps.div_ceil(b as u64),
+                    steps.div_ceil(block as u64),
+                    "{block} {steps}"
+                );
             }
         }
     }
