@@ -892,13 +892,7 @@ impl Sweep {
                     None,
                     |_, _| {},
                     |k, t, vs: &[Vehicle]| {
-                        pos.clear();
-                        recs.clear();
-                        for v in vs {
-                            let (p, r) = sweep_record(v);
-                            pos.push(p);
-                            recs.push(r);
-                        }
+                        crate::replay::record_split(vs, sweep_record, &mut pos, &mut recs);
                         on_step(k, t, &pos, &recs);
                     },
                 )

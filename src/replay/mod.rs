@@ -711,6 +711,24 @@ pub fn run_fleet_recorded<O: Output, R: Copy + Send + Sync>(
     )
 }
 
+/// Each vehicle's record split in two, in fleet order: `a` and `b` are
+/// cleared, then hold `record(v)`'s two halves (e.g. positions and
+/// motions for the encounter tracker).
+pub fn record_split<A, B>(
+    vs: &[Vehicle],
+    record: impl Fn(&Vehicle) -> (A, B),
+    a: &mut Vec<A>,
+    b: &mut Vec<B>,
+) {
+    a.clear();
+    b.clear();
+    for v in vs {
+        let (x, y) = record(v);
+        a.push(x);
+        b.push(y);
+    }
+}
+
 /// [`run_fleet_recorded`] with each vehicle's record in two parts kept in
 /// two arrays: `record(&vehicle)` gives `(a, b)`, and `on_step(k, t, a,
 /// b)` gets `a[i]` and `b[i]` of vehicle `i` after iteration `k`. An
@@ -753,13 +771,7 @@ where
     if posts.is_some() || out.wants_rows() || out.wants_publications() {
         let (mut recs_a, mut recs_b): (Vec<A>, Vec<B>) = (Vec::new(), Vec::new());
         return run_fleet(mission, out, posts, progress, |k, t, vs| {
-            recs_a.clear();
-            recs_b.clear();
-            for v in vs {
-                let (a, b) = record(v);
-                recs_a.push(a);
-                recs_b.push(b);
-            }
+            record_split(vs, &record, &mut recs_a, &mut recs_b);
             on_step(k, t, &recs_a, &recs_b);
         });
     }

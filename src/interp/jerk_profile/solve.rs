@@ -73,7 +73,13 @@ impl Lim {
     /// exactly `−(1/x)`), with one division instead of six.
     #[inline(always)]
     pub fn symmetric(vmax: f64) -> Lim {
-        let ivmax = 1.0 / vmax;
+        Lim::symmetric_with(vmax, 1.0 / vmax)
+    }
+
+    /// The symmetric limits of [`Lim::symmetric`] with `1/vmax` given
+    /// (`ivmax`): accelerations ±1, jerks and their reciprocals 1.
+    #[inline(always)]
+    fn symmetric_with(vmax: f64, ivmax: f64) -> Lim {
         Lim {
             vmax,
             vmin: -vmax,
@@ -112,21 +118,7 @@ impl Lim {
     #[inline(always)]
     pub fn spec<const SYM: bool>(&self) -> Lim {
         if SYM {
-            Lim {
-                amax: 1.0,
-                amin: -1.0,
-                ju: 1.0,
-                jd: 1.0,
-                iju: 1.0,
-                ijd: 1.0,
-                ic: 1.0,
-                iamax: 1.0,
-                iamin: -1.0,
-                vmax: self.vmax,
-                vmin: -self.vmax,
-                ivmax: self.ivmax,
-                ivmin: -self.ivmax,
-            }
+            Lim::symmetric_with(self.vmax, self.ivmax)
         } else {
             *self
         }
