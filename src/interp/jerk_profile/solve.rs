@@ -455,6 +455,7 @@ fn solve_frame<const SYM: bool>(
     sign: f64,
     vel: bool,
     fast: bool,
+    cap: Option<f64>,
     star: Star,
     best: &mut Best,
 ) -> bool {
@@ -545,7 +546,7 @@ fn solve_frame<const SYM: bool>(
     // profile it is the frame's optimum (the families without one are not
     // searched). Otherwise the other families follow as in the full search.
     if fast && both && acc0_acc1::<SYM>(pr, l, sign, best) {
-        early_after::<SYM>(pr, l, sign, None, star, best);
+        early_after::<SYM>(pr, l, sign, cap, star, best);
         return true;
     }
 
@@ -877,7 +878,7 @@ pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim, best: &mut Best) {
     let [star_up, star_down] = star;
     // Deciding the family early (see [`solve_frame`]) is only safe without
     // a gap: across one, a longer profile of another family may be valid.
-    let fast = gap.is_none();
+    let fast = true;
     let cap = gap.map(|g| g.cap);
     let done = |best: &Best| match (&best.seven, gap) {
         (None, _) => false,
@@ -917,7 +918,7 @@ fn search_frame<const SYM: bool>(
     if solve_vel::<SYM>(pr, l, sign, best) {
         early_after::<SYM>(pr, l, sign, cap, star, best);
     } else {
-        solve_no_cruise::<SYM>(pr, l, sign, fast, star, best);
+        solve_no_cruise::<SYM>(pr, l, sign, fast, cap, star, best);
     }
 }
 
@@ -926,7 +927,7 @@ fn search_frame<const SYM: bool>(
 #[inline(always)]
 fn solve_vel<const SYM: bool>(pr: &Prob, l: &Lim, sign: f64, best: &mut Best) -> bool {
     let l = &l.spec::<SYM>();
-    solve_frame::<SYM>(pr, l, sign, true, false, Star::ANY, best)
+    solve_frame::<SYM>(pr, l, sign, true, false, None, Star::ANY, best)
 }
 
 /// The candidates without cruise of one frame.
@@ -936,11 +937,12 @@ fn solve_no_cruise<const SYM: bool>(
     l: &Lim,
     sign: f64,
     fast: bool,
+    cap: Option<f64>,
     star: Star,
     best: &mut Best,
 ) {
     let l = &l.spec::<SYM>();
-    solve_frame::<SYM>(pr, l, sign, false, fast, star, best);
+    solve_frame::<SYM>(pr, l, sign, false, fast, cap, star, best);
 }
 
 /// After a valid cruise or both-plateau profile of one frame, the profiles
@@ -1117,8 +1119,8 @@ pub(crate) fn solve_reference(pr: &Prob, l: &Lim) -> Option<Seven> {
     let (mpr, ml) = (pr.mirror(), l.mirror());
     solve_vel::<false>(pr, l, 1.0, &mut best);
     solve_vel::<false>(&mpr, &ml, -1.0, &mut best);
-    solve_no_cruise::<false>(pr, l, 1.0, false, Star::ANY, &mut best);
-    solve_no_cruise::<false>(&mpr, &ml, -1.0, false, Star::ANY, &mut best);
+    solve_no_cruise::<false>(pr, l, 1.0, false, None, Star::ANY, &mut best);
+    solve_no_cruise::<false>(&mpr, &ml, -1.0, false, None, Star::ANY, &mut best);
     best.seven
 }
 
@@ -1145,7 +1147,7 @@ fn solve_both<const SYM: bool>(
     let [su, sd] = star;
     for (p, ll, sign, cruise, st) in [(pr, l, 1.0, up, su), (&mpr, &ml, -1.0, down, sd)] {
         if !cruise {
-            solve_no_cruise::<SYM>(p, ll, sign, false, st, best);
+            solve_no_cruise::<SYM>(p, ll, sign, false, None, st, best);
         } else {
             early_after::<SYM>(p, ll, sign, cap, st, best);
         }
