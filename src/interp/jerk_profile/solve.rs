@@ -444,10 +444,12 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 
 /// Candidate profiles in one frame: the cruise (`VEL`) when `vel` is set
 /// (returns whether it is valid), else the others, skipping those that
-/// cannot beat the best so far. `fast` (a frame without a velocity gap):
-/// the both-plateau family is tried first and, when it holds a valid
-/// profile, ends the search (it is then the frame's optimum); otherwise the
-/// remaining families follow as in the full search.
+/// cannot beat the best so far. `fast` (the frame searched first): the
+/// both-plateau family is tried first and, when it holds a valid profile,
+/// ends the search (it is then the frame's optimum among the profiles after
+/// a velocity gap, if any; those before it, all one-signed, are searched by
+/// [`early_after`] up to `cap`, the gap's end); otherwise the remaining
+/// families follow as in the full search.
 #[inline(always)]
 fn solve_frame<const SYM: bool>(
     pr: &Prob,
@@ -876,8 +878,12 @@ pub(crate) fn solve_g<const SYM: bool>(pr: &Prob, l: &Lim, best: &mut Best) {
         return solve_both::<SYM>(pr, l, gap, star, best);
     }
     let [star_up, star_down] = star;
-    // Deciding the family early (see [`solve_frame`]) is only safe without
-    // a gap: across one, a longer profile of another family may be valid.
+    // Deciding the family early (see [`solve_frame`]): after a velocity
+    // gap the reachable positions restart from one point and grow again,
+    // so a valid both-plateau profile is the optimum of the durations
+    // after it; the shorter profiles before the gap (one-signed) are
+    // searched up to its end (`cap`) by [`early_after`]. (Checked against
+    // the exhaustive search in the tests.)
     let fast = true;
     let cap = gap.map(|g| g.cap);
     let done = |best: &Best| match (&best.seven, gap) {
@@ -1269,8 +1275,10 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 /// `dv < B` the target velocity is reachable for durations up to `t_a`
 /// (dip `+√((B - dv)/c)`), not between, and again from `t_b` (dip
 /// `-√((B - dv)/c)`) on, where the reachable positions restart from the
-/// single point `p**`. Returns `(t_a, sign of pd - p**)`; sign 0 when
-/// unsure (both frames are then searched), `None` without a gap.
+/// single point `p**` (the only profile of duration `t_b` reaching `dv`;
+/// when `-√((B - dv)/c)` lies below `amin` it holds `amin` for a while).
+/// Returns `(t_a, sign of pd - p**)`; sign 0 when unsure (a dip within
+/// 10⁻⁶ of 0; both frames are then searched), `None` without a gap.
 #[inline]
 fn gap<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Gap> {
     let l = &l.spec::<SYM>();
@@ -1287,10 +1295,33 @@ fn gap<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Gap> {
     let m = (r.fmax(0.0) * ic).sqrt();
     let t_a = (a0 - m) * ijd + (af - m) * iju;
     let cap = t_a * (1.0 + 1e-9) + 1e-12;
-    if m <= 1e-6 || -m < l.amin {
+    if m <= 1e-6 {
         return Some(Gap {
             t_a: f64::NEG_INFINITY,
             sign: 0.0,
+            cap,
+        });
+    }
+    if -m < l.amin {
+        // The dip is cut at `amin`: the profile at t_b (the fastest
+        // velocity change through negative accelerations, so the only
+        // profile of its duration that reaches `dv`) falls from a0 to
+        // amin, holds amin for `tp` (> 0: without the plateau the change
+        // would be `B - amin²/(2 c)`, above dv), and rises to af.
+        let amin = l.amin;
+        let (t1, t2) = ((a0 - amin) * ijd, (af - amin) * iju);
+        let tp =
+            (dv - (a0 * a0 - amin * amin) * (0.5 * ijd) - (af * af - amin * amin) * (0.5 * iju))
+                * l.iamin;
+        let tp = tp.fmax(0.0);
+        let v1 = v0 + t1 * (a0 - 0.5 * t1 * jd);
+        let v2 = v1 + tp * amin;
+        let p = t1 * (v0 + t1 * (0.5 * a0 - t1 * jd * (1.0 / 6.0)))
+            + tp * (v1 + 0.5 * tp * amin)
+            + t2 * (v2 + t2 * (0.5 * amin + t2 * ju * (1.0 / 6.0)));
+        return Some(Gap {
+            t_a,
+            sign: side(pd, p, vs * (t1 + tp + t2)),
             cap,
         });
     }
