@@ -267,7 +267,11 @@ impl PhaseLim {
         let v = v + ti * (a + 0.5 * ti * ji);
         let a = a + ti * ji;
         *st = (p, v, a);
-        v <= self.vhi && v >= self.vlo && a <= self.ahi && a >= self.alo
+        // The acceleration moves one way, so only one of its bounds can be
+        // crossed: a rising phase cannot end below `alo`, a falling one not
+        // above `ahi`, as each starts inside them (the start after the
+        // brake, a tested phase end, or a plateau's limit).
+        v <= self.vhi && v >= self.vlo && if UP { a <= self.ahi } else { a >= self.alo }
     }
 
     /// A constant-acceleration phase (a plateau or the cruise) of `ti > 0`.
