@@ -446,10 +446,10 @@ fn fast_search_matches_full_search() {
         assert!((want - got).abs() <= 1e-12 * want, "{c:?}: {got} vs {want}");
     }
     // A valid profile with both plateaus ends the fast search of a frame
-    // only without a velocity gap: here (asymmetric limits) the frame holds
-    // one after the gap (3.98) and a shorter one without the `a_max`
-    // plateau before it (1.25). [p0 v0 a0 pf vf af vmax vmin amax amin
-    // jmax jmin].
+    // after a velocity gap only with the search of the one-signed profiles
+    // before the gap: here (asymmetric limits) the frame holds one after
+    // the gap (3.98) and a shorter one without the `a_max` plateau before
+    // it (1.25). [p0 v0 a0 pf vf af vmax vmin amax amin jmax jmin].
     {
         let c = [
             2.188952642008214,
