@@ -1283,7 +1283,7 @@ fn side(pd: f64, p: f64, vt: f64) -> f64 {
 /// when `-√((B - dv)/c)` lies below `amin` it holds `amin` for a while).
 /// Returns `(t_a, sign of pd - p**)`; sign 0 when unsure (a dip within
 /// 10⁻⁶ of 0; both frames are then searched), `None` without a gap.
-#[inline]
+#[inline(always)]
 fn gap<const SYM: bool>(pr: &Prob, l: &Lim) -> Option<Gap> {
     let l = &l.spec::<SYM>();
     let Prob { v0, a0, pd, vf, af } = *pr;
