@@ -281,6 +281,7 @@ fn eval_b(c: &[f64; 5], x: f64) -> (f64, f64) {
 /// inflection point inside: Laguerre steps from `x` (the Fourier end, where
 /// the value and the second derivative have the same sign), kept inside the
 /// shrinking bracket (bisection otherwise).
+#[inline(always)]
 fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> f64 {
     let scale = a.abs().fmax(b.abs());
     // Steps below this are rounding noise (a root at or near 0 included).
@@ -350,6 +351,9 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
 /// its Fourier end, and equal signs mean no root unless the extremum
 /// between (Newton on the derivative, stopped as soon as the two end
 /// tangents prove the extremum has the endpoints' sign) crosses zero.
+// (Inlined into each family's search: the quartics' zero and constant
+// coefficients fold, e.g. `c[3] = 0` of the no-plateau family.)
+#[inline(always)]
 pub(crate) fn poly_roots(mut c: [f64; 5], lo: f64, hi: f64) -> Roots {
     let mut out = Roots::default();
     if lo > hi || lo.is_nan() || hi.is_nan() {
