@@ -190,7 +190,7 @@ pub(crate) fn roots_in(c: &[f64], lo: f64, hi: f64) -> Roots {
 
 /// Real roots in `[lo, hi]` of `c[0] + c[1] x + c[2] x^2`, ascending;
 /// leading coefficients that are zero relative to the others are dropped.
-#[inline]
+#[inline(always)]
 pub(crate) fn quadratic_in(c: [f64; 3], lo: f64, hi: f64) -> Roots {
     let mut out = Roots::default();
     let scale = c[0].abs().fmax(c[1].abs()).fmax(c[2].abs());
@@ -351,8 +351,9 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
 /// its Fourier end, and equal signs mean no root unless the extremum
 /// between (Newton on the derivative, stopped as soon as the two end
 /// tangents prove the extremum has the endpoints' sign) crosses zero.
-// (Inlined into each family's search: the quartics' zero and constant
-// coefficients fold, e.g. `c[3] = 0` of the no-plateau family.)
+// (Inlined into each family's search with `piece` and `newton_in`: the
+// quartics' zero and constant coefficients fold, e.g. `c[3] = 0` of the
+// no-plateau family.)
 #[inline(always)]
 pub(crate) fn poly_roots(mut c: [f64; 5], lo: f64, hi: f64) -> Roots {
     let mut out = Roots::default();
@@ -416,7 +417,7 @@ pub(crate) fn poly_roots(mut c: [f64; 5], lo: f64, hi: f64) -> Roots {
 
 /// Roots strictly inside `(a, b)`, a piece without inflection point.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn piece(c: &[f64; 5], a: f64, b: f64, fa: f64, ba: f64, fb: f64, bb: f64, out: &mut Roots) {
     let (za, zb) = (fa.abs() <= ba, fb.abs() <= bb);
     let convex = half_second(c, 0.5 * (a + b)) >= 0.0;
