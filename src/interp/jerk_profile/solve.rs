@@ -455,6 +455,7 @@ fn may_beat(best: &Best, bound: f64) -> bool {
 /// [`early_after`] up to `cap`, the gap's end); otherwise the remaining
 /// families follow as in the full search.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn solve_frame<const SYM: bool>(
     pr: &Prob,
     l: &Lim,
