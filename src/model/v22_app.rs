@@ -318,14 +318,6 @@ impl Vehicle {
         self.nav_posted = Some((rec.speed, rec.heading, false));
     }
 
-    /// The NAV record's speed (m/s) and heading (degrees), for a step
-    /// that wrote neither (paused, or a non-finite result).
-    #[cold]
-    #[inline(never)]
-    fn nav_speed_heading(&self) -> (f64, f64) {
-        (self.nav.speed, self.nav.heading)
-    }
-
     /// Before a record changes while this iteration's pose events stand
     /// for the records themselves ([`V22State::pose_live`]): copy both
     /// records for them. Mail calls it first thing; the step before a
@@ -410,23 +402,7 @@ impl Vehicle {
         } else {
             st.pid_out = None;
         }
-        // the NAV record's new speed and heading straight from the step
-        // (NaN when it wrote none: the record's own then): read back from
-        // the record, the two 8-byte stores `propagate` just made would
-        // feed one 16-byte load, which store forwarding cannot serve (the
-        // load waits until both stores leave the store buffer, after the
-        // whole heading chain has retired)
-        let (speed, heading) = self.propagate(t_s);
-        if k % 2 == 0 {
-            // (a call: as a select, LLVM loads the pair from the record
-            // in one 16-byte load again)
-            let posted = if speed.is_nan() {
-                self.nav_speed_heading()
-            } else {
-                (speed, heading)
-            };
-            self.nav_posted = Some((posted.0, posted.1, false));
-        }
+        self.propagate(t_s);
         if self.v22.depth_control && self.v22.handshake.pending() {
             let st = &mut self.v22;
             st.handshake.check(
@@ -440,7 +416,8 @@ impl Vehicle {
         }
         if k % 2 == 0 {
             // the records themselves stand for the pose (no copy): see
-            // `V22State::pose_live` (`nav_posted` is set above)
+            // `V22State::pose_live`
+            self.nav_posted = Some((self.nav.speed, self.nav.heading, false));
             self.v22.pose_live = true;
             // (a position rather than events, as `des_out_at`)
             self.v22.pose_at = self.v22.events.len();
