@@ -804,28 +804,15 @@ impl Vehicle {
         // panics, leaves the change as it is; `−c > m` is `c < −m`,
         // written so that it is not compiled into a `maxsd` again)
         let m = dmax.abs();
-        let r = self.rudder;
-        let c = v - r;
-        self.rudder = if c > m {
-            r + m
+        let c = v - self.rudder;
+        let change = if c > m {
+            m
         } else if -c > m {
-            r + -m
-        } else if if r > 0.0 {
-            v + v >= r && v <= r + r
+            -m
         } else {
-            r < 0.0 && v + v <= r && v >= r + r
-        } {
-            // r/2 ≤ v ≤ 2r (or the mirror for r < 0; `v + v` and `r + r`
-            // are exact but for an overflow to ±∞, where the test is still
-            // right): v − r is exact (Sterbenz), so `r + c` is v itself,
-            // taken straight from the PID (the common case with the V22
-            // PID's rudder: two additions fewer in the chain from one
-            // heading to the next)
-            v
-        } else {
-            // (`black_box`: a branch, not a select that waits for both)
-            r + std::hint::black_box(c)
+            c
         };
+        self.rudder += change;
         self.rudder_t_last = t_s;
     }
 

@@ -261,16 +261,7 @@ impl ScalarPid {
             if !ed.is_finite() {
                 ed = 0.0;
             }
-            // `x + 0.0` is x, bit for bit, for every x but ±0.0 (a NaN
-            // here is quiet: the same NaN), so only a zero takes the
-            // addition, behind a branch (`black_box`: not a select) that
-            // keeps it out of the chain to the rudder
-            let o = (self.kp * err) + (self.kd * ed);
-            if o == 0.0 {
-                std::hint::black_box(o) + 0.0
-            } else {
-                o
-            }
+            ((self.kp * err) + (self.kd * ed)) + 0.0
         };
         self.finish(err, t_s, o)
     }

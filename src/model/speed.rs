@@ -42,18 +42,9 @@ pub fn propagate_speed_raw(
     if dt_s <= 0.0 {
         return None;
     }
-    // |clamp(±R, −100, 100)| as min(|R|, 100): the same bits (the sign
-    // goes with `abs`, reverse's negation of R too; ±∞ give 100, NaN stays
-    // NaN, −0.0 gives +0.0 either way). The rare |R| > 100 behind a branch
-    // that cannot become a `minsd` (`black_box`): with the V22 PID's
-    // rudder, which changes every step, `clamp`'s `maxsd` sat in the
-    // chain from one heading to the next.
-    let _ = reverse;
-    let mut r = rudder.abs();
-    if r > 100.0 {
-        r = std::hint::black_box(100.0);
-    }
-    let vpct = (r / 100.0) * lim.turn_loss;
+    let rudder = if reverse { -rudder } else { rudder };
+    let r = rudder.clamp(-100.0, 100.0);
+    let vpct = (r.abs() / 100.0) * lim.turn_loss;
     let mut v = v_raw * (1.0 - vpct);
     if v > v_p && lim.max_accel > 0.0 && (v - v_p) / dt_s > lim.max_accel {
         v = lim.max_accel * dt_s + v_p;
