@@ -325,7 +325,7 @@ fn check<const SYM: bool>(
 
 /// The rest of [`check`]: limits at every phase end and velocity
 /// extremum, end state. (Inlined: 22 instructions a plan fewer than out of
-/// line, and 1–2 % faster in wall time.)
+/// line, and about 1 % faster in wall time.)
 #[inline(always)]
 fn check_limits<const SYM: bool>(
     pr: &Prob,
