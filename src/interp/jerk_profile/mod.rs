@@ -451,17 +451,49 @@ fn plan_in_place(
     limits: &Limits,
     prof: &mut Profile,
 ) -> Result<(), ProfileError> {
-    limits.validate()?;
-    // x·0 is 0 exactly when x is finite.
-    let z = start.p * 0.0 + start.v * 0.0 + start.a * 0.0;
-    if z + target.p * 0.0 + target.v * 0.0 + target.a * 0.0 != 0.0 {
-        finite("p0", start.p)?;
-        finite("v0", start.v)?;
-        finite("a0", start.a)?;
-        finite("pf", target.p)?;
-        finite("vf", target.v)?;
-        finite("af", target.a)?;
+    // Every input check at once (one branch, not taken by valid input):
+    // `x·0` is 0 exactly when `x` is finite (NaN and infinities give
+    // NaN), the limits' signs, the target inside the limits. The errors
+    // themselves, in their order, out of line.
+    let (l, s, t) = (limits, &start, &target);
+    let z = (l.v_max * 0.0 + l.v_min * 0.0 + l.a_max * 0.0)
+        + (l.a_min * 0.0 + l.j_max * 0.0 + l.j_min * 0.0)
+        + (s.p * 0.0 + s.v * 0.0 + s.a * 0.0)
+        + (t.p * 0.0 + t.v * 0.0 + t.a * 0.0);
+    let lo = l.v_max.fmin(l.a_max).fmin(l.j_max);
+    let hi = l.v_min.fmax(l.a_min).fmax(l.j_min);
+    let ok = (z == 0.0)
+        & (lo > 0.0)
+        & (hi < 0.0)
+        & (t.v <= l.v_max)
+        & (t.v >= l.v_min)
+        & (t.a <= l.a_max)
+        & (t.a >= l.a_min);
+    if !ok {
+        input_error(start, target, limits)?;
     }
+    let symmetric = (limits.v_min == -limits.v_max)
+        & (limits.a_min == -limits.a_max)
+        & (limits.j_min == -limits.j_max);
+    if symmetric {
+        plan_normalised::<true>(start, target, limits, prof)
+    } else {
+        plan_normalised::<false>(start, target, limits, prof)
+    }
+}
+
+/// The first error of the inputs of [`plan_in_place`] (the limits, the
+/// states' finiteness, the target inside the limits), out of line.
+#[cold]
+#[inline(never)]
+fn input_error(start: State, target: State, limits: &Limits) -> Result<(), ProfileError> {
+    limits.validate()?;
+    finite("p0", start.p)?;
+    finite("v0", start.v)?;
+    finite("a0", start.a)?;
+    finite("pf", target.p)?;
+    finite("vf", target.v)?;
+    finite("af", target.a)?;
     if target.v > limits.v_max || target.v < limits.v_min {
         return Err(ProfileError::TargetOutOfLimits {
             name: "vf",
@@ -478,14 +510,7 @@ fn plan_in_place(
             max: limits.a_max,
         });
     }
-    let symmetric = (limits.v_min == -limits.v_max)
-        & (limits.a_min == -limits.a_max)
-        & (limits.j_min == -limits.j_max);
-    if symmetric {
-        plan_normalised::<true>(start, target, limits, prof)
-    } else {
-        plan_normalised::<false>(start, target, limits, prof)
-    }
+    Ok(())
 }
 
 /// The rest of [`plan_in_place`], in normalised units; `SYM`: the limits
@@ -521,17 +546,20 @@ fn plan_normalised<const SYM: bool>(
     };
     let (vf, af) = (target.v * ivu, target.a / au);
     let reach_tol = 1e-12 * l.vmax.max(-l.vmin);
-    if (af > 0.0 && vf - af * af / (2.0 * l.ju) < l.vmin - reach_tol)
-        || (af < 0.0 && vf + af * af / (2.0 * l.jd) > l.vmax + reach_tol)
-    {
-        return Err(ProfileError::TargetUnreachable);
-    }
+    // The three exits (none taken by most plans) behind one branch; the
+    // sign of `af` is a coin toss a branch of its own would mispredict.
+    let unreachable = ((af > 0.0) & (vf - af * af / (2.0 * l.ju) < l.vmin - reach_tol))
+        | ((af < 0.0) & (vf + af * af / (2.0 * l.jd) > l.vmax + reach_tol));
     let (v0, a0) = (start.v * ivu, start.a / au);
     let pd_total = (target.p - start.p) * ipu;
-    if !pd_total.is_finite() {
-        return Err(ProfileError::NonFinite { name: "pf - p0" });
-    }
-    if start.p == target.p && start.v == target.v && start.a == target.a {
+    let reached = (start.p == target.p) & (start.v == target.v) & (start.a == target.a);
+    if unreachable | !pd_total.is_finite() | reached {
+        if unreachable {
+            return Err(ProfileError::TargetUnreachable);
+        }
+        if !pd_total.is_finite() {
+            return Err(ProfileError::NonFinite { name: "pf - p0" });
+        }
         *prof = Profile::hold(target);
         return Ok(());
     }
