@@ -168,8 +168,17 @@ impl Limits {
 
     #[inline]
     fn validate(&self) -> Result<(), ProfileError> {
-        // Fast path: x·0 is 0 exactly when x is finite (NaN and infinities
-        // give NaN), then the signs (few branches).
+        if self.are_valid() {
+            return Ok(());
+        }
+        self.invalid()
+    }
+
+    /// Whether [`Limits::validate`] passes, without a branch per limit:
+    /// `x·0` is 0 exactly when `x` is finite (NaN and infinities give
+    /// NaN), then the signs.
+    #[inline(always)]
+    fn are_valid(&self) -> bool {
         let z = self.v_max * 0.0
             + self.v_min * 0.0
             + self.a_max * 0.0
@@ -178,10 +187,7 @@ impl Limits {
             + self.j_min * 0.0;
         let lo = self.v_max.fmin(self.a_max).fmin(self.j_max);
         let hi = self.v_min.fmax(self.a_min).fmax(self.j_min);
-        if (z == 0.0) & (lo > 0.0) & (hi < 0.0) {
-            return Ok(());
-        }
-        self.invalid()
+        (z == 0.0) & (lo > 0.0) & (hi < 0.0)
     }
 
     /// The error of [`Limits::validate`] (out of line).
@@ -452,19 +458,13 @@ fn plan_in_place(
     prof: &mut Profile,
 ) -> Result<(), ProfileError> {
     // Every input check at once (one branch, not taken by valid input):
-    // `x·0` is 0 exactly when `x` is finite (NaN and infinities give
-    // NaN), the limits' signs, the target inside the limits. The errors
-    // themselves, in their order, out of line.
+    // the limits as [`Limits::validate`] checks them, the states finite
+    // (`x·0` is 0 exactly when `x` is finite), the target inside the
+    // limits. The errors themselves, in their order, out of line.
     let (l, s, t) = (limits, &start, &target);
-    let z = (l.v_max * 0.0 + l.v_min * 0.0 + l.a_max * 0.0)
-        + (l.a_min * 0.0 + l.j_max * 0.0 + l.j_min * 0.0)
-        + (s.p * 0.0 + s.v * 0.0 + s.a * 0.0)
-        + (t.p * 0.0 + t.v * 0.0 + t.a * 0.0);
-    let lo = l.v_max.fmin(l.a_max).fmin(l.j_max);
-    let hi = l.v_min.fmax(l.a_min).fmax(l.j_min);
-    let ok = (z == 0.0)
-        & (lo > 0.0)
-        & (hi < 0.0)
+    let z = (s.p * 0.0 + s.v * 0.0 + s.a * 0.0) + (t.p * 0.0 + t.v * 0.0 + t.a * 0.0);
+    let ok = l.are_valid()
+        & (z == 0.0)
         & (t.v <= l.v_max)
         & (t.v >= l.v_min)
         & (t.a <= l.a_max)
