@@ -596,9 +596,13 @@ pub fn recover<R: io::Read, W: Write + Seek>(mut input: R, out: W) -> io::Result
         };
         let ok = match record {
             Record::Chunk { header, data } => {
-                // The whole chunk or none of it.
-                let records: Option<Vec<Record<'_>>> = mcap::read::ChunkReader::new(header, &data)
-                    .ok()
+                // The whole chunk or none of it. Its record lengths are
+                // checked first: the mcap crate's chunk reader panics on
+                // a length near 2^64 instead of failing.
+                let fits = header.compressed_size == data.len() as u64 && chunk_records_fit(&data);
+                let records: Option<Vec<Record<'_>>> = fits
+                    .then(|| mcap::read::ChunkReader::new(header, &data).ok())
+                    .flatten()
                     .and_then(|c| c.collect::<Result<Vec<_>, _>>().ok());
                 match records {
                     Some(rs) => {
@@ -617,6 +621,26 @@ pub fn recover<R: io::Read, W: Write + Seek>(mut input: R, out: W) -> io::Result
     }
     w.finish().map_err(mcap_err)?;
     Ok((w.into_inner(), got))
+}
+
+/// Whether the data of a chunk is a sequence of whole records, each an
+/// opcode, a little-endian u64 length and that many bytes, ending exactly at
+/// its end. A compressed chunk's data fails this or is refused by the reader
+/// (usim writes none; the crate is built without decompressors).
+fn chunk_records_fit(mut data: &[u8]) -> bool {
+    while !data.is_empty() {
+        let Some((head, rest)) = data.split_first_chunk::<9>() else {
+            return false;
+        };
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&head[1..]);
+        let len = u64::from_le_bytes(len);
+        if len > rest.len() as u64 {
+            return false;
+        }
+        data = &rest[len as usize..];
+    }
+    true
 }
 
 /// Read until `buf` is full or the input ends; the bytes read.
@@ -949,6 +973,41 @@ mod tests {
         }
         assert_eq!(tf, names);
         assert_eq!(fix, names);
+    }
+
+    #[test]
+    fn recover_drops_a_chunk_whose_record_length_is_out_of_bounds() {
+        let mut log = McapLog::new(io::Cursor::new(Vec::new())).unwrap();
+        for i in 0..3 {
+            log.snapshot("a", &Snapshot::default(), 1.0 + i as f64)
+                .unwrap();
+        }
+        let mut bytes = log.finish().unwrap().into_inner();
+        let whole = recover(&bytes[..], io::Cursor::new(Vec::new())).unwrap().1;
+        assert!(whole.chunks >= 1 && whole.messages >= 3, "{whole:?}");
+        // The first chunk: records from after the magic, each an opcode
+        // and a u64 length.
+        let mut at = 8;
+        while bytes[at] != mcap::records::op::CHUNK {
+            at += 9 + u64::from_le_bytes(bytes[at + 1..at + 9].try_into().unwrap()) as usize;
+        }
+        // Its body: start and end times, uncompressed size and CRC, the
+        // compression string (empty here), the records' size, the records.
+        let body = at + 9;
+        let clen = u32::from_le_bytes(bytes[body + 28..body + 32].try_into().unwrap()) as usize;
+        assert_eq!(clen, 0, "usim writes uncompressed chunks");
+        let first = body + 32 + 8;
+        // Its first record's length near 2^64: 9 + length wraps.
+        bytes[first + 1..first + 9].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
+        let (out, got) = recover(&bytes[..], io::Cursor::new(Vec::new())).unwrap();
+        assert_eq!((got.chunks, got.messages), (0, 0), "{got:?}");
+        assert!(got.dropped_bytes > 0);
+        let out = out.into_inner();
+        assert_eq!(mcap::MessageStream::new(&out).unwrap().count(), 0);
+        assert!(!chunk_records_fit(&[1, 2, 0, 0, 0, 0, 0, 0, 0, 7]));
+        assert!(chunk_records_fit(&[1, 1, 0, 0, 0, 0, 0, 0, 0, 7]));
+        assert!(chunk_records_fit(&[]));
+        assert!(!chunk_records_fit(&[1, 0, 0]));
     }
 
     #[test]
