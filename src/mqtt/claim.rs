@@ -57,7 +57,7 @@ impl ClaimMsg {
         let msg = match kind {
             "probe" => ClaimMsg::Probe {
                 nonce: nonce.to_string(),
-                rand: words.next()?.parse().ok()?,
+                rand: canonical_u64(words.next()?)?,
             },
             "owner" => ClaimMsg::Owner {
                 nonce: nonce.to_string(),
@@ -74,6 +74,16 @@ impl ClaimMsg {
             ClaimMsg::Owner { nonce } => format!("owner {nonce}"),
         }
     }
+}
+
+/// A number as [`ClaimMsg::payload`] writes it: decimal digits, no sign,
+/// no leading zero (so that a parsed message writes back to its payload).
+fn canonical_u64(w: &str) -> Option<u64> {
+    let digits = !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    if !digits || (w.len() > 1 && w.starts_with('0')) {
+        return None;
+    }
+    w.parse().ok()
 }
 
 /// What a claimant does with a message it heard on a name's claim topic.
@@ -192,12 +202,22 @@ mod tests {
         assert_eq!(ClaimMsg::parse(p.payload().as_bytes()), Some(p));
         let o = ClaimMsg::Owner { nonce: "z9".into() };
         assert_eq!(ClaimMsg::parse(o.payload().as_bytes()), Some(o));
+        assert_eq!(
+            ClaimMsg::parse(b"probe ab 0"),
+            Some(ClaimMsg::Probe {
+                nonce: "ab".into(),
+                rand: 0
+            })
+        );
         for junk in [
             &b""[..],
             b"probe",
             b"probe ab",
             b"probe ab -1",
             b"probe ab 1 2",
+            b"probe ab 09",
+            b"probe ab +9",
+            b"probe ab 18446744073709551616",
             b"owner a$b",
             b"owner ",
             b"offline",
