@@ -303,7 +303,7 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
         if f.abs() <= tol_f * d.abs() {
             return x;
         }
-        // (Selects: which end moves is a coin toss to a branch.)
+        // Which end moves is a coin toss, mispredicted as a branch: selects.
         let lower = (f < 0.0) == rising;
         a = select(lower, x, a);
         b = select(lower, b, x);
@@ -329,11 +329,12 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
             // `C s^3`, `C = f''^2/(4 f'^2) - f'''/(6 f')` (Halley's
             // constant, with a 100-fold margin for Laguerre's): below the
             // tolerance, evaluating at `next` would only confirm it.
-            // (One branch for both tests: the first alone is a coin toss.)
-            let d3 = 6.0 * c[3] + 24.0 * c[4] * x;
-            let e = (6.0 * dd * dd - 4.0 * d3 * d).abs() * (step * step * step);
-            if (step <= 1e-3 * scale) & (100.0 * e <= 24.0 * d * d * tol_f) {
-                return next;
+            if step <= 1e-3 * scale {
+                let d3 = 6.0 * c[3] + 24.0 * c[4] * x;
+                let e = (6.0 * dd * dd - 4.0 * d3 * d).abs() * (step * step * step);
+                if 100.0 * e <= 24.0 * d * d * tol_f {
+                    return next;
+                }
             }
         } else {
             next = x - f / d;
