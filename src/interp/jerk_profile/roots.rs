@@ -35,6 +35,15 @@ impl FastMinMax for f64 {
     }
 }
 
+/// `if c { x } else { y }` without a branch: the compiler makes a branch
+/// of a plain `if` that moves one of two values, which the processor
+/// mispredicts when `c` is a coin toss; through the bits it cannot.
+#[inline(always)]
+pub(crate) fn select(c: bool, x: f64, y: f64) -> f64 {
+    let m = 0u64.wrapping_sub(c as u64);
+    f64::from_bits((x.to_bits() & m) | (y.to_bits() & !m))
+}
+
 /// Maximum number of roots returned (degree 4).
 pub(crate) const MAX_ROOTS: usize = 4;
 
@@ -294,11 +303,10 @@ fn newton_in(c: &[f64; 5], mut a: f64, mut b: f64, rising: bool, mut x: f64) -> 
         if f.abs() <= tol_f * d.abs() {
             return x;
         }
-        if (f < 0.0) == rising {
-            a = x;
-        } else {
-            b = x;
-        }
+        // Which end moves is a coin toss, mispredicted as a branch: selects.
+        let lower = (f < 0.0) == rising;
+        a = select(lower, x, a);
+        b = select(lower, b, x);
         // Laguerre's step (degree 4): exact for (x - r)^4, so a start far
         // from the root converges in a few steps where Newton would crawl.
         // With a negative radicand (complex roots near by) take Newton's

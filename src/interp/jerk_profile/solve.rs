@@ -255,13 +255,14 @@ impl PhaseLim {
             return true;
         }
         let (p, v, a) = *st;
-        // Velocity extremum inside the phase (acceleration crosses zero).
+        // Velocity extremum inside the phase (acceleration crosses zero),
+        // its bound tested first: that holds almost always (a branch
+        // predicted right), where whether the extremum lies inside is a
+        // coin toss.
         let tz = -a * inv_ji;
-        if tz > 0.0 && tz < ti {
-            let vz = v - 0.5 * a * a * inv_ji;
-            if (UP && vz < self.vmin) || (!UP && vz > self.vmax) {
-                return false;
-            }
+        let vz = v - 0.5 * a * a * inv_ji;
+        if ((UP && vz < self.vmin) || (!UP && vz > self.vmax)) && tz > 0.0 && tz < ti {
+            return false;
         }
         let p = p + ti * (v + ti * (0.5 * a + ti * ji * (1.0 / 6.0)));
         let v = v + ti * (a + 0.5 * ti * ji);
