@@ -96,8 +96,8 @@ mod tests {
         for (i, r) in t.iter_mut().enumerate() {
             r[0] = i;
         }
-        for j in 0..=b.len() {
-            t[0][j] = j;
+        for (j, c) in t[0].iter_mut().enumerate() {
+            *c = j;
         }
         for i in 1..=a.len() {
             for j in 1..=b.len() {
