@@ -6,10 +6,18 @@ use std::f64::consts::PI;
 
 /// Wrap an angle into [0, 360) degrees by repeated ±360 (`angle360`).
 /// Non-finite input is returned as is (the callers never pass it).
-pub fn angle360(mut a: f64) -> f64 {
+#[inline]
+pub fn angle360(a: f64) -> f64 {
     if (0.0..360.0).contains(&a) {
         return a; // the common case: nothing to wrap
     }
+    angle360_wrap(a)
+}
+
+/// [`angle360`] for an angle outside [0, 360): out of line, so that the
+/// common case inlines as two comparisons wherever a heading is wrapped.
+#[inline(never)]
+fn angle360_wrap(mut a: f64) -> f64 {
     if !a.is_finite() {
         return a;
     }
