@@ -5,9 +5,13 @@
 //! elevator degrees) once per iteration.
 //!
 //! Sans-IO: the clock is the iteration time passed to [`PidEngine::step`].
-//! Every arithmetic expression follows the C++'s evaluation order so the
-//! outputs are bit-identical with the reference runs.
+//! With `math = "libm"` every arithmetic expression follows the C++'s
+//! evaluation order, so the outputs are bit-identical with the reference
+//! runs; with `math = "fast"` (the default) the loops' common case and the
+//! heading error are reordered to shorten the step's dependency chain,
+//! within a few last bits of the C++'s ([`ScalarPid::advance_fast`]).
 use super::angles::angle180;
+use super::trig::MathMode;
 use super::Record;
 
 /// MOOS's truncated π used by `MOOSRad2Deg` (docs/v22.md §4.6).
@@ -66,6 +70,11 @@ pub struct ScalarPid {
     olim: f64,
     /// The proportional gain (a copy of `gains.kp`).
     kp: f64,
+    /// `math = "fast"`: the common case takes [`ScalarPid::advance_fast`]
+    /// (the same terms, summed in another order; see there).
+    fast: bool,
+    /// `kd / 9`: the derivative gain over the full window's length.
+    kd9: f64,
     prev_err: f64,
     prev_t: f64,
     output: f64,
@@ -96,7 +105,19 @@ impl ScalarPid {
             ilim: gains.integral_limit.abs(),
             olim: gains.output_limit.abs(),
             kp: gains.kp,
+            kd9: gains.kd / DERIV_WINDOW as f64,
             ..ScalarPid::default()
+        }
+    }
+
+    /// The same loop, computed for `math` (fixed at construction): with
+    /// [`MathMode::Fast`] the common case sums in another order
+    /// ([`ScalarPid::advance_fast`]); with [`MathMode::Libm`] every
+    /// operation is the C++'s.
+    pub fn with_math(gains: Gains, math: MathMode) -> ScalarPid {
+        ScalarPid {
+            fast: math == MathMode::Fast,
+            ..ScalarPid::new(gains)
         }
     }
 
@@ -128,7 +149,7 @@ impl ScalarPid {
     #[inline(always)]
     pub fn run(&mut self, err: f64, t_s: f64) -> Option<f64> {
         match self.common_dt(err, t_s) {
-            Some(dt) => Some(self.advance(err, t_s, dt)),
+            Some(dt) => Some(self.advance_common(err, t_s, dt)),
             None => self.run_rare(err, t_s),
         }
     }
@@ -138,7 +159,7 @@ impl ScalarPid {
     #[inline(always)]
     pub fn run_or_zero(&mut self, err: f64, t_s: f64) -> f64 {
         match self.common_dt(err, t_s) {
-            Some(dt) => self.advance(err, t_s, dt),
+            Some(dt) => self.advance_common(err, t_s, dt),
             None => self.run_rare(err, t_s).unwrap_or(0.0),
         }
     }
@@ -204,6 +225,96 @@ impl ScalarPid {
             let o = ((self.kp * err) + (self.kd * 0.0)) + self.integral;
             Some(self.finish(err, t_s, o))
         }
+    }
+
+    /// The common case (full window, finite input, 0 < dt < 1e300): the
+    /// C++'s arithmetic, or with `math = "fast"` its reordering.
+    #[inline(always)]
+    fn advance_common(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
+        if self.fast {
+            self.advance_fast(err, t_s, dt)
+        } else {
+            self.advance(err, t_s, dt)
+        }
+    }
+
+    /// [`ScalarPid::advance`] with a full window under `math = "fast"`:
+    /// the same output `kp·e + kd·ė (+ Σ)` with ė the mean of the nine
+    /// quotients, but ordered so that less of it waits for `err`, which
+    /// (in the heading loop) waits for the last step's heading. What does
+    /// not depend on `err` is computed first and off that chain: `1/dt`
+    /// and the sum P of the eight older quotients. Then
+    /// q = (e − e₋₁)·(1/dt), ė·kd = (q + P)·(kd/9), so the chain from `err`
+    /// to the output is a subtraction, two multiplications and three
+    /// additions where the C++'s order, ((0 + q) + h₁) + … + h₈ and two
+    /// divisions, has ten additions and two divisions (about 50 cycles
+    /// longer). The result differs from the C++'s in the last bits (the
+    /// reciprocals, and P summed before q); `math = "libm"` keeps the
+    /// C++'s order, bit for bit. A non-finite quotient or derivative term
+    /// (an error jump that overflows) takes the C++'s rules instead
+    /// ([`ScalarPid::advance_guarded`]).
+    #[inline(always)]
+    #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
+    fn advance_fast(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
+        let inv_dt = 1.0 / dt;
+        // the new newest slot; its neighbours `head + 1 ..= head + 8` are
+        // the eight older quotients (`min`: provably in the ring, so no
+        // bounds checks)
+        let head = if self.head == 0 {
+            DERIV_WINDOW - 1
+        } else {
+            self.head - 1
+        }
+        .min(DERIV_WINDOW - 1);
+        self.head = head;
+        let h = &self.hist[head..head + DERIV_WINDOW];
+        let p = ((((((h[1] + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
+        let q = (err - self.prev_err) * inv_dt;
+        let sum = q + p;
+        let d = sum * self.kd9;
+        // q and d both finite iff (q − q) + (d − d) is +0
+        if (q - q) + (d - d) != 0.0 {
+            return self.advance_guarded(err, t_s, dt, q);
+        }
+        self.hist[head] = q;
+        self.hist[head + DERIV_WINDOW] = q;
+        self.sum = sum;
+        let pd = (self.kp * err) + d;
+        let o = if self.integrating {
+            self.integrate(err, dt);
+            pd + self.integral
+        } else {
+            pd + 0.0
+        };
+        self.finish(err, t_s, o)
+    }
+
+    /// [`ScalarPid::advance_fast`] when its quotient `q` or its derivative
+    /// term is not finite (an error jump that overflows): the C++'s rules
+    /// (q → 0, then ė → 0 if not finite) on the fast sum; `head` is
+    /// already the new slot.
+    #[cold]
+    #[inline(never)]
+    fn advance_guarded(&mut self, err: f64, t_s: f64, dt: f64, q: f64) -> f64 {
+        let q = if q.is_finite() { q } else { 0.0 };
+        let head = self.head;
+        self.hist[head] = q;
+        self.hist[head + DERIV_WINDOW] = q;
+        let h = &self.hist[head..head + DERIV_WINDOW];
+        let sum = q + (((((((h[1] + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8]);
+        self.sum = sum;
+        let mut ed = sum / self.len;
+        if !ed.is_finite() {
+            ed = 0.0;
+        }
+        let pd = (self.kp * err) + (self.kd * ed);
+        let o = if self.integrating {
+            self.integrate(err, dt);
+            pd + self.integral
+        } else {
+            pd + 0.0
+        };
+        self.finish(err, t_s, o)
     }
 
     /// A primed call with finite `err` and `t_s`, step `dt` > 0 (s) and
@@ -428,6 +539,10 @@ pub struct PidEngine {
     /// `factor_thrust`: the step then tests this flag (and the clock)
     /// instead of five.
     quick: bool,
+    /// `math = "fast"` (fixed at construction): the heading error skips
+    /// `angle180`'s `(e + 360) − 360` for e in (−180, 0), and the loops
+    /// take their fast common case ([`ScalarPid::with_math`]).
+    fast: bool,
     yaw: ScalarPid,
     speed: ScalarPid,
     depth: ScalarPid,
@@ -436,13 +551,22 @@ pub struct PidEngine {
 }
 
 impl PidEngine {
-    /// A fresh engine (clock 0, nothing received, override flag on).
+    /// A fresh engine (clock 0, nothing received, override flag on),
+    /// computing every operation as the C++ does (`math = "libm"`).
     pub fn new(settings: PidSettings) -> PidEngine {
+        PidEngine::with_math(settings, MathMode::Libm)
+    }
+
+    /// A fresh engine computing for `math`: with [`MathMode::Fast`] the
+    /// heading error and the loops' common case are reordered (within a
+    /// few last bits of the C++'s; see [`ScalarPid::advance_fast`]).
+    pub fn with_math(settings: PidSettings, math: MathMode) -> PidEngine {
         PidEngine {
-            yaw: ScalarPid::new(settings.yaw),
-            speed: ScalarPid::new(settings.speed),
-            depth: ScalarPid::new(settings.depth),
-            pitch: ScalarPid::new(settings.pitch),
+            yaw: ScalarPid::with_math(settings.yaw, math),
+            speed: ScalarPid::with_math(settings.speed, math),
+            depth: ScalarPid::with_math(settings.depth, math),
+            pitch: ScalarPid::with_math(settings.pitch, math),
+            fast: math == MathMode::Fast,
             factor_thrust: factor_thrust(0.0, &settings),
             steady: settings.sim_instability == 0.0,
             settings,
@@ -672,7 +796,15 @@ impl PidEngine {
     fn rudder(&mut self, t_s: f64, nav: &Record, steady: bool) -> f64 {
         // `des_heading.v` is stored wrapped to (−180, 180] (the C++ wraps
         // it here: the same number, see `set_desired_heading`)
-        let err = angle180(nav.heading - self.des_heading.v);
+        let e = nav.heading - self.des_heading.v;
+        // (fast: e in (−180, 180] as is; `angle180` gives (e + 360) − 360
+        // for e < 0, which rounds e to a multiple of 360's last bit, about
+        // 6e-14 degrees)
+        let err = if self.fast && e > -180.0 && e <= 180.0 {
+            e
+        } else {
+            angle180(e)
+        };
         // `x·(−1.0)` in the C++: negation is the same number
         let mut r = -self.yaw.run_or_zero(err, t_s);
         let mut d = t_s - self.bias_t;
@@ -749,6 +881,136 @@ mod tests {
             integral_limit: ilim,
             output_limit: olim,
         })
+    }
+
+    /// A loop computed for `math = "fast"`.
+    fn fast_pid(kp: f64, kd: f64, ki: f64, ilim: f64, olim: f64) -> ScalarPid {
+        let g = pid(kp, kd, ki, ilim, olim).gains();
+        ScalarPid::with_math(g, MathMode::Fast)
+    }
+
+    /// A bound on the fast loop's difference from the exact one for one
+    /// call: the derivative's nine quotients, each within 2 ulps (x·(1/dt)
+    /// against x/dt), summed in another order (a few ulps of Σ|hᵢ| at
+    /// most), times kd/9, then the output's two additions.
+    fn fast_tolerance(p: &ScalarPid, err: f64, o: f64) -> f64 {
+        let g = p.gains();
+        let h = p.hist[..DERIV_WINDOW].iter().map(|q| q.abs()).sum::<f64>();
+        32.0 * f64::EPSILON * ((g.kp * err).abs() + g.kd.abs() * h + o.abs()) + 1e-300
+    }
+
+    #[test]
+    fn fast_loop_stays_within_last_bits_of_the_exact_one() {
+        // 20,000 calls of heading-like errors, dt near 0.1 s with the
+        // jitter of `k·0.1 − (k−1)·0.1`, now and then a repeated or
+        // backward time, a NaN error or a big jump; with and without the
+        // integral term
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for (kp, kd, ki, ilim) in [
+            (1.5, 2.0, 0.0, 0.0),
+            (0.8, 0.3, 0.05, 20.0),
+            (2.0, 7.0, 0.5, 3.0),
+        ] {
+            let mut exact = pid(kp, kd, ki, ilim, 100.0);
+            let mut fast = fast_pid(kp, kd, ki, ilim, 100.0);
+            let mut t = 0.0;
+            let mut fast_calls = 0;
+            for k in 1..20_000u64 {
+                let r = next();
+                t = if r < 0.002 {
+                    t // time stands still
+                } else if r < 0.003 {
+                    t - 0.05 // time goes back
+                } else {
+                    k as f64 * 0.1
+                };
+                let u = next();
+                let err = if u < 0.001 {
+                    f64::NAN
+                } else if u < 0.002 {
+                    1e6 * (next() - 0.5) // a jump
+                } else {
+                    180.0 * (next() - 0.5)
+                };
+                let (oe, of) = (exact.run(err, t), fast.run(err, t));
+                match (oe, of) {
+                    (Some(a), Some(b)) => {
+                        let tol = fast_tolerance(&exact, err, a);
+                        assert!(
+                            (a - b).abs() <= tol,
+                            "call {k}: exact {a:e}, fast {b:e}, tol {tol:e}"
+                        );
+                        assert!(b.is_finite());
+                        fast_calls += usize::from(exact.full);
+                    }
+                    (a, b) => assert_eq!(a, b, "call {k}"),
+                }
+                let (de, df) = (exact.err_dot(), fast.err_dot());
+                let h = exact.hist[..DERIV_WINDOW]
+                    .iter()
+                    .map(|q| q.abs())
+                    .sum::<f64>();
+                let tol = 32.0 * f64::EPSILON * h + 1e-300;
+                assert!((de - df).abs() <= tol, "call {k}: ė {de:e} / {df:e}");
+                assert_eq!(
+                    exact.integral().to_bits(),
+                    fast.integral().to_bits(),
+                    "call {k}: Σ"
+                );
+            }
+            assert!(
+                fast_calls > 19_000,
+                "the common case ran {fast_calls} times"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_loop_keeps_the_guards_of_an_overflowing_derivative() {
+        // quotients of 5e307 (finite), nine of which sum past f64::MAX: the
+        // C++ sets ė to 0 and so must the fast loop (then o = kp·e exactly)
+        for mut p in [
+            pid(0.5, 1.0, 0.0, 0.0, f64::MAX),
+            fast_pid(0.5, 1.0, 0.0, 0.0, f64::MAX),
+        ] {
+            let dt = 1e-10;
+            let mut last = None;
+            for k in 0..30u32 {
+                let err = f64::from(k) * 5e297;
+                last = p.run(err, f64::from(k) * dt);
+                assert!(last.is_some_and(f64::is_finite), "call {k}: {last:?}");
+            }
+            assert_eq!(last, Some(0.5 * (29.0 * 5e297)));
+            assert_eq!(p.err_dot(), 0.0);
+            // a jump whose quotient overflows: stored as 0, and a later
+            // window without it is the plain mean again
+            let mut p = p;
+            let o = p.run(-f64::MAX, 30.0 * dt).unwrap();
+            assert!(o.is_finite());
+        }
+        // an overflowing quotient in the fast loop: q → 0, as the C++, and
+        // the same output as the exact loop's (here kd·ė overflows, and
+        // the output's non-finite guard gives 0)
+        let mut e = pid(1.0, 9.0, 0.0, 0.0, f64::MAX);
+        let mut f = fast_pid(1.0, 9.0, 0.0, 0.0, f64::MAX);
+        let mut outs = Vec::new();
+        for p in [&mut e, &mut f] {
+            for k in 0..12 {
+                p.run(0.0, f64::from(k));
+            }
+            p.run(f64::MAX, 12.0); // q = MAX, finite
+            outs.push(p.run(-f64::MAX, 13.0)); // q = −∞ → 0
+            assert_eq!(p.hist[p.head], 0.0);
+            outs.push(p.run(0.0, 14.0));
+        }
+        assert_eq!(outs[..2], outs[2..]);
+        assert_eq!(outs[0], Some(0.0));
     }
 
     #[test]

@@ -98,7 +98,10 @@ impl V22State {
     pub fn new(p: &Params) -> V22State {
         let sailing = p.sailing.clone();
         V22State {
-            pid: p.pid.clone().map(|s| Box::new(PidEngine::new(s))),
+            pid: p
+                .pid
+                .clone()
+                .map(|s| Box::new(PidEngine::with_math(s, p.math))),
             sailing_on: sailing.enabled(),
             sailing,
             sail_cap: f64::NAN,
