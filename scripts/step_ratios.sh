@@ -10,6 +10,13 @@
 # ratio. With CALLGRIND=1 also instructions per step (valgrind's callgrind,
 # the difference of a 150,000- and a 50,000-step run over 100,000).
 #
+# With PAIR=1 instead: examples/step_pair.rs, both workloads in ONE process
+# in alternating blocks of 10,000 steps (300 pairs per run), ROUNDS runs,
+# alternating with BASE_EXAMPLES' step_pair when that build has one. Its
+# minimum over the blocks is the quiet machine's figure: on a shared VM the
+# separate processes above meet slow phases that add about the same time
+# to both steps, which pulls their ratio towards 1.
+#
 #   scripts/step_ratios.sh [ROUNDS=5] [BASE_EXAMPLES] [boat|uuv]
 #
 # Honours CARGO_TARGET_DIR; builds the examples if missing.
@@ -20,6 +27,20 @@ which=${3:-boat}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 ex=${CARGO_TARGET_DIR:-$repo/target}/release/examples
+if [[ ${PAIR:-0} == 1 ]]; then
+    if [[ ! -x $ex/step_pair ]]; then
+        (cd "$repo" && cargo build --release --quiet --example step_pair)
+    fi
+    echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    for r in $(seq 1 "$rounds"); do
+        if [[ -n $base && -x $base/step_pair ]]; then
+            echo "base: $("$base/step_pair" 300 10000 "$which")"
+        fi
+        echo "new:  $("$ex/step_pair" 300 10000 "$which")"
+    done
+    echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
 if [[ ! -x $ex/step_profile || ! -x $ex/pid_step_profile ]]; then
     (cd "$repo" && cargo build --release --quiet --example step_profile --example pid_step_profile)
 fi
