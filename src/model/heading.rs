@@ -109,13 +109,18 @@ impl TurnSpeedMap {
     /// with `spans.1` (= fr, in [0, 100]) is in [+0.0, fr], which `+ (+0.0)`
     /// and the clamp leave as it is; the other branches give +0.0 and fr,
     /// which the clamp leaves too.
+    /// With `fast` (`math = "fast"`) a plain map takes `v·(1/fs)` for
+    /// `v/fs` (within an ulp: the reciprocal does not wait for v, so the
+    /// division leaves the step's dependency chain).
     #[inline(always)]
-    pub fn at_clamped(&self, v: f64, spans: (f64, f64), plain: bool) -> f64 {
+    pub fn at_clamped(&self, v: f64, spans: (f64, f64), plain: bool, fast: bool) -> f64 {
         if plain {
             if v <= self.null_speed {
                 0.0
             } else if v >= self.full_speed {
                 self.full_rate
+            } else if fast {
+                (v * (1.0 / spans.0)) * spans.1
             } else {
                 (v / spans.0) * spans.1
             }
@@ -152,7 +157,8 @@ pub fn propagate_heading(
     rate_of: impl FnOnce(f64) -> f64,
 ) -> (f64, f64) {
     let rate = |tr| rate_of(tr).clamp(0.0, 100.0);
-    let (h, yaw, _) = propagate_heading_memo(inp, h_p, dt_s, rate, &mut TurnFactors::default());
+    let memo = &mut TurnFactors::default();
+    let (h, yaw, _) = propagate_heading_memo(inp, h_p, dt_s, rate, memo, false);
     (h, yaw)
 }
 
@@ -185,10 +191,13 @@ impl TurnFactors {
     /// the memo: with a rate that changes every step, as the V22 map's
     /// with a moving rudder, the store and reload sat in the step's
     /// dependency chain.)
+    /// With `fast` (`math = "fast"`) `tr·0.01` for `tr/100` (within an
+    /// ulp; with the V22 map the rate changes every step and the quotient
+    /// sits in the chain).
     #[inline(always)]
-    fn get(&mut self, rudder: f64, tr: f64, thrust: f64) -> (f64, f64) {
+    fn get(&mut self, rudder: f64, tr: f64, thrust: f64, fast: bool) -> (f64, f64) {
         let rate_frac = if tr.to_bits() != self.rate_key {
-            let f = tr / 100.0;
+            let f = if fast { tr * 0.01 } else { tr / 100.0 };
             self.rate_key = tr.to_bits();
             self.rate_frac = f;
             f
@@ -210,8 +219,9 @@ impl TurnFactors {
 /// [`propagate_heading`] with the turn factors memoized in `memo`; also
 /// returns the turn of the step before wrapping, degrees. Here `rate_of`
 /// gives the rate clamped to [0, 100] (as [`propagate_heading`] clamps
-/// its `rate_of`'s: [`TurnSpeedMap::at_clamped`] can skip the clamp).
-/// (Inlined: the model step calls it once per model variant.)
+/// its `rate_of`'s: [`TurnSpeedMap::at_clamped`] can skip the clamp);
+/// `fast` as in [`TurnFactors::get`]. (Inlined: the model step calls it
+/// once per model variant.)
 #[inline(always)]
 pub fn propagate_heading_memo(
     inp: &HeadingInput,
@@ -219,6 +229,7 @@ pub fn propagate_heading_memo(
     dt_s: f64,
     rate_of: impl FnOnce(f64) -> f64,
     memo: &mut TurnFactors,
+    fast: bool,
 ) -> (f64, f64, f64) {
     let mut rudder = inp.rudder;
     let mut thrust = inp.thrust;
@@ -231,7 +242,7 @@ pub fn propagate_heading_memo(
     }
     let tr = rate_of(inp.turn_rate);
     let rudder = rudder.clamp(-100.0, 100.0);
-    let (rate, thrust_factor) = memo.get(rudder, tr, thrust);
+    let (rate, thrust_factor) = memo.get(rudder, tr, thrust, fast);
     let mut delta = rate * dt_s;
     // (1 + (T − 50)/50)·δ: IEEE multiplication commutes, so this is bit-identical.
     delta *= thrust_factor;
@@ -283,7 +294,7 @@ mod tests {
                 1.5,
             );
             let a = propagate_heading(&i, h, 0.1, |t| t);
-            let b = propagate_heading_memo(&i, h, 0.1, |t| t.clamp(0.0, 100.0), &mut memo);
+            let b = propagate_heading_memo(&i, h, 0.1, |t| t.clamp(0.0, 100.0), &mut memo, false);
             assert!((b.2 - ((b.0 - h + 540.0).rem_euclid(360.0) - 180.0)).abs() < 1e-9);
             assert_eq!(a.0.to_bits(), b.0.to_bits());
             assert_eq!(a.1.to_bits(), b.1.to_bits());

@@ -988,6 +988,9 @@ impl Vehicle {
         let (yaw_p, pitch_p, z_p) = (rec.yaw, rec.pitch, rec.depth);
         let (stamp_p, altitude_p) = (rec.stamp, rec.altitude);
         let p = &self.params;
+        // `math = "fast"`: the speed and heading steps multiply by
+        // reciprocals where the C++ divides (docs/model.md §20.1)
+        let fast = p.math == trig::MathMode::Fast;
         let lim = speed::SpeedLimits {
             max_accel: p.max_acceleration,
             max_decel: p.max_deceleration,
@@ -1017,8 +1020,8 @@ impl Vehicle {
                 v_raw = cap;
             }
         }
-        let v_n =
-            speed::propagate_speed_raw(v_raw, &lim, rudder, self.reverse, v_p, dt).unwrap_or(v_p);
+        let v_n = speed::propagate_speed_raw(v_raw, &lim, rudder, self.reverse, v_p, dt, fast)
+            .unwrap_or(v_p);
         // (new heading, yaw, the step's mean heading when known from the turn)
         let (h_n, yaw, h_mean) = if self.mode_diff {
             let (h_n, yaw) = heading::propagate_heading_diff(
@@ -1054,11 +1057,11 @@ impl Vehicle {
                 // normalization (the speed changes every step with a PID
                 // rudder: the division stays)
                 let (tsm, spans, plain) = (&self.tsm, self.v22.tsm_spans, self.v22.tsm_plain);
-                let rate = |_| tsm.at_clamped(v_n, spans, plain);
-                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo)
+                let rate = |_| tsm.at_clamped(v_n, spans, plain, fast);
+                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo, fast)
             } else {
                 let rate = |tr: f64| tr.clamp(0.0, 100.0);
-                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo)
+                heading::propagate_heading_memo(&inp, h_p, dt, rate, memo, fast)
             };
             // the bisector of h_p and h_n straight from the turn: shorter
             // than going through the wrapped h_n (math = "fast" only)

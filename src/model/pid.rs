@@ -244,11 +244,13 @@ impl ScalarPid {
     /// (in the heading loop) waits for the last step's heading. What does
     /// not depend on `err` is computed first and off that chain: `1/dt`
     /// and the sum P of the eight older quotients. Then
-    /// q = (e − e₋₁)·(1/dt), ė·kd = (q + P)·(kd/9), so the chain from `err`
-    /// to the output is a subtraction, two multiplications and three
-    /// additions where the C++'s order, ((0 + q) + h₁) + … + h₈ and two
-    /// divisions, has ten additions and two divisions (about 50 cycles
-    /// longer). The result differs from the C++'s in the last bits (the
+    /// q = (e − e₋₁)·(1/dt), ė·kd = (q + P)·(kd/9), and the output
+    /// `((kp·e) + 0.0) + kd·ė` (the same bits as the C++'s
+    /// `((kp·e) + kd·ė) + 0.0`: both are x for any x but a zero, and +0.0
+    /// for every zero), so the chain from `err` to the output is a
+    /// subtraction, two multiplications and two additions where the
+    /// C++'s order, ((0 + q) + h₁) + … + h₈ and two divisions, has ten
+    /// additions and two divisions (about 50 cycles longer). The result differs from the C++'s in the last bits (the
     /// reciprocals, and P summed before q); `math = "libm"` keeps the
     /// C++'s order, bit for bit. A non-finite quotient or derivative term
     /// (an error jump that overflows) takes the C++'s rules instead
@@ -279,12 +281,11 @@ impl ScalarPid {
         self.hist[head] = q;
         self.hist[head + DERIV_WINDOW] = q;
         self.sum = sum;
-        let pd = (self.kp * err) + d;
         let o = if self.integrating {
             self.integrate(err, dt);
-            pd + self.integral
+            ((self.kp * err) + d) + self.integral
         } else {
-            pd + 0.0
+            ((self.kp * err) + 0.0) + d
         };
         self.finish(err, t_s, o)
     }

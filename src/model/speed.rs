@@ -26,11 +26,15 @@ pub fn propagate_speed(
     dt_s: f64,
 ) -> Option<f64> {
     let thrust = if reverse { -thrust } else { thrust };
-    propagate_speed_raw(map.speed(thrust), lim, rudder, reverse, v_p, dt_s)
+    propagate_speed_raw(map.speed(thrust), lim, rudder, reverse, v_p, dt_s, false)
 }
 
 /// [`propagate_speed`] from the raw map speed `v_raw = M(T)` (m/s) of the
-/// (reverse-negated) thrust, so a caller can cache the map lookup.
+/// (reverse-negated) thrust, so a caller can cache the map lookup. With
+/// `fast` (`math = "fast"`) the turn loss takes `|R|·0.01` for `|R|/100`
+/// (within an ulp; a division less on a steering vehicle's longest
+/// dependency chain, rudder → speed → turn rate → heading).
+#[inline]
 pub fn propagate_speed_raw(
     v_raw: f64,
     lim: &SpeedLimits,
@@ -38,13 +42,19 @@ pub fn propagate_speed_raw(
     reverse: bool,
     v_p: f64,
     dt_s: f64,
+    fast: bool,
 ) -> Option<f64> {
     if dt_s <= 0.0 {
         return None;
     }
     let rudder = if reverse { -rudder } else { rudder };
     let r = rudder.clamp(-100.0, 100.0);
-    let vpct = (r.abs() / 100.0) * lim.turn_loss;
+    let frac = if fast {
+        r.abs() * 0.01
+    } else {
+        r.abs() / 100.0
+    };
+    let vpct = frac * lim.turn_loss;
     let mut v = v_raw * (1.0 - vpct);
     if v > v_p && lim.max_accel > 0.0 && (v - v_p) / dt_s > lim.max_accel {
         v = lim.max_accel * dt_s + v_p;
