@@ -315,6 +315,50 @@ mod tests {
         }
     }
 
+    /// |a − b| in units in the last place of `a`.
+    fn ulps(a: f64, b: f64) -> f64 {
+        (a - b).abs() / (f64::EPSILON * a.abs().max(f64::MIN_POSITIVE))
+    }
+
+    #[test]
+    fn fast_reciprocals_stay_within_an_ulp_or_two() {
+        // math = "fast": tr·0.01 for tr/100 and v·(1/fs) for v/fs, over
+        // turn rates 0..=100 and speeds across the map (docs/model.md §20.1)
+        let mut map = TurnSpeedMap::default();
+        map.normalize(70.0);
+        assert!(map.plain());
+        let spans = map.spans();
+        let mut differ = 0;
+        for k in 0..=10_000 {
+            let v = 5.0 * f64::from(k) / 10_000.0 * 1.000_000_1;
+            let (a, b) = (
+                map.at_clamped(v, spans, true, false),
+                map.at_clamped(v, spans, true, true),
+            );
+            assert!(ulps(a, b) <= 2.0, "v {v}: {a:e} / {b:e}");
+            differ += usize::from(a != b);
+            let tr = f64::from(k) / 100.0;
+            let (mut exact, mut fast) = (TurnFactors::default(), TurnFactors::default());
+            let (a, _) = exact.get(1.0, tr, 80.0, false);
+            let (b, _) = fast.get(1.0, tr, 80.0, true);
+            assert!(ulps(a, b) <= 1.0, "tr {tr}: {a:e} / {b:e}");
+        }
+        assert!(differ > 0, "the fast map is another computation");
+        // a whole turn: the headings stay within 1e-12 degrees
+        let (mut me, mut mf) = (TurnFactors::default(), TurnFactors::default());
+        let (mut he, mut hf) = (10.0, 10.0);
+        for k in 0..3_000 {
+            let v = 0.5 + 4.0 * f64::from(k % 97) / 97.0;
+            let i = inp(-35.5 + f64::from(k % 71), 80.0, 70.0, v);
+            let rate = |_| map.at_clamped(v, spans, true, false);
+            he = propagate_heading_memo(&i, he, 0.1, rate, &mut me, false).0;
+            let rate = |_| map.at_clamped(v, spans, true, true);
+            hf = propagate_heading_memo(&i, hf, 0.1, rate, &mut mf, true).0;
+        }
+        let d = (he - hf + 540.0).rem_euclid(360.0) - 180.0;
+        assert!(d.abs() < 1e-12, "{he} / {hf}");
+    }
+
     #[test]
     fn classic_worked_example() {
         // docs/model.md §8, run 02 k=50: 100*0.40*2 = 80 deg/s -> 350 -> 358

@@ -69,6 +69,26 @@ pub fn propagate_speed_raw(
 mod tests {
     use super::*;
 
+    #[test]
+    fn fast_turn_loss_stays_within_a_few_ulps_of_the_map_speed() {
+        // math = "fast": (|R|·0.01)·L for (|R|/100)·L, rudders across ±100
+        let l = lim(0.0, 0.0, 0.85);
+        let mut differ = 0;
+        for k in -10_000..=10_000 {
+            let r = f64::from(k) / 100.0 * 1.000_000_3;
+            let a = propagate_speed_raw(2.3, &l, r, false, 2.0, 0.1, false).unwrap();
+            let b = propagate_speed_raw(2.3, &l, r, false, 2.0, 0.1, true).unwrap();
+            // (an ulp or two of the loss, times v_raw, and the rounding of
+            // the product: a few ulps of v_raw)
+            assert!(
+                (a - b).abs() <= 4.0 * f64::EPSILON * 2.3,
+                "R {r}: {a:e} / {b:e}"
+            );
+            differ += usize::from(a != b);
+        }
+        assert!(differ > 0, "the fast turn loss is another computation");
+    }
+
     fn lim(a: f64, d: f64, l: f64) -> SpeedLimits {
         SpeedLimits {
             max_accel: a,
