@@ -227,6 +227,29 @@ impl ScalarPid {
         }
     }
 
+    /// Move the ring's head one slot back (the oldest slot becomes the
+    /// newest) and return it (`min`: provably in the ring, so the writes
+    /// and windows that use it need no bounds checks).
+    #[inline(always)]
+    fn next_head(&mut self) -> usize {
+        let head = if self.head == 0 {
+            DERIV_WINDOW - 1
+        } else {
+            self.head - 1
+        }
+        .min(DERIV_WINDOW - 1);
+        self.head = head;
+        head
+    }
+
+    /// Write quotient `q` into ring slot `head` (< [`DERIV_WINDOW`]) and
+    /// its copy.
+    #[inline(always)]
+    fn store(&mut self, head: usize, q: f64) {
+        self.hist[head] = q;
+        self.hist[head + DERIV_WINDOW] = q;
+    }
+
     /// The common case (full window, finite input, 0 < dt < 1e300): the
     /// C++'s arithmetic, or with `math = "fast"` its reordering.
     #[inline(always)]
@@ -259,16 +282,8 @@ impl ScalarPid {
     #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
     fn advance_fast(&mut self, err: f64, t_s: f64, dt: f64) -> f64 {
         let inv_dt = 1.0 / dt;
-        // the new newest slot; its neighbours `head + 1 ..= head + 8` are
-        // the eight older quotients (`min`: provably in the ring, so no
-        // bounds checks)
-        let head = if self.head == 0 {
-            DERIV_WINDOW - 1
-        } else {
-            self.head - 1
-        }
-        .min(DERIV_WINDOW - 1);
-        self.head = head;
+        // its neighbours `head + 1 ..= head + 8` are the eight older quotients
+        let head = self.next_head();
         let h = &self.hist[head..head + DERIV_WINDOW];
         let p = ((((((h[1] + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8];
         let q = (err - self.prev_err) * inv_dt;
@@ -278,8 +293,7 @@ impl ScalarPid {
         if (q - q) + (d - d) != 0.0 {
             return self.advance_guarded(err, t_s, dt, q);
         }
-        self.hist[head] = q;
-        self.hist[head + DERIV_WINDOW] = q;
+        self.store(head, q);
         self.sum = sum;
         let o = if self.integrating {
             self.integrate(err, dt);
@@ -298,9 +312,8 @@ impl ScalarPid {
     #[inline(never)]
     fn advance_guarded(&mut self, err: f64, t_s: f64, dt: f64, q: f64) -> f64 {
         let q = if q.is_finite() { q } else { 0.0 };
-        let head = self.head;
-        self.hist[head] = q;
-        self.hist[head + DERIV_WINDOW] = q;
+        let head = self.head.min(DERIV_WINDOW - 1);
+        self.store(head, q);
         let h = &self.hist[head..head + DERIV_WINDOW];
         let sum = q + (((((((h[1] + h[2]) + h[3]) + h[4]) + h[5]) + h[6]) + h[7]) + h[8]);
         self.sum = sum;
@@ -329,17 +342,8 @@ impl ScalarPid {
         }
         // push at the front (the oldest slot becomes the newest); at
         // most DERIV_WINDOW kept
-        // (`min`: the slot is provably in the ring, so the two writes
-        // and the window below need no bounds checks)
-        let head = if self.head == 0 {
-            DERIV_WINDOW - 1
-        } else {
-            self.head - 1
-        }
-        .min(DERIV_WINDOW - 1);
-        self.head = head;
-        self.hist[head] = q;
-        self.hist[head + DERIV_WINDOW] = q;
+        let head = self.next_head();
+        self.store(head, q);
         // The C++ sums the window from newest to oldest starting at 0.0:
         // S = ((0.0 + q) + h₁) + … + h₈ (the slots beyond the window hold
         // +0.0, and s + (+0.0) is s for every s but −0.0, which S's partial
