@@ -109,6 +109,7 @@ impl TurnSpeedMap {
     /// with `spans.1` (= fr, in [0, 100]) is in [+0.0, fr], which `+ (+0.0)`
     /// and the clamp leave as it is; the other branches give +0.0 and fr,
     /// which the clamp leaves too.
+    ///
     /// With `fast` (`math = "fast"`) a plain map takes `v·(1/fs)` for
     /// `v/fs` (within an ulp: the reciprocal does not wait for v, so the
     /// division leaves the step's dependency chain).
@@ -191,6 +192,7 @@ impl TurnFactors {
     /// the memo: with a rate that changes every step, as the V22 map's
     /// with a moving rudder, the store and reload sat in the step's
     /// dependency chain.)
+    ///
     /// With `fast` (`math = "fast"`) `tr·0.01` for `tr/100` (within an
     /// ulp; with the V22 map the rate changes every step and the quotient
     /// sits in the chain).

@@ -1055,7 +1055,8 @@ impl Vehicle {
                 }
                 // `tsm.at(v_n)` with the map's two spans of this
                 // normalization (the speed changes every step with a PID
-                // rudder: the division stays)
+                // rudder: the division stays, as a multiplication by the
+                // reciprocal under `math = "fast"`)
                 let (tsm, spans, plain) = (&self.tsm, self.v22.tsm_spans, self.v22.tsm_plain);
                 let rate = |_| tsm.at_clamped(v_n, spans, plain, fast);
                 heading::propagate_heading_memo(&inp, h_p, dt, rate, memo, fast)

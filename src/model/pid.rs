@@ -273,10 +273,11 @@ impl ScalarPid {
     /// for every zero), so the chain from `err` to the output is a
     /// subtraction, two multiplications and two additions where the
     /// C++'s order, ((0 + q) + h₁) + … + h₈ and two divisions, has ten
-    /// additions and two divisions (about 50 cycles longer). The result differs from the C++'s in the last bits (the
-    /// reciprocals, and P summed before q); `math = "libm"` keeps the
-    /// C++'s order, bit for bit. A non-finite quotient or derivative term
-    /// (an error jump that overflows) takes the C++'s rules instead
+    /// additions and two divisions (about 50 cycles longer). The result
+    /// differs from the C++'s in the last bits (the reciprocals, and P
+    /// summed before q); `math = "libm"` keeps the C++'s order, bit for
+    /// bit. A non-finite quotient or derivative term (an error jump that
+    /// overflows) takes the C++'s rules instead
     /// ([`ScalarPid::advance_guarded`]).
     #[inline(always)]
     #[allow(clippy::eq_op)] // x − x on purpose: +0 when finite, NaN when not
