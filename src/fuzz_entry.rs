@@ -537,7 +537,18 @@ pub fn mqtt_connect(data: &[u8]) {
     let whole = check_connect(data);
     if let ConnectCheck::Accept { len, client_id } = &whole {
         assert!(*len <= data.len() && *len <= MAX_CONNECT_BYTES);
-        assert!(!client_id.is_empty());
+        if client_id.is_empty() {
+            // The gate assigns an id: the rewritten CONNECT is accepted with it.
+            let named = crate::mqtt::gate::with_client_id(&data[..*len], "auto-1")
+                .expect("an accepted empty id can be replaced");
+            assert_eq!(
+                check_connect(&named),
+                ConnectCheck::Accept {
+                    len: named.len(),
+                    client_id: "auto-1".into()
+                }
+            );
+        }
         assert!(!client_id
             .chars()
             .any(|c| c.is_control() || matches!(c, '+' | '$' | '#' | '/')));
