@@ -233,6 +233,102 @@ struct Line {
     value: String,
 }
 
+/// The names of the file's `ProcessConfig = NAME` blocks, in file order
+/// (the same reading rules as [`import`]).
+pub fn block_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for raw in text.lines() {
+        let line: String = raw
+            .split("//")
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '\r'))
+            .collect();
+        if line.starts_with('{') {
+            depth += 1;
+        } else if line.starts_with('}') {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.eq_ignore_ascii_case("processconfig") {
+                    let name = v.strip_suffix('{').unwrap_or(v);
+                    if v.ends_with('{') {
+                        depth += 1;
+                    }
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The lines of the first `ProcessConfig = NAME` block (name compared
+/// without case), as (key lower-cased, value) with blanks removed, in
+/// file order; empty values dropped (MOOS's reading rules).
+pub fn block_lines(text: &str, name: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut state = 0u8; // 0 outside, 1 saw the header, 2 inside ours, 3 inside another
+    for raw in text.lines() {
+        let line: String = raw
+            .split("//")
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '\r'))
+            .collect();
+        if line.is_empty() {
+            continue;
+        }
+        match state {
+            0 | 1 if line.starts_with('{') => {
+                state = if state == 1 { 2 } else { 3 };
+                if state == 2 {
+                    if let Some((k, v)) = line[1..].split_once('=') {
+                        if !v.is_empty() {
+                            out.push((k.to_ascii_lowercase(), v.to_string()));
+                        }
+                    }
+                }
+            }
+            2 | 3 if line.starts_with('}') => {
+                if state == 2 {
+                    return out;
+                }
+                state = 0;
+            }
+            2 => {
+                if let Some((k, v)) = line.split_once('=') {
+                    if !k.is_empty() && !v.is_empty() {
+                        out.push((k.to_ascii_lowercase(), v.to_string()));
+                    }
+                }
+            }
+            3 => {}
+            _ => {
+                if let Some((k, v)) = line.split_once('=') {
+                    if k.eq_ignore_ascii_case("processconfig") {
+                        let (n, open) = match v.strip_suffix('{') {
+                            Some(n) => (n, true),
+                            None => (v, false),
+                        };
+                        let ours = n.eq_ignore_ascii_case(name);
+                        state = match (ours, open) {
+                            (true, true) => 2,
+                            (true, false) => 1,
+                            (false, true) => 3,
+                            (false, false) => 0,
+                        };
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What to import, beyond the text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ImportOptions<'a> {

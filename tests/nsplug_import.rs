@@ -239,7 +239,10 @@ ProcessConfig = pMarinePID
         "{err}"
     );
     // with --pid-from: the gains run in the embedded PID, and it says so
-    let o = usim(dir.path(), &["import-moos", "m.moos", "--pid-from", "pMarinePID"]);
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePID"],
+    );
     let cfg = imported(&o);
     let pid = cfg.params.pid.expect("the V22 PID is embedded");
     assert_eq!(pid.yaw.kp, 1.2);
@@ -253,10 +256,14 @@ ProcessConfig = pMarinePID
         err.contains("come from ProcessConfig = pMarinePID (--pid-from)"),
         "{err}"
     );
-    assert!(String::from_utf8_lossy(&o.stdout).contains("# The PID settings come from ProcessConfig = pMarinePID (--pid-from)"));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("# The PID settings come from ProcessConfig = pMarinePID (--pid-from)"));
     // a classic block cannot take them, and says so
     let dir = mission(&[("m.moos", &text.replace("uSimMarineV22", "uSimMarine"))]);
-    let o = usim(dir.path(), &["import-moos", "m.moos", "--pid-from", "pMarinePID"]);
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePID"],
+    );
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -264,7 +271,10 @@ ProcessConfig = pMarinePID
         "{err}"
     );
     // a block that is not there
-    let o = usim(dir.path(), &["import-moos", "m.moos", "--pid-from", "pMarinePIDV22"]);
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePIDV22"],
+    );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no `ProcessConfig = pMarinePIDV22` block"));
 }

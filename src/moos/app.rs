@@ -25,6 +25,16 @@ use crate::model::{PubValue, Vehicle};
 use crate::mqtt::node_report::{node_report_local, Platform};
 use crate::mqtt::vehicle_link::echo_vars;
 
+/// The variables uSimMarineV22 reads only with its embedded PID coupled.
+const PID_MAIL: &[&str] = &[
+    "DESIRED_HEADING",
+    "DESIRED_SPEED",
+    "DESIRED_DEPTH",
+    "SPEED_FACTOR",
+    "MOOS_MANUAL_OVERRIDE",
+    "MOOS_MANUAL_OVERIDE",
+];
+
 /// A vehicle and its community, read from a `.moos` file.
 #[derive(Debug, Clone)]
 pub struct MoosVehicle {
@@ -32,34 +42,86 @@ pub struct MoosVehicle {
     pub config: VehicleConfig,
     /// Mission-wide keys.
     pub globals: MissionGlobals,
-    /// The block's process name (`uSimMarine` / `uSimMarineV22`).
+    /// The block read (`uSimMarine`, `uSimMarineV22`, or the alias's).
     pub process: String,
     /// Lines of the block usim does not carry over, as `usim import-moos`
     /// reports them (`line N: key ...: reason`).
     pub warnings: Vec<String>,
+    /// Which block was read and why, when the alias did not name one.
+    pub note: Option<String>,
+    /// The block's own lines (key lower-cased, value), for the appcast's
+    /// framework settings (`deprecated_ok`, `term_report_interval`).
+    pub block: Vec<(String, String)>,
 }
 
-/// Read the vehicle of `path`'s `ProcessConfig = uSimMarine` (or
-/// `uSimMarineV22`, or the block named `alias` when it is one of those).
-pub fn load_mission(path: &Path, alias: Option<&str>) -> anyhow::Result<MoosVehicle> {
+/// Read the vehicle of `path` as uSimMarine does: the block named by the
+/// alias (pAntler's `~ NAME`) when the file has one, else the block of
+/// `process` (`uSimMarine` / `uSimMarineV22`), else the first of those
+/// two blocks. `process` also says the model of an aliased block (default:
+/// the alias's `uSimMarine…` prefix, else V22). Only that block and the
+/// mission-wide keys are read: another app's (`pMarinePIDV22`) never.
+pub fn load_mission(
+    path: &Path,
+    alias: Option<&str>,
+    process: Option<&str>,
+) -> anyhow::Result<MoosVehicle> {
     let text = crate::config::read_capped(path, 4 * 1024 * 1024)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let globals = read_globals(&text);
-    let block = alias.filter(|a| {
-        a.eq_ignore_ascii_case("usimmarine") || a.eq_ignore_ascii_case("usimmarinev22")
-    });
-    let imported = crate::moos_import::import(&text, block)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let names = crate::moos_import::block_names(&text);
+    let has = |n: &str| names.iter().any(|b| b.eq_ignore_ascii_case(n));
+    let v22_of = |name: &str| {
+        let l = name.to_ascii_lowercase();
+        if l.starts_with("usimmarinev22") {
+            Some(true)
+        } else if l.starts_with("usimmarine") {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let mut note = None;
+    let (block, v22) = match alias.filter(|a| has(a)) {
+        Some(a) => (
+            Some(a),
+            Some(process.and_then(v22_of).or(v22_of(a)).unwrap_or(true)),
+        ),
+        None => {
+            if let Some(a) = alias {
+                note = Some(format!(
+                    "no `ProcessConfig = {}` block for the alias: reading {}",
+                    log_safe(a, 80),
+                    process.map_or(
+                        "the first uSimMarine or uSimMarineV22 block".to_string(),
+                        |p| { format!("`ProcessConfig = {p}`") }
+                    )
+                ));
+            }
+            (process, None)
+        }
+    };
+    let imported = crate::moos_import::import_with(
+        &text,
+        &crate::moos_import::ImportOptions {
+            block,
+            v22,
+            pid_from: None,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let config = crate::config::parse_vehicle(path, &imported.toml)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut warnings: Vec<String> = imported.unmapped.iter().map(|u| u.to_string()).collect();
     warnings.extend(globals.warnings.iter().cloned());
     warnings.extend(config.warnings.iter().cloned());
+    let block = crate::moos_import::block_lines(&text, &imported.process);
     Ok(MoosVehicle {
         config,
         globals,
         process: imported.process,
         warnings,
+        note,
+        block,
     })
 }
 
@@ -113,8 +175,12 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         time_warp: opts.time_warp,
     });
     let echoes = echo_vars(cfg);
+    // uSimMarineV22 registers for the PID's mail only when its own block
+    // couples the PID (USM_MOOSApp::registerVariables): in a mission where
+    // pMarinePIDV22 takes the helm's DESIRED_HEADING, the simulator does not.
+    let pid = cfg.params.pid.is_some();
     for (var, _, _) in SUBSCRIPTIONS {
-        if !echoes.contains(var) {
+        if !echoes.contains(var) && (pid || !PID_MAIL.contains(var)) {
             conn.register(var, 0.0);
         }
     }
