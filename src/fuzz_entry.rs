@@ -44,6 +44,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ais_in", ais_in),
     ("nsplug", nsplug),
     ("alog", alog),
+    ("moos_appcast", moos_appcast),
 ];
 
 /// The function of target `name`.
@@ -856,5 +857,71 @@ pub fn alog(data: &[u8]) {
             let n = r.t.len();
             assert!(n > 0 && r.x.len() == n && r.elevator.len() == n && r.k.len() == n);
         }
+    }
+}
+
+/// Mail for an appcasting app (`moos::appcast`): lines `R text`
+/// (`APPCAST_REQ`), `I number` (`TERM_REPORT_INTERVAL`), `W text` (a
+/// configuration warning), `E text` (a run warning), `P` (an iteration
+/// ends), one MOOS second apart. The request table stays bounded and every
+/// APPCAST splits, at `!@#`, into exactly AppCast.cpp's ten fields in order (with a node).
+pub fn moos_appcast(data: &[u8]) {
+    use crate::moos::appcast::{AppCaster, CastSettings, MAX_REQUESTS};
+    let text = String::from_utf8_lossy(data);
+    let mut c = AppCaster::new(
+        "uSimMarineV22",
+        "alpha",
+        10.0,
+        crate::model::ModelVariant::V22,
+        &CastSettings::default(),
+        &[],
+    );
+    let mut k = 0u64;
+    for (i, line) in text.lines().take(256).enumerate() {
+        let now = i as f64;
+        let (op, arg) = line.split_at(line.len().min(1));
+        let arg = arg.trim_start();
+        match op {
+            "R" => {
+                c.on_mail("APPCAST_REQ", arg, 0.0, now);
+            }
+            "I" => {
+                c.on_mail(
+                    "TERM_REPORT_INTERVAL",
+                    "",
+                    arg.parse().unwrap_or(f64::NAN),
+                    now,
+                );
+            }
+            "W" => c.cfg_warning(arg),
+            "E" => c.run_warning(arg),
+            _ => {
+                k += 1;
+                if let Some(s) = c.post_report(k, now, || arg.replace('|', "\n")) {
+                    let names: Vec<&str> = s
+                        .split("!@#")
+                        .map(|f| f.split_once('=').map_or(f, |(n, _)| n))
+                        .collect();
+                    let expected = |n: &&str| {
+                        [
+                            "proc",
+                            "iter",
+                            "node",
+                            "messages",
+                            "config_warnings",
+                            "events_total",
+                            "events",
+                            "run_warning_total",
+                            "run_warnings",
+                            "",
+                        ]
+                        .contains(n)
+                    };
+                    assert!(names.iter().all(expected), "{names:?}\n{s}");
+                    assert_eq!(names.len(), 10, "{names:?}\n{s}");
+                }
+            }
+        }
+        assert!(c.requests_len() <= MAX_REQUESTS);
     }
 }

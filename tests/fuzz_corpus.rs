@@ -158,3 +158,8 @@ fn nsplug() {
 fn alog() {
     replay("alog");
 }
+
+#[test]
+fn moos_appcast() {
+    replay("moos_appcast");
+}

@@ -476,17 +476,12 @@ pub fn moos(a: MoosArgs) -> anyhow::Result<ExitCode> {
         warn!("{}: {w}", a.mission.display());
     }
     let warp = check_warp(a.time_warp.unwrap_or(v.globals.time_warp))?;
-    let opts = AppOptions {
-        moos_name: a
-            .moos_name
-            .clone()
-            .or(alias)
-            .unwrap_or_else(|| v.process.clone()),
-        host: a.host.unwrap_or(v.globals.server_host.clone()),
-        port: a.port.unwrap_or(v.globals.server_port),
-        time_warp: warp,
-        config: v.config,
-    };
+    let app_name = alias.clone().unwrap_or_else(|| v.process.clone());
+    let moos_name = a.moos_name.clone().unwrap_or_else(|| app_name.clone());
+    let host = a.host.unwrap_or(v.globals.server_host.clone());
+    let port = a.port.unwrap_or(v.globals.server_port);
+    let mut opts = AppOptions::from_mission(v, moos_name, host, port, warp);
+    opts.app_name = app_name;
     let stop = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&stop);
     let app = std::thread::spawn(move || run_app(opts, s));
@@ -584,13 +579,8 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
             )?);
         }
         servers.push(server);
-        let opts = AppOptions {
-            moos_name: v.process.clone(),
-            host: "127.0.0.1".into(),
-            port,
-            time_warp: warp,
-            config: v.config,
-        };
+        let name = v.process.clone();
+        let opts = AppOptions::from_mission(v, name, "127.0.0.1".into(), port, warp);
         let s = Arc::clone(&stop);
         apps.push(std::thread::spawn(move || run_app(opts, s)));
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
 
+use super::appcast::{report, AppCaster, CastSettings};
 use super::codec::DataType;
 use super::conn::{Conn, ConnOptions, Incoming};
 use super::log_safe;
@@ -33,6 +34,17 @@ const PID_MAIL: &[&str] = &[
     "SPEED_FACTOR",
     "MOOS_MANUAL_OVERRIDE",
     "MOOS_MANUAL_OVERIDE",
+];
+
+/// The variables only uSimMarineV22 registers for (the classic
+/// uSimMarine's `registerVariables` lacks them).
+const V22_MAIL: &[&str] = &[
+    "NAV_X",
+    "NAV_Y",
+    "NAV_HEADING",
+    "USM_TURN_RADIUS",
+    "USM_RESET_NAV",
+    "WIND_CONDITIONS",
 ];
 
 /// A vehicle and its community, read from a `.moos` file.
@@ -138,6 +150,45 @@ pub struct AppOptions {
     pub port: u16,
     /// `MOOSTimeWarp`.
     pub time_warp: f64,
+    /// The app's name for appcasts (`GetAppName()`: the alias, else the
+    /// process name).
+    pub app_name: String,
+    /// The community (`Community`; default the vehicle's name).
+    pub community: String,
+    /// Configuration warnings, shown in the appcast.
+    pub config_warnings: Vec<String>,
+    /// The AppCasting framework's block settings.
+    pub cast: CastSettings,
+}
+
+impl AppOptions {
+    /// The options of a vehicle read from a mission, under `moos_name`
+    /// (the alias) at `host:port` and `time_warp`.
+    pub fn from_mission(
+        v: MoosVehicle,
+        moos_name: String,
+        host: String,
+        port: u16,
+        time_warp: f64,
+    ) -> AppOptions {
+        let (cast, mut config_warnings) = CastSettings::from_block(&v.block);
+        config_warnings.splice(0..0, v.warnings.iter().cloned());
+        AppOptions {
+            app_name: moos_name.clone(),
+            community: v
+                .globals
+                .community
+                .clone()
+                .unwrap_or_else(|| v.config.name.clone()),
+            moos_name,
+            host,
+            port,
+            time_warp,
+            config_warnings,
+            cast,
+            config: v.config,
+        }
+    }
 }
 
 /// What a run did.
@@ -179,10 +230,17 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
     // couples the PID (USM_MOOSApp::registerVariables): in a mission where
     // pMarinePIDV22 takes the helm's DESIRED_HEADING, the simulator does not.
     let pid = cfg.params.pid.is_some();
+    let v22 = cfg.params.variant == crate::model::ModelVariant::V22;
     for (var, _, _) in SUBSCRIPTIONS {
-        if !echoes.contains(var) && (pid || !PID_MAIL.contains(var)) {
+        if !echoes.contains(var)
+            && (pid || !PID_MAIL.contains(var))
+            && (v22 || !V22_MAIL.contains(var))
+        {
             conn.register(var, 0.0);
         }
+    }
+    for var in AppCaster::REGISTERS {
+        conn.register(var, 0.0);
     }
     let platform = cfg.node_report_local.then(|| Platform {
         name: cfg.name.clone(),
@@ -191,6 +249,14 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
     });
     let start_clock = conn.moos_time();
     let mut vehicle = Vehicle::new(cfg, start_clock);
+    let mut caster = AppCaster::new(
+        &opts.app_name,
+        &opts.community,
+        opts.time_warp,
+        cfg.params.variant,
+        &opts.cast,
+        &opts.config_warnings,
+    );
     let period = Duration::from_secs_f64(1.0 / (cfg.app_tick * opts.time_warp));
     info!(
         "vehicle {} as MOOS app {} ({}): AppTick {} Hz, MOOSTimeWarp {}, MOOSDB {}:{}",
@@ -249,12 +315,20 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
                 // NAV_X both posted and a V22 input): never a command.
                 continue;
             }
+            if caster.on_mail(&m.key, &m.sval, m.dval, clock) {
+                continue;
+            }
             let payload = match m.data_type {
                 DataType::Double => Payload::Number(m.dval),
                 _ => Payload::Text(m.sval.clone()),
             };
             let r = parse(&m.key, &payload).and_then(|cmd| vehicle.handle_command(cmd, clock));
             if let Err(e) = r {
+                caster.run_warning(&format!(
+                    "mail {} refused: {}",
+                    log_safe(&m.key, 80),
+                    log_safe(&e.reason, 200)
+                ));
                 summary.bad_messages += 1;
                 bad_unlogged += 1;
                 if bad_logged.elapsed() >= Duration::from_secs(1) {
@@ -273,6 +347,10 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         vehicle.step(clock);
         summary.iterations += 1;
         if conn.is_connected() {
+            // Built and posted only when due (AppCastingMOOSApp::PostReport).
+            let appcast = caster.post_report(summary.iterations, clock, || {
+                report(cfg, &vehicle, vehicle.is_enabled())
+            });
             let pubs = vehicle.publications();
             let report = platform
                 .as_ref()
@@ -285,7 +363,8 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
                         PubValue::Number(v) => v.is_finite().then_some((p.var.as_str(), Ok(*v))),
                         PubValue::Text(s) => Some((p.var.as_str(), Err(s.as_str()))),
                     })
-                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r)))),
+                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r))))
+                    .chain(appcast.as_deref().map(|a| ("APPCAST", Err(a)))),
                 clock,
             );
         }
