@@ -283,6 +283,9 @@ pub fn view_client(data: &[u8]) {
                 "a non-finite number {value:?}"
             );
         }
+        Ok(ClientMessage::Button { index, .. }) => {
+            assert!(index < crate::view::buttons::MAX_BUTTONS, "button {index}");
+        }
         Err(r) => assert!(!r.reason.is_empty(), "a refusal without a reason"),
     }
 }
@@ -350,12 +353,24 @@ pub fn node_report(data: &[u8]) {
 }
 
 /// A `.moos` file for `usim import-moos` (`moos_import::import`), with the
-/// default block and with `--process uSimMarineV22`. An imported config is
+/// default block and with `--process uSimMarineV22`, and for `usim view`'s
+/// pMarineViewer buttons. An imported config is
 /// TOML; if it loads it builds a vehicle that steps finitely.
 pub fn moos_import(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // The same file as `usim view MISSION` reads its pMarineViewer
+    // buttons from: bounded, every posting a valid MQTT topic level.
+    let (buttons, _) = crate::view::buttons::from_mission(text);
+    assert!(buttons.len() <= crate::view::buttons::MAX_BUTTONS);
+    for b in &buttons {
+        assert!(b.posts.len() <= crate::view::buttons::MAX_POSTS);
+        for (var, _) in &b.posts {
+            assert!(crate::mqtt::topics::check_var(var).is_ok(), "{var:?}");
+        }
+    }
+    let _ = crate::moos_import::block_names(text);
     for process in [None, Some("uSimMarineV22")] {
         let Ok(imp) = crate::moos_import::import(text, process) else {
             continue;

@@ -335,6 +335,24 @@ fn read_mission_globals(path: &Path) -> anyhow::Result<MissionGlobals> {
     Ok(g)
 }
 
+/// The variables the mission's pMarineViewer buttons post: a bridge of
+/// that mission carries them from MQTT into the community (as `--to-moos`),
+/// so `usim view MISSION`'s buttons and `usim post` reach the helm.
+fn button_vars(path: &Path) -> Vec<String> {
+    let Ok(text) = crate::config::read_capped(path, 4 * 1024 * 1024) else {
+        return Vec::new();
+    };
+    let vars = crate::view::buttons::variables(&crate::view::buttons::from_mission(&text).0);
+    if !vars.is_empty() {
+        info!(
+            "{}: the pMarineViewer buttons' variables go from MQTT into the MOOSDB: {}",
+            path.display(),
+            log_safe(&vars.join(", "), 400)
+        );
+    }
+    vars
+}
+
 fn check_warp(w: f64) -> anyhow::Result<f64> {
     anyhow::ensure!(
         w.is_finite() && w > 0.0 && w <= MAX_TIME_WARP,
@@ -387,6 +405,7 @@ fn spawn_bridge(
     port: u16,
     warp: f64,
     name: &str,
+    to_moos: Vec<String>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
     let opts = BridgeOptions {
@@ -397,7 +416,7 @@ fn spawn_bridge(
         broker: BrokerUrl::parse(url)?,
         root: root.to_string(),
         mirror: DEFAULT_MIRROR.iter().map(|s| s.to_string()).collect(),
-        to_moos: Vec::new(),
+        to_moos,
     };
     let s = Arc::clone(stop);
     Ok(std::thread::spawn(move || {
@@ -439,6 +458,7 @@ pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
             server.addr().port(),
             warp,
             "usim_moosdb_mirror",
+            a.mission.as_deref().map(button_vars).unwrap_or_default(),
             &stop,
         )?),
         None => None,
@@ -503,6 +523,14 @@ pub fn bridge(a: BridgeArgs) -> anyhow::Result<ExitCode> {
         Some(p) => read_mission_globals(p)?,
         None => MissionGlobals::default(),
     };
+    let mut to_moos = a.to_moos;
+    if let Some(p) = &a.mission {
+        for v in button_vars(p) {
+            if !to_moos.contains(&v) {
+                to_moos.push(v);
+            }
+        }
+    }
     let opts = BridgeOptions {
         host: a.host.unwrap_or(g.server_host.clone()),
         port: a.port.unwrap_or(g.server_port),
@@ -515,7 +543,7 @@ pub fn bridge(a: BridgeArgs) -> anyhow::Result<ExitCode> {
         } else {
             a.mirror
         },
-        to_moos: a.to_moos,
+        to_moos,
     };
     crate::mqtt::topics::check_var(&opts.root)
         .or_else(|_| crate::mqtt::topics::Topics::new(&opts.root, "x").map(|_| ()))
@@ -575,6 +603,7 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
                 port,
                 warp,
                 "usim_bridge",
+                Vec::new(),
                 &stop,
             )?);
         }
