@@ -503,7 +503,12 @@ pub fn report(cfg: &VehicleConfig, v: &Vehicle, enabled: bool) -> String {
         m.push_str(&format!("TurnRate: {}\n", fmt_x(p.turn_rate, 2)));
         m.push_str(&format!("TurnRadius: {}\n", fmt_x(p.turn_radius, 2)));
         m.push_str(&format!("Datum: {datum}\n"));
-        m.push_str("Sailing:\n  WindModel: \n  PolarPlot: \n");
+        // WindModel::getModelSpec (ivp/src/lib_polar/WindModel.cpp)
+        m.push_str(&format!(
+            "Sailing:\n  WindModel: spd={}, dir={}\n  PolarPlot: \n",
+            fmt_x(p.sailing.wind.speed, 3),
+            fmt_x(p.sailing.wind.dir, 5)
+        ));
         m.push_str(&format!("  Enabled:   {}\n", tf(p.sailing.enabled())));
         if let Some(t) = &p.post_des_thrust {
             m.push_str(&format!("  post_des_thrust:   {t}\n"));
