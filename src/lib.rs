@@ -19,6 +19,7 @@
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`nmea`]: NMEA 0183 and AIS output (and AIS input), sans-IO.
+//! * [`ros2`]: ROS 2 messages in CDR, names, QoS and the state mapping, sans-IO.
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
@@ -42,6 +43,7 @@ pub mod nmea;
 pub mod nsplug;
 pub mod plot;
 pub mod replay;
+pub mod ros2;
 pub mod sweep;
 pub mod text;
 pub mod view;
