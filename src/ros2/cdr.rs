@@ -52,6 +52,7 @@ impl std::error::Error for CdrError {}
 #[derive(Debug, Clone)]
 pub struct Writer {
     buf: Vec<u8>,
+    pad: u8,
 }
 
 impl Default for Writer {
@@ -71,13 +72,22 @@ impl Writer {
     pub fn reuse(mut buf: Vec<u8>) -> Writer {
         buf.clear();
         buf.extend_from_slice(&HEADER_CDR_LE);
-        Writer { buf }
+        Writer { buf, pad: 0 }
+    }
+
+    /// A message whose padding bytes are `pad` instead of 0: two writes
+    /// with different `pad` differ exactly where the padding lies (the
+    /// oracle tests mask it: ROS 2's own serializer leaves it unset).
+    pub fn with_padding(pad: u8) -> Writer {
+        let mut w = Writer::new();
+        w.pad = pad;
+        w
     }
 
     fn align(&mut self, n: usize) {
         let off = self.buf.len() - HEADER_CDR_LE.len();
         let pad = (n - off % n) % n;
-        self.buf.resize(self.buf.len() + pad, 0);
+        self.buf.resize(self.buf.len() + pad, self.pad);
     }
 
     /// An `octet`/`uint8`.
