@@ -20,6 +20,7 @@
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`nmea`]: NMEA 0183 and AIS output (and AIS input), sans-IO.
 //! * [`ros2`]: ROS 2 messages in CDR, names, QoS and the state mapping, sans-IO.
+//! * `dds` (feature `ros2`, on by default): the DDS participant (RustDDS) over [`ros2`].
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
@@ -30,6 +31,8 @@ pub mod batch;
 pub mod cli;
 pub mod command;
 pub mod config;
+#[cfg(feature = "ros2")]
+pub mod dds;
 pub mod encounter;
 pub mod fuzz_entry;
 pub mod input_file;

@@ -136,3 +136,68 @@ pub fn assert_ok(out: &Output, what: &str) -> String {
     );
     so
 }
+
+/// Run `f` on a thread of its own in a fresh network namespace that has
+/// only loopback (`unshare(CLONE_NEWNET)` applies to the calling thread:
+/// the DDS threads it starts and the processes it spawns live in the
+/// namespace too). Needs root ([`have_netns`]).
+pub fn in_netns_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let h = std::thread::spawn(move || {
+        // SAFETY: unshare only changes this thread's namespaces.
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(
+            rc,
+            0,
+            "unshare(CLONE_NEWNET): {}",
+            std::io::Error::last_os_error()
+        );
+        for args in [
+            &["link", "set", "lo", "up"][..],
+            &["link", "set", "lo", "multicast", "on"],
+            &["route", "add", "224.0.0.0/4", "dev", "lo"],
+        ] {
+            let ok = Command::new("ip")
+                .args(args)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(ok, "ip {args:?} failed in the new namespace");
+        }
+        f()
+    });
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// Start a ROS 2 peer script (tests/py) in the background (in the calling
+/// thread's network namespace), its output piped.
+pub fn spawn_py(name: &str, args: &[&str]) -> std::process::Child {
+    Command::new(ros_python())
+        .arg(script(name))
+        .args(args)
+        .env("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+        .env("ROS_DOMAIN_ID", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the ROS 2 peer")
+}
+
+/// Wait for `child` until `deadline`, calling `tick` every 20 ms while it
+/// runs (the Rust side publishes from there); kills it at the deadline.
+pub fn drive_until_exit(
+    mut child: std::process::Child,
+    deadline: Duration,
+    mut tick: impl FnMut(),
+) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if t0.elapsed() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        tick();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("peer output")
+}
