@@ -158,3 +158,13 @@ fn nsplug() {
 fn alog() {
     replay("alog");
 }
+
+#[test]
+fn ros2_cdr() {
+    replay("ros2_cdr");
+}
+
+#[test]
+fn ros2_command() {
+    replay("ros2_command");
+}
