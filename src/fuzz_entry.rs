@@ -914,8 +914,10 @@ pub fn ros2_cdr(data: &[u8]) {
 pub fn ros2_command(data: &[u8]) {
     use crate::command::SUBSCRIPTIONS;
     use crate::ros2::convert::command_from_cdr;
-    let mut p = Params::default();
-    p.origin = Some((43.825, -70.33));
+    let p = Params {
+        origin: Some((43.825, -70.33)),
+        ..Params::default()
+    };
     let mut v = Vehicle::from_params(p, 1000.0);
     let mut t = 1000.0;
     let mut rest = data;
@@ -927,9 +929,10 @@ pub fn ros2_command(data: &[u8]) {
         let (body, next) = tail.split_at(n);
         rest = next;
         let i = usize::from(sel & 0x7f);
-        let token = SUBSCRIPTIONS
-            .get(i)
-            .map_or_else(|| "no_such_var".to_string(), |(var, _, _)| var.to_ascii_lowercase());
+        let token = SUBSCRIPTIONS.get(i).map_or_else(
+            || "no_such_var".to_string(),
+            |(var, _, _)| var.to_ascii_lowercase(),
+        );
         match command_from_cdr(&token, body, sel & 0x80 == 0) {
             Ok(cmd) => {
                 let _ = v.handle_command(cmd, t);

@@ -108,7 +108,11 @@ fn check_against_csv(bag: &Bag, vehicle: &str, rows: &[BTreeMap<String, f64>], s
         )
     );
     let odoms = &msgs[&odom_topic];
-    assert_eq!(odoms.len(), rows.len(), "{vehicle}: one odometry per CSV row");
+    assert_eq!(
+        odoms.len(),
+        rows.len(),
+        "{vehicle}: one odometry per CSV row"
+    );
     for ((log_time, data), row) in odoms.iter().zip(rows) {
         let o = Odometry::from_cdr(data).unwrap();
         assert_eq!(o.header.frame_id, format!("{vehicle}/odom"));
@@ -276,7 +280,11 @@ fn ros2_bags_refuse_names_and_outputs_they_cannot_write() {
     );
     assert!(!out.exists(), "no half file");
     // --ros2 with CSV output.
-    let o = replay(&mission("dive.toml"), &dir.path().join("x.csv"), &["--ros2"]);
+    let o = replay(
+        &mission("dive.toml"),
+        &dir.path().join("x.csv"),
+        &["--ros2"],
+    );
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--ros2") && err.contains(".mcap"), "{err}");

@@ -158,8 +158,10 @@ fn cases() -> Vec<Value> {
     out.push(case(&TfMessage::default(), json!({"transforms": []})));
 
     // A boat turning with an origin, through the mapping, as usim sends it.
-    let mut p = Params::default();
-    p.origin = Some((43.825, -70.33));
+    let p = Params {
+        origin: Some((43.825, -70.33)),
+        ..Params::default()
+    };
     let mut v = Vehicle::from_params(p, 1000.0);
     for (var, x) in [("DESIRED_THRUST", 70.0), ("DESIRED_RUDDER", -40.0)] {
         let cmd = usim::command::parse(var, &usim::command::Payload::Number(x)).unwrap();

@@ -42,7 +42,10 @@ fn float64_both_ways() {
         let w = p
             .writer("/usim_probe/to_ros", Float64::NAME, qos::DEFAULT)
             .unwrap();
-        let child = ros2_util::spawn_py("ros2_peer.py", &["sub_float64", "/usim_probe/to_ros", "3", "15"]);
+        let child = ros2_util::spawn_py(
+            "ros2_peer.py",
+            &["sub_float64", "/usim_probe/to_ros", "3", "15"],
+        );
         let mut k = 0.0;
         let out = ros2_util::drive_until_exit(child, Duration::from_secs(20), || {
             w.publish(&Float64 { data: 0.5 + k }).unwrap();
@@ -62,7 +65,10 @@ fn float64_both_ways() {
         let mut r = p
             .reader("/usim_probe/from_ros", Float64::NAME, qos::DEFAULT)
             .unwrap();
-        let child = ros2_util::spawn_py("ros2_peer.py", &["pub_float64", "/usim_probe/from_ros", "100.25", "15"]);
+        let child = ros2_util::spawn_py(
+            "ros2_peer.py",
+            &["pub_float64", "/usim_probe/from_ros", "100.25", "15"],
+        );
         let mut got = Vec::new();
         let mut child = Some(child);
         let t0 = Instant::now();
@@ -85,11 +91,15 @@ fn float64_both_ways() {
 }
 
 fn boat() -> Vehicle {
-    let mut p = Params::default();
-    p.origin = Some((43.825, -70.33));
+    let p = Params {
+        origin: Some((43.825, -70.33)),
+        ..Params::default()
+    };
     let mut v = Vehicle::from_params(p, 500.0);
-    v.handle_command(Command::DesiredThrust(50.0), 500.0).unwrap();
-    v.handle_command(Command::DesiredRudder(20.0), 500.0).unwrap();
+    v.handle_command(Command::DesiredThrust(50.0), 500.0)
+        .unwrap();
+    v.handle_command(Command::DesiredRudder(20.0), 500.0)
+        .unwrap();
     v
 }
 
@@ -134,10 +144,7 @@ fn odometry_fix_pose_and_clock_reach_rclpy() {
         assert!(seen["odom"].as_u64().unwrap() >= 5, "{so}");
         let key = |s: &Value| {
             let a = s.as_array().unwrap();
-            (
-                a[0].as_i64().unwrap() as i32,
-                a[1].as_u64().unwrap() as u32,
-            )
+            (a[0].as_i64().unwrap() as i32, a[1].as_u64().unwrap() as u32)
         };
         let mut checked = 0;
         for l in &lines {
@@ -174,7 +181,10 @@ fn odometry_fix_pose_and_clock_reach_rclpy() {
         assert!(checked >= 5);
         // The numbers are the model's: the last odometry's x is the
         // vehicle's x at that stamp (not a constant or a zero).
-        let last = sent.values().max_by_key(|m| (m.stamp.sec, m.stamp.nanosec)).unwrap();
+        let last = sent
+            .values()
+            .max_by_key(|m| (m.stamp.sec, m.stamp.nanosec))
+            .unwrap();
         assert!(last.odom.pose.position[0] != 0.0 || last.odom.pose.position[1] != 0.0);
         assert_eq!(last.stamp, Time::from_secs(t));
     });
@@ -214,11 +224,15 @@ fn rclpy_commands_are_parsed_and_bad_ones_reported() {
             "{good:?}"
         );
         assert!(
-            bad.iter().any(|e| e.var == "DESIRED_THRUST" && e.reason.contains("finite")),
+            bad.iter()
+                .any(|e| e.var == "DESIRED_THRUST" && e.reason.contains("finite")),
             "{bad:?}"
         );
         // The peer heard the errors usim reported.
-        let errors: Vec<&str> = so.lines().filter_map(|l| l.strip_prefix("error ")).collect();
+        let errors: Vec<&str> = so
+            .lines()
+            .filter_map(|l| l.strip_prefix("error "))
+            .collect();
         assert!(
             errors.iter().any(|e| e.starts_with("DESIRED_THRUST=")),
             "{so}"

@@ -92,7 +92,12 @@ pub fn claim(p: &mut Participant, name: &str, window: Duration) -> Result<ClaimG
 impl ClaimGuard {
     /// Answer every probe heard since the last call: the name is ours.
     pub fn serve(&mut self) -> Result<(), DdsError> {
-        for m in self.reader.take_messages::<StringMsg>().into_iter().flatten() {
+        for m in self
+            .reader
+            .take_messages::<StringMsg>()
+            .into_iter()
+            .flatten()
+        {
             if let Some(answer) = owner_answer(&self.nonce, m.data.as_bytes()) {
                 self.writer.publish(&StringMsg { data: answer })?;
             }

@@ -294,9 +294,7 @@ impl Reader {
         let topic = self.topic.clone();
         self.take()
             .into_iter()
-            .map(|s| {
-                M::from_body(&s.body, s.little_endian).map_err(|e| format!("{topic}: {e}"))
-            })
+            .map(|s| M::from_body(&s.body, s.little_endian).map_err(|e| format!("{topic}: {e}")))
             .collect()
     }
 }

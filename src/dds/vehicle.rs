@@ -127,7 +127,11 @@ impl VehiclePorts {
     /// numbers as `std_msgs/Float64`, text as `std_msgs/String`. A
     /// variable's topic is opened when it is first posted, up to
     /// [`MAX_VAR_TOPICS`]; later new names are dropped.
-    pub fn publish_vars(&mut self, p: &mut Participant, pubs: &[Publication]) -> Result<(), DdsError> {
+    pub fn publish_vars(
+        &mut self,
+        p: &mut Participant,
+        pubs: &[Publication],
+    ) -> Result<(), DdsError> {
         for pb in pubs {
             let Some(msg) = convert::publication(&pb.value) else {
                 continue;

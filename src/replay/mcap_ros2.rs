@@ -178,7 +178,9 @@ impl<W: Write + Seek> super::Output for Ros2Mcap<W> {
     fn post(&mut self, post: &crate::mission::Post, clock: f64) -> io::Result<()> {
         let value = match command_value(&post.command) {
             CommandValue::Number(v) => VarMessage::Number(Float64 { data: v }),
-            CommandValue::Text(s) => VarMessage::Text(StringMsg { data: s.to_string() }),
+            CommandValue::Text(s) => VarMessage::Text(StringMsg {
+                data: s.to_string(),
+            }),
         };
         self.var(post.vehicle, &post.var, value, clock)
     }

@@ -371,7 +371,10 @@ mod tests {
         b.extend_from_slice(&u32::MAX.to_le_bytes());
         let e = Reader::new(&b).unwrap().string("data").unwrap_err();
         assert!(e.what.contains("limit"), "{e}");
-        let e = Reader::new(&b).unwrap().seq_len("transforms", 8).unwrap_err();
+        let e = Reader::new(&b)
+            .unwrap()
+            .seq_len("transforms", 8)
+            .unwrap_err();
         assert!(e.what.contains("announces"), "{e}");
         // A length the rest cannot hold.
         let mut b = HEADER_CDR_LE.to_vec();

@@ -210,20 +210,26 @@ pub fn publication(value: &PubValue) -> Option<VarMessage> {
 /// its encapsulation header. A numeric variable takes `std_msgs/Float64`, a
 /// text variable `std_msgs/String` with usim's payload syntax; the payload
 /// then goes through the same checks as MQTT's ([`crate::command::parse`]).
-pub fn command_from_cdr(token: &str, body: &[u8], little_endian: bool) -> Result<Command, MessageError> {
+pub fn command_from_cdr(
+    token: &str,
+    body: &[u8],
+    little_endian: bool,
+) -> Result<Command, MessageError> {
     use super::msg::Message;
     let var = names::topic_var(token);
     let shown = || crate::text::clip(&format!("{} CDR bytes", body.len()), 40).into_owned();
     match kind_of(&var) {
         None => Err(MessageError::new(&var, shown(), "not a usim command topic")),
         Some(Kind::Number) => {
-            let m = Float64::from_body(body, little_endian)
-                .map_err(|e| MessageError::new(&var, shown(), format!("not a std_msgs/Float64: {e}")))?;
+            let m = Float64::from_body(body, little_endian).map_err(|e| {
+                MessageError::new(&var, shown(), format!("not a std_msgs/Float64: {e}"))
+            })?;
             parse(&var, &Payload::Number(m.data))
         }
         Some(Kind::Text) => {
-            let m = StringMsg::from_body(body, little_endian)
-                .map_err(|e| MessageError::new(&var, shown(), format!("not a std_msgs/String: {e}")))?;
+            let m = StringMsg::from_body(body, little_endian).map_err(|e| {
+                MessageError::new(&var, shown(), format!("not a std_msgs/String: {e}"))
+            })?;
             parse(&var, &Payload::Text(m.data))
         }
     }
@@ -277,11 +283,15 @@ mod tests {
 
     #[test]
     fn a_step_of_a_moving_boat() {
-        let mut p = Params::default();
-        p.origin = Some((43.825, -70.33));
+        let p = Params {
+            origin: Some((43.825, -70.33)),
+            ..Params::default()
+        };
         let mut v = Vehicle::from_params(p, 100.0);
-        v.handle_command(Command::DesiredThrust(60.0), 100.0).unwrap();
-        v.handle_command(Command::DesiredRudder(30.0), 100.0).unwrap();
+        v.handle_command(Command::DesiredThrust(60.0), 100.0)
+            .unwrap();
+        v.handle_command(Command::DesiredRudder(30.0), 100.0)
+            .unwrap();
         let mut f = VehicleFrames::new("alpha");
         let mut t = 100.0;
         let mut last = None;
@@ -314,9 +324,17 @@ mod tests {
     fn commands_take_the_checks_of_every_transport() {
         use super::super::msg::Message;
         let body = |m: &[u8]| m[4..].to_vec();
-        let ok = command_from_cdr("desired_rudder", &body(&Float64 { data: 12.0 }.to_cdr()), true);
+        let ok = command_from_cdr(
+            "desired_rudder",
+            &body(&Float64 { data: 12.0 }.to_cdr()),
+            true,
+        );
         assert_eq!(ok, Ok(Command::DesiredRudder(12.0)));
-        let nan = command_from_cdr("desired_rudder", &body(&Float64 { data: f64::NAN }.to_cdr()), true);
+        let nan = command_from_cdr(
+            "desired_rudder",
+            &body(&Float64 { data: f64::NAN }.to_cdr()),
+            true,
+        );
         assert!(nan.unwrap_err().reason.contains("finite"));
         let s = StringMsg {
             data: "x=1,y=2".into(),

@@ -57,7 +57,7 @@ impl Time {
     /// `t` seconds (a usim clock) as a ROS time: negative or non-finite
     /// times are 0, times past 2^31 s saturate; nanoseconds rounded.
     pub fn from_secs(t: f64) -> Time {
-        if !(t > 0.0) {
+        if t.is_nan() || t <= 0.0 {
             return Time::default();
         }
         if t >= i32::MAX as f64 {
@@ -506,23 +506,14 @@ mod tests {
         assert_eq!(Time::from_secs(f64::NAN), Time::default());
         assert_eq!(Time::from_secs(1e12).sec, i32::MAX);
         // 0.9999999999 s rounds up to a whole second, not nanosec 1e9.
-        assert_eq!(
-            Time::from_secs(2.9999999999),
-            Time {
-                sec: 3,
-                nanosec: 0
-            }
-        );
+        assert_eq!(Time::from_secs(2.9999999999), Time { sec: 3, nanosec: 0 });
         assert_eq!(Time::from_secs(7.25).nanos(), 7_250_000_000);
     }
 
     #[test]
     fn every_type_round_trips() {
         let h = Header {
-            stamp: Time {
-                sec: 5,
-                nanosec: 7,
-            },
+            stamp: Time { sec: 5, nanosec: 7 },
             frame_id: "alpha/odom".into(),
         };
         let odom = Odometry {

@@ -32,7 +32,10 @@ pub fn check_ros_name(name: &str) -> Result<(), String> {
         ));
     }
     if !first_ok || name.contains("__") || name.ends_with('_') || name.len() > 64 {
-        return Err(format!("{ROS_NAME_RULE}; `{}` is not one", name.escape_default()));
+        return Err(format!(
+            "{ROS_NAME_RULE}; `{}` is not one",
+            name.escape_default()
+        ));
     }
     Ok(())
 }
@@ -113,7 +116,10 @@ mod tests {
 
     #[test]
     fn topics_and_dds_names() {
-        assert_eq!(var_topic("alpha", "DESIRED_RUDDER"), "/alpha/desired_rudder");
+        assert_eq!(
+            var_topic("alpha", "DESIRED_RUDDER"),
+            "/alpha/desired_rudder"
+        );
         assert_eq!(topic_var("desired_rudder"), "DESIRED_RUDDER");
         assert_eq!(dds_topic(&odom("alpha")), "rt/alpha/odom");
         assert_eq!(dds_topic(TF), "rt/tf");
@@ -121,6 +127,9 @@ mod tests {
             dds_type("nav_msgs/msg/Odometry"),
             "nav_msgs::msg::dds_::Odometry_"
         );
-        assert_eq!(dds_type("std_msgs/msg/Float64"), "std_msgs::msg::dds_::Float64_");
+        assert_eq!(
+            dds_type("std_msgs/msg/Float64"),
+            "std_msgs::msg::dds_::Float64_"
+        );
     }
 }

@@ -56,7 +56,10 @@ pub fn have_netns(test: &str) -> bool {
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
-    ok || skip(test, "`unshare -n` cannot make a network namespace (run as root)")
+    ok || skip(
+        test,
+        "`unshare -n` cannot make a network namespace (run as root)",
+    )
 }
 
 /// rclpy and a network namespace: what every DDS test needs.
