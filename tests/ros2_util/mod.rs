@@ -6,8 +6,10 @@
 //! set (CI), which makes it fail.
 //!
 //! DDS tests run inside a network namespace with only loopback
-//! ([`in_netns`]: `unshare -n`, root), so that discovery multicast never
-//! leaves the machine and tests running at once do not see each other.
+//! ([`in_netns_thread`]: `unshare(CLONE_NEWNET)`, root), so that discovery
+//! multicast never leaves the machine and tests running at once do not see
+//! each other; Fast DDS's shared-memory transport is off in the peers
+//! ([`spawn_py`]), so everything goes through that loopback.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -96,34 +98,6 @@ pub fn run(mut cmd: Command, timeout: Duration) -> Output {
 pub fn run_py(name: &str, args: &[&str], timeout: Duration) -> Output {
     let mut cmd = Command::new(ros_python());
     cmd.arg(script(name)).args(args);
-    run(cmd, timeout)
-}
-
-/// The shell script that `in_netns` runs inside the namespace: loopback up
-/// with multicast (DDS discovery), then the given script. Everything it
-/// starts ends with the namespace's shell: its processes are killed by
-/// the `wait`/`kill` lines of `body` or at the timeout.
-pub const NETNS_PRELUDE: &str = "set -u
-ip link set lo up
-ip link set lo multicast on
-ip route add 224.0.0.0/4 dev lo 2>/dev/null || true
-";
-
-/// Run shell script `body` (bash) in a fresh network namespace that has
-/// only loopback; `env` is added to its environment. Killed at `timeout`.
-pub fn in_netns(body: &str, env: &[(&str, &str)], timeout: Duration) -> Output {
-    let mut cmd = Command::new("unshare");
-    cmd.args(["-n", "--kill-child", "bash", "-c"])
-        .arg(format!("{NETNS_PRELUDE}{body}"))
-        .env("USIM_ROS2_PYTHON", ros_python())
-        // Fast DDS: no shared-memory transport, so that every sample goes
-        // through the namespace's loopback (and never through /dev/shm to a
-        // process outside it).
-        .env("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
-        .env("ROS_DOMAIN_ID", "0");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
     run(cmd, timeout)
 }
 
