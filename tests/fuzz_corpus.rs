@@ -163,3 +163,13 @@ fn alog() {
 fn moos_appcast() {
     replay("moos_appcast");
 }
+
+#[test]
+fn ros2_cdr() {
+    replay("ros2_cdr");
+}
+
+#[test]
+fn ros2_command() {
+    replay("ros2_command");
+}
