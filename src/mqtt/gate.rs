@@ -537,14 +537,17 @@ async fn serve(listener: TcpListener, upstream: SocketAddr, limits: GateLimits) 
         };
         let ip = peer.ip();
         let close = Arc::new(tokio::sync::Notify::new());
-        let admitted = conns.lock().map_err(|_| "internal error").and_then(|mut c| {
-            let a = c.admission.admit(ip, &limits)?;
-            if let Some(victim) = a.shed.and_then(|v| c.close.remove(&v)) {
-                victim.notify_one();
-            }
-            c.close.insert(a.id, Arc::clone(&close));
-            Ok(a)
-        });
+        let admitted = conns
+            .lock()
+            .map_err(|_| "internal error")
+            .and_then(|mut c| {
+                let a = c.admission.admit(ip, &limits)?;
+                if let Some(victim) = a.shed.and_then(|v| c.close.remove(&v)) {
+                    victim.notify_one();
+                }
+                c.close.insert(a.id, Arc::clone(&close));
+                Ok(a)
+            });
         let a = match admitted {
             Ok(a) => a,
             Err(why) => {
@@ -650,13 +653,7 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 /// Forward `first` (the CONNECT, `connect_len` bytes, and what followed
 /// it) and then both directions, until either side closes or the client
 /// sends DISCONNECT (not forwarded, see [`Framer`]).
-async fn forward(
-    sock: TcpStream,
-    up: TcpStream,
-    first: Vec<u8>,
-    connect_len: usize,
-    slot: &Slot,
-) {
+async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: usize, slot: &Slot) {
     let (mut cr, mut cw) = sock.into_split();
     let (mut ur, mut uw) = up.into_split();
     let mut down = tokio::spawn(async move {
@@ -807,7 +804,10 @@ mod tests {
         persistent[9] &= !0x02;
         assert!(matches!(
             check_connect(&persistent),
-            ConnectCheck::Refuse { code: RC_BAD_CLIENT_ID, .. }
+            ConnectCheck::Refuse {
+                code: RC_BAD_CLIENT_ID,
+                ..
+            }
         ));
     }
 
@@ -911,7 +911,9 @@ mod tests {
         let mut a = Admission::default();
         let local: IpAddr = [127, 0, 0, 1].into();
         let remote: IpAddr = [10, 0, 0, 1].into();
-        let ids: Vec<ConnId> = (0..6).map(|_| a.admit(local, &limits).unwrap().id).collect();
+        let ids: Vec<ConnId> = (0..6)
+            .map(|_| a.admit(local, &limits).unwrap().id)
+            .collect();
         // The first two subscribe (active); the other four stay idle.
         a.active(ids[0]);
         a.active(ids[1]);
@@ -928,7 +930,10 @@ mod tests {
         a.release(ids[0]);
         a.release(ids[1]);
         let idle = a.admit(local, &limits).unwrap().id; // 5 open, 1 idle
-        assert!(a.admit(remote, &limits).is_err(), "5 > 4: shedding one is not enough");
+        assert!(
+            a.admit(remote, &limits).is_err(),
+            "5 > 4: shedding one is not enough"
+        );
         a.release(a.open.keys().copied().find(|k| *k != idle).unwrap());
         let got = a.admit(remote, &limits).unwrap(); // 4 open = its cap
         assert_eq!(got.shed, Some(idle));
