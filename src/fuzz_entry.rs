@@ -42,6 +42,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_db", moos_db),
     ("nmea_report", nmea_report),
     ("ais_in", ais_in),
+    ("nmea_tables", nmea_tables),
     ("nsplug", nsplug),
     ("alog", alog),
     ("moos_appcast", moos_appcast),
@@ -815,7 +816,14 @@ pub fn nmea_report(data: &[u8]) {
 /// target returned has an in-range position or none, finite numbers, and
 /// serialises to JSON.
 pub fn ais_in(data: &[u8]) {
-    let mut a = crate::nmea::input::AisInput::new();
+    // An even length: the full table; odd: 3 targets, so the corpus
+    // reaches the forgetting path.
+    let cap = if data.len() % 2 == 0 {
+        crate::nmea::input::MAX_TARGETS
+    } else {
+        3
+    };
+    let mut a = crate::nmea::input::AisInput::with_capacity(cap);
     for line in data.split(|&b| b == b'\n') {
         if let Ok(Some(t)) = a.line(line) {
             if let Some(lat) = t.lat {
@@ -830,7 +838,106 @@ pub fn ais_in(data: &[u8]) {
             serde_json::to_vec(t).expect("a target serialises");
         }
     }
-    assert!(a.targets() <= crate::nmea::input::MAX_TARGETS);
+    assert!(a.targets() <= cap);
+}
+
+/// The tables `usim nmea` keeps (`nmea::recent::Recent`, `nmea::slots::Slots`,
+/// the engine's tracks) under any order of events. Each byte is one event:
+/// the top two bits pick the kind, the low bits a key or address. The
+/// table is checked against a plain list kept in least-recently-heard
+/// order; the slots against their caps and eviction rule; the engine
+/// never paces more than its capacity.
+pub fn nmea_tables(data: &[u8]) {
+    use crate::nmea::recent::Recent;
+    use crate::nmea::slots::Slots;
+    use crate::nmea::{Engine, Options, ShipState};
+    const CAP: usize = 5;
+    let mut t: Recent<u8, u32> = Recent::new(CAP);
+    let mut model: Vec<(u8, u32)> = Vec::new(); // oldest first
+    let mut slots = Slots::new(6, 2);
+    let mut held: Vec<(u64, u8)> = Vec::new(); // (slot, address), oldest first
+    let mut engine = Engine::with_capacity(Options::default(), Some("k0".into()), 3);
+    for (i, &b) in data.iter().enumerate() {
+        let key = b & 0x0f;
+        let i = i as u32;
+        match b >> 6 {
+            0 => {
+                let (v, gone) = t.heard(&key, || i);
+                let got = *v;
+                let want_gone = if let Some(p) = model.iter().position(|(k, _)| *k == key) {
+                    let e = model.remove(p);
+                    model.push(e);
+                    None
+                } else {
+                    let gone = (model.len() >= CAP).then(|| model.remove(0));
+                    model.push((key, i));
+                    gone
+                };
+                assert_eq!(gone, want_gone, "forgotten entry");
+                assert_eq!(Some(&got), model.last().map(|(_, v)| v));
+            }
+            1 => {
+                let want = model
+                    .iter()
+                    .position(|(k, _)| *k == key)
+                    .map(|p| model.remove(p).1);
+                assert_eq!(t.remove(&key), want);
+            }
+            2 => {
+                let addr = key & 3;
+                let ip = std::net::IpAddr::from([10, 0, 0, addr]);
+                let (id, evicted) = slots.admit(ip);
+                if let Some(e) = evicted {
+                    let p = held
+                        .iter()
+                        .position(|(s, _)| *s == e)
+                        .expect("evicts a held slot");
+                    let (_, ea) = held.remove(p);
+                    let mine = held.iter().filter(|(_, a)| *a == addr).count();
+                    if ea != addr {
+                        assert_eq!(held.len(), 5, "evicts another address only when full");
+                        let count = |x: u8| held.iter().filter(|(_, a)| *a == x).count();
+                        assert!(
+                            (0..4).all(|x| count(x) <= count(ea) + 1),
+                            "most represented"
+                        );
+                        assert!(mine < 2);
+                    }
+                }
+                held.push((id, addr));
+                assert!(held.len() <= 6 && slots.len() == held.len());
+                assert!(held.iter().filter(|(_, a)| *a == addr).count() <= 2);
+            }
+            _ => {
+                if key < 4 {
+                    if let Some(&(id, _)) = held.get(usize::from(key)) {
+                        slots.release(id);
+                        held.remove(usize::from(key));
+                    }
+                }
+                let s = ShipState {
+                    t: f64::from(i),
+                    clock: 1.7e9 + f64::from(i),
+                    lat: 43.8,
+                    lon: -70.3,
+                    sog: 1.0,
+                    cog: 0.0,
+                    heading: 0.0,
+                    depth: 0.0,
+                    altitude: f64::NAN,
+                };
+                let mut out = Vec::new();
+                let name = format!("k{}", key & 7);
+                let _ = engine.update(&name, &s, &mut out);
+                assert!(engine.is_tracked(&name) && engine.len() <= 3);
+                out.clear();
+                let n = engine.static_reports(&mut out);
+                assert_eq!(n, 2 * engine.len());
+                assert_eq!(out.iter().filter(|&&c| c == b'\n').count(), n);
+            }
+        }
+        assert_eq!(t.len(), model.len());
+    }
 }
 
 /// nsplug on a mission template: the input is the top file, then the

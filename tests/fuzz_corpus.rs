@@ -150,6 +150,11 @@ fn ais_in() {
 }
 
 #[test]
+fn nmea_tables() {
+    replay("nmea_tables");
+}
+
+#[test]
 fn nsplug() {
     replay("nsplug");
 }
