@@ -262,6 +262,18 @@ impl Client {
         self.push(m);
     }
 
+    /// Post a double or a string at real Unix time `unix` with the
+    /// auxiliary source `aux` (MOOS's `SrcAux`, forwarded by the DB).
+    pub fn notify_aux(&mut self, var: &str, value: Result<f64, &str>, aux: &str, unix: f64) {
+        let t = self.moos_time(unix);
+        let mut m = match value {
+            Ok(v) => Message::notify_double(var, v, t),
+            Err(s) => Message::notify_string(var, s, t),
+        };
+        m.source_aux = aux.to_string();
+        self.push(m);
+    }
+
     /// Post a message stamped with MOOS time `moos_time` (s), e.g. a
     /// simulator's iteration time: a double or a string.
     pub fn notify_at(&mut self, var: &str, value: Result<f64, &str>, moos_time: f64) {

@@ -193,6 +193,12 @@ impl Poster {
         self.inner.client().notify_string(var, v, unix_now());
         self.inner.wake.notify_all();
     }
+
+    /// Post a double or a string now with the auxiliary source `aux`.
+    pub fn notify_aux(&self, var: &str, v: Result<f64, &str>, aux: &str) {
+        self.inner.client().notify_aux(var, v, aux, unix_now());
+        self.inner.wake.notify_all();
+    }
 }
 
 fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
