@@ -48,6 +48,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_appcast", moos_appcast),
     ("ros2_cdr", ros2_cdr),
     ("ros2_command", ros2_command),
+    ("moos_bridge", moos_bridge),
 ];
 
 /// The function of target `name`.
@@ -1145,5 +1146,109 @@ pub fn ros2_command(data: &[u8]) {
         t += 0.25;
         v.step(t);
         check_vehicle(&v);
+    }
+}
+
+/// The MOOS ⇄ MQTT bridge's mapping ([`crate::moos::bridge::Mirror`]) fed
+/// hostile traffic from both sides. Records are separated by `0xff 0xfe`;
+/// a record's first byte picks what it is (low 2 bits: a MOOS string, a
+/// MOOS double (8 bytes little-endian after the key), an MQTT message, a
+/// clock tick of the second byte's seconds) and its source (bit 2: the
+/// bridge itself, bit 3: marked as a posting from MQTT); the rest is
+/// `KEY 0x00 VALUE`. Invariants: every publication has a valid topic and
+/// fits the MQTT packet limit; every NODE_REPORT is JSON with every CSV
+/// column and only finite numbers; nothing marked as from MQTT, and
+/// nothing of the bridge's own, is mirrored; postings into the MOOSDB are
+/// `--to-moos` variables with finite doubles and bounded strings.
+pub fn moos_bridge(data: &[u8]) {
+    use crate::moos::bridge::{
+        topic_level_problem, Mirror, MoosPost, FROM_MQTT_AUX, MAX_MQTT_OUT, MAX_TO_MOOS_PAYLOAD,
+    };
+    use crate::moos::codec::Message;
+    let to_moos = [
+        "DEPLOY".to_string(),
+        "NAV_X".to_string(),
+        "A\u{1b}".to_string(),
+    ];
+    let mut m = Mirror::new("usim", "alpha", "bridge", &["*".to_string()], &to_moos);
+    m.set_community("alpha");
+    let mut now = 1000.0;
+    let check_out = |o: &crate::moos::bridge::MqttOut| {
+        assert!(o.topic.len() + o.payload.len() + 7 <= MAX_MQTT_OUT);
+        for level in o.topic.split('/') {
+            if let Some(why) = topic_level_problem(level) {
+                // Levels inside a MOOS name with '/' may be anything valid.
+                assert!(why == "is empty", "{:?} {why}", o.topic);
+            }
+        }
+        assert!(!o.topic.contains(['+', '#', '\0']));
+        if o.topic.ends_with("/NODE_REPORT") && o.topic.split('/').count() == 3 {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.payload) {
+                if v.is_object() {
+                    for col in crate::replay::csv::HEADER.split(',') {
+                        let x = &v[col];
+                        assert!(
+                            x.is_null() || x.as_f64().is_some_and(f64::is_finite),
+                            "{col}"
+                        );
+                    }
+                }
+            }
+        }
+    };
+    for rec in data.split(|b| *b == 0xff).take(256) {
+        let rec = rec.strip_prefix(&[0xfe]).unwrap_or(rec);
+        let Some((&sel, rest)) = rec.split_first() else {
+            continue;
+        };
+        let (key, value) = match rest.iter().position(|b| *b == 0) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &[][..]),
+        };
+        let key = String::from_utf8_lossy(key).into_owned();
+        let mut msg = match sel & 3 {
+            0 => Message::notify_string(&key, &String::from_utf8_lossy(value), now),
+            1 => {
+                let mut b = [0u8; 8];
+                let n = value.len().min(8);
+                b[..n].copy_from_slice(&value[..n]);
+                Message::notify_double(&key, f64::from_le_bytes(b), now)
+            }
+            2 => {
+                let topic = format!("usim/alpha/{key}");
+                match m.from_mqtt(&topic, value, now) {
+                    Some(MoosPost::Double(var, v)) => {
+                        assert!(v.is_finite() && to_moos.contains(&var));
+                    }
+                    Some(MoosPost::Text(var, s)) => {
+                        assert!(s.len() <= MAX_TO_MOOS_PAYLOAD && to_moos.contains(&var));
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            _ => {
+                now += f64::from(rest.first().copied().unwrap_or(1));
+                for o in m.expire(now) {
+                    check_out(&o);
+                }
+                continue;
+            }
+        };
+        msg.source = if sel & 4 != 0 { "bridge" } else { "other" }.into();
+        if sel & 8 != 0 {
+            msg.source_aux = FROM_MQTT_AUX.into();
+        }
+        let out = m.from_moos(&msg, now);
+        if sel & 12 != 0 {
+            assert!(out.is_empty(), "own or from-MQTT mail mirrored: {out:?}");
+        }
+        for o in &out {
+            check_out(o);
+        }
+        let _ = m.take_warnings();
+    }
+    for o in m.shutdown() {
+        assert!(o.payload.is_empty() && o.retain);
     }
 }

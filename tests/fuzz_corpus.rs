@@ -178,3 +178,8 @@ fn ros2_cdr() {
 fn ros2_command() {
     replay("ros2_command");
 }
+
+#[test]
+fn moos_bridge() {
+    replay("moos_bridge");
+}
