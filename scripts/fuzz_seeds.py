@@ -382,5 +382,126 @@ sweeps = [
 for c in sweeps:
     put("sweep", c)
 
+# ---- ros2_cdr / ros2_command: ROS 2 CDR (XCDR1; header 00 01 00 00) ------
+import struct
+
+
+class Cdr:
+    """A tiny CDR little-endian writer for the seeds (alignment from the body start)."""
+
+    def __init__(self):
+        self.b = bytearray()
+
+    def al(self, n):
+        self.b += b"\0" * ((n - len(self.b) % n) % n)
+
+    def f64(self, *v):
+        for x in v:
+            self.al(8)
+            self.b += struct.pack("<d", x)
+        return self
+
+    def i32(self, v):
+        self.al(4)
+        self.b += struct.pack("<i", v)
+        return self
+
+    def u32(self, v):
+        self.al(4)
+        self.b += struct.pack("<I", v)
+        return self
+
+    def s(self, text):
+        raw = text.encode()
+        self.u32(len(raw) + 1)
+        self.b += raw + b"\0"
+        return self
+
+    def u8(self, v):
+        self.b += bytes([v & 0xFF])
+        return self
+
+    def u16(self, v):
+        self.al(2)
+        self.b += struct.pack("<H", v)
+        return self
+
+    def msg(self):
+        return b"\0\x01\0\0" + bytes(self.b)
+
+
+def header(c, sec=1, ns=2, frame="alpha/odom"):
+    return c.i32(sec).u32(ns).s(frame)
+
+
+odom = header(Cdr()).s("alpha/base_link").f64(1, 2, -3, 0, 0, 0.7, 0.7).f64(*[0.0] * 36)
+odom = odom.f64(1, 0, 0, 0, 0, -0.1).f64(*[0.0] * 36).msg()
+fix = header(Cdr(), frame="alpha/base_link").u8(0).u16(1).f64(43.8, -70.3, 0).f64(*[0.0] * 9).u8(0).msg()
+pose = header(Cdr(), frame="map").f64(1, 2, 3, 0, 0, 0, 1).msg()
+ts = header(Cdr(), frame="map").s("alpha/odom").f64(0, 0, 0, 0, 0, 0, 1).msg()
+tf2 = Cdr().u32(2)
+for child in ["alpha/odom", "alpha/base_link"]:
+    header(tf2, frame="map").s(child).f64(1, 2, 3, 0, 0, 0, 1)
+tf2 = tf2.msg()
+msgs_cdr = [
+    (0, Cdr().f64(12.5).msg()),
+    (0, Cdr().f64(float("nan")).msg()),
+    (0, Cdr().f64(float("inf")).msg() + b"\0\0\0"),
+    (0, Cdr().f64(1.0).msg() + b"\0" * 9),
+    (1, Cdr().s("x=10,y=-20").msg()),
+    (1, Cdr().u32(0).msg()),
+    (1, Cdr().u32(0xFFFFFFFF).msg()),
+    (1, b"\0\x01\0\0" + struct.pack("<I", 4) + b"ab\0\0"),
+    (1, b"\0\x01\0\0" + struct.pack("<I", 3) + b"\xff\xfe\0"),
+    (2, odom),
+    (2, odom[: len(odom) // 2]),
+    (3, fix),
+    (4, pose),
+    (5, ts),
+    (6, tf2),
+    (6, Cdr().u32(1 << 30).msg()),
+    (6, Cdr().u32(300).msg() + b"\0" * 64),
+    (7, Cdr().i32(-5).u32(2000000000).msg()),
+    (8, Cdr().i32(2147483647).u32(999999999).msg()),
+    (9, b"\0\x00\0\0" + struct.pack(">d", 1.5)),
+    (9, b"\0\x07\0\0" + b"\0" * 8),
+    (9, b""),
+    (0x10, struct.pack("<d", 3.25)),
+    (0x30, struct.pack(">d", 3.25)),
+    (0x11, struct.pack("<I", 3) + b"hi\0"),
+]
+for sel, body in msgs_cdr:
+    put("ros2_cdr", bytes([sel]) + body)
+
+
+def rec(var_index, body, big=False):
+    return bytes([var_index | (0x80 if big else 0), len(body)]) + body
+
+
+subs = [ln.split('"')[1] for ln in (ROOT / "src/command.rs").read_text().split("pub const SUBSCRIPTIONS")[1].split("];")[0].splitlines() if ln.strip().startswith('("') or ln.strip().startswith('"')]
+ix = {v: i for i, v in enumerate(subs)}
+f64b = lambda x: struct.pack("<d", x)  # noqa: E731
+strb = lambda t: Cdr().s(t).b  # noqa: E731
+cmds = [
+    rec(ix["DESIRED_THRUST"], f64b(60)) + rec(ix["DESIRED_RUDDER"], f64b(20)),
+    rec(ix["DESIRED_THRUST"], f64b(float("nan"))) + rec(ix["DESIRED_RUDDER"], f64b(float("-inf"))),
+    rec(ix["DESIRED_THRUST"], f64b(1e308)) + rec(ix["DESIRED_RUDDER"], f64b(-1e308)),
+    rec(ix["DESIRED_THRUST"], struct.pack(">d", 50), big=True),
+    rec(ix["USM_RESET"], strb("x=10,y=-20,heading=45")),
+    rec(ix["USM_RESET"], strb("x=1e308,y=nan")),
+    rec(ix["DRIFT_VECTOR_ADD"], strb("90,1e300")),
+    rec(ix["SET"], strb('["DESIRED_THRUST","ClearAll",[]]')),
+    rec(ix["SET"], strb("[" * 60)),
+    rec(ix["USM_RESET"], f64b(1.0)),
+    rec(ix["DESIRED_RUDDER"], strb("12")),
+    rec(ix["DESIRED_RUDDER"], b"\1\2\3"),
+    rec(ix["DESIRED_RUDDER"], b""),
+    rec(120, f64b(1.0)),
+    rec(ix["DESIRED_HEADING"], f64b(400)) + rec(ix["DESIRED_SPEED"], f64b(-3)),
+    b"".join(rec(ix["DESIRED_RUDDER"], f64b(float(i))) for i in range(40)),
+]
+for c in cmds:
+    put("ros2_command", c)
+
 for t in sorted(CORPUS.iterdir()):
     print(t.name, len(list(t.iterdir())))

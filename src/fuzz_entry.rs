@@ -44,6 +44,9 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ais_in", ais_in),
     ("nsplug", nsplug),
     ("alog", alog),
+    ("moos_appcast", moos_appcast),
+    ("ros2_cdr", ros2_cdr),
+    ("ros2_command", ros2_command),
 ];
 
 /// The function of target `name`.
@@ -282,6 +285,9 @@ pub fn view_client(data: &[u8]) {
                 "a non-finite number {value:?}"
             );
         }
+        Ok(ClientMessage::Button { index, .. }) => {
+            assert!(index < crate::view::buttons::MAX_BUTTONS, "button {index}");
+        }
         Err(r) => assert!(!r.reason.is_empty(), "a refusal without a reason"),
     }
 }
@@ -349,12 +355,24 @@ pub fn node_report(data: &[u8]) {
 }
 
 /// A `.moos` file for `usim import-moos` (`moos_import::import`), with the
-/// default block and with `--process uSimMarineV22`. An imported config is
+/// default block and with `--process uSimMarineV22`, and for `usim view`'s
+/// pMarineViewer buttons. An imported config is
 /// TOML; if it loads it builds a vehicle that steps finitely.
 pub fn moos_import(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // The same file as `usim view MISSION` reads its pMarineViewer
+    // buttons from: bounded, every posting a valid MQTT topic level.
+    let (buttons, _) = crate::view::buttons::from_mission(text);
+    assert!(buttons.len() <= crate::view::buttons::MAX_BUTTONS);
+    for b in &buttons {
+        assert!(b.posts.len() <= crate::view::buttons::MAX_POSTS);
+        for (var, _) in &b.posts {
+            assert!(crate::mqtt::topics::check_var(var).is_ok(), "{var:?}");
+        }
+    }
+    let _ = crate::moos_import::block_names(text);
     for process in [None, Some("uSimMarineV22")] {
         let Ok(imp) = crate::moos_import::import(text, process) else {
             continue;
@@ -856,5 +874,158 @@ pub fn alog(data: &[u8]) {
             let n = r.t.len();
             assert!(n > 0 && r.x.len() == n && r.elevator.len() == n && r.k.len() == n);
         }
+    }
+}
+
+/// Mail for an appcasting app (`moos::appcast`): lines `R text`
+/// (`APPCAST_REQ`), `I number` (`TERM_REPORT_INTERVAL`), `W text` (a
+/// configuration warning), `E text` (a run warning), `P` (an iteration
+/// ends), one MOOS second apart. The request table stays bounded and every
+/// APPCAST splits, at `!@#`, into exactly AppCast.cpp's ten fields in order (with a node).
+pub fn moos_appcast(data: &[u8]) {
+    use crate::moos::appcast::{AppCaster, CastSettings, MAX_REQUESTS};
+    let text = String::from_utf8_lossy(data);
+    let mut c = AppCaster::new(
+        "uSimMarineV22",
+        "alpha",
+        10.0,
+        crate::model::ModelVariant::V22,
+        &CastSettings::default(),
+        &[],
+    );
+    let mut k = 0u64;
+    for (i, line) in text.lines().take(256).enumerate() {
+        let now = i as f64;
+        let (op, arg) = line.split_at(line.len().min(1));
+        let arg = arg.trim_start();
+        match op {
+            "R" => {
+                c.on_mail("APPCAST_REQ", arg, 0.0, now);
+            }
+            "I" => {
+                c.on_mail(
+                    "TERM_REPORT_INTERVAL",
+                    "",
+                    arg.parse().unwrap_or(f64::NAN),
+                    now,
+                );
+            }
+            "W" => c.cfg_warning(arg),
+            "E" => c.run_warning(arg),
+            _ => {
+                k += 1;
+                if let Some(s) = c.post_report(k, now, || arg.replace('|', "\n")) {
+                    let names: Vec<&str> = s
+                        .split("!@#")
+                        .map(|f| f.split_once('=').map_or(f, |(n, _)| n))
+                        .collect();
+                    let expected = |n: &&str| {
+                        [
+                            "proc",
+                            "iter",
+                            "node",
+                            "messages",
+                            "config_warnings",
+                            "events_total",
+                            "events",
+                            "run_warning_total",
+                            "run_warnings",
+                            "",
+                        ]
+                        .contains(n)
+                    };
+                    assert!(names.iter().all(expected), "{names:?}\n{s}");
+                    assert_eq!(names.len(), 10, "{names:?}\n{s}");
+                }
+            }
+        }
+        assert!(c.requests_len() <= MAX_REQUESTS);
+    }
+}
+
+/// ROS 2 CDR into every decoder of [`crate::ros2::msg`]. Byte 0 picks the
+/// type (its value mod 10) and the path: bit 4 clear, a whole message
+/// (encapsulation header first); set, a DDS sample's body, little-endian
+/// unless bit 5 is set. A message that decodes must re-encode to bytes
+/// that decode and re-encode to the same bytes (floats compared by bits).
+pub fn ros2_cdr(data: &[u8]) {
+    use crate::ros2::msg::*;
+    fn round<M: Message>(rest: &[u8], body: bool, little: bool) {
+        let m = if body {
+            M::from_body(rest, little)
+        } else {
+            M::from_cdr(rest)
+        };
+        if let Ok(m) = m {
+            let b = m.to_cdr();
+            let again = M::from_cdr(&b).expect("a re-encoded message decodes");
+            assert_eq!(again.to_cdr(), b, "{} re-encodes differently", M::NAME);
+        }
+    }
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let (body, little) = (sel & 0x10 != 0, sel & 0x20 == 0);
+    match sel % 10 {
+        0 => round::<Float64>(rest, body, little),
+        1 => round::<StringMsg>(rest, body, little),
+        2 => round::<Odometry>(rest, body, little),
+        3 => round::<NavSatFix>(rest, body, little),
+        4 => round::<PoseStamped>(rest, body, little),
+        5 => round::<TransformStamped>(rest, body, little),
+        6 => round::<TfMessage>(rest, body, little),
+        7 => round::<Clock>(rest, body, little),
+        8 => round::<Time>(rest, body, little),
+        _ => {
+            // Every decoder on the same bytes.
+            round::<Float64>(rest, body, little);
+            round::<StringMsg>(rest, body, little);
+            round::<Odometry>(rest, body, little);
+            round::<TfMessage>(rest, body, little);
+        }
+    }
+}
+
+/// Commands arriving as CDR on a vehicle's ROS 2 topics
+/// ([`crate::ros2::convert::command_from_cdr`]), into a running vehicle.
+/// The input is records `[sel][len][len bytes]`: `sel` picks the variable
+/// (an index into [`crate::command::SUBSCRIPTIONS`], past its end an
+/// unknown topic) and, with bit 7, big-endian; the bytes are the sample's
+/// body. An accepted command is handled and the vehicle steps 0.25 s;
+/// after each record the state and publications must be finite.
+pub fn ros2_command(data: &[u8]) {
+    use crate::command::SUBSCRIPTIONS;
+    use crate::ros2::convert::command_from_cdr;
+    let p = Params {
+        origin: Some((43.825, -70.33)),
+        ..Params::default()
+    };
+    let mut v = Vehicle::from_params(p, 1000.0);
+    let mut t = 1000.0;
+    let mut rest = data;
+    for _ in 0..32 {
+        let [sel, len, tail @ ..] = rest else {
+            break;
+        };
+        let n = usize::from(*len).min(tail.len());
+        let (body, next) = tail.split_at(n);
+        rest = next;
+        let i = usize::from(sel & 0x7f);
+        let token = SUBSCRIPTIONS.get(i).map_or_else(
+            || "no_such_var".to_string(),
+            |(var, _, _)| var.to_ascii_lowercase(),
+        );
+        match command_from_cdr(&token, body, sel & 0x80 == 0) {
+            Ok(cmd) => {
+                let _ = v.handle_command(cmd, t);
+            }
+            Err(e) => {
+                assert!(!e.reason.is_empty());
+                assert!(e.payload.len() <= 1000, "an error echoes a bounded payload");
+            }
+        }
+        t += 0.25;
+        v.step(t);
+        check_vehicle(&v);
     }
 }

@@ -19,6 +19,8 @@
 //! * [`mqtt`]: the live vehicle process, the embedded broker and tools.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //! * [`nmea`]: NMEA 0183 and AIS output (and AIS input), sans-IO.
+//! * [`ros2`]: ROS 2 messages in CDR, names, QoS and the state mapping, sans-IO.
+//! * `dds` (feature `ros2`, on by default): the DDS participant (RustDDS) over [`ros2`].
 //! * [`cli`]: the `usim` command line.
 //! * [`fuzz_entry`]: fuzz target bodies (`fuzz/`), replayed by `cargo test`.
 
@@ -29,6 +31,8 @@ pub mod batch;
 pub mod cli;
 pub mod command;
 pub mod config;
+#[cfg(feature = "ros2")]
+pub mod dds;
 pub mod encounter;
 pub mod fuzz_entry;
 pub mod input_file;
@@ -42,6 +46,7 @@ pub mod nmea;
 pub mod nsplug;
 pub mod plot;
 pub mod replay;
+pub mod ros2;
 pub mod sweep;
 pub mod text;
 pub mod view;

@@ -41,6 +41,12 @@ pub struct Imported {
     pub toml: String,
     /// Lines left out, in file order.
     pub unmapped: Vec<Unmapped>,
+    /// The mission's PID app block (`pMarinePIDV22`, else `pMarinePID`)
+    /// and its line, when present and not imported (`--pid-from`): the
+    /// mission closes the loop there.
+    pub pid_app: Option<(String, usize)>,
+    /// The block the PID settings came from (`--pid-from`).
+    pub pid_from: Option<String>,
 }
 
 /// Why nothing could be imported.
@@ -184,12 +190,21 @@ const CLASSIC_ALIASES: &[(&str, &str)] = &[
 /// V22 keys usim does not model.
 const V22_OUT_OF_SCOPE: &[&str] = &["active_start"];
 
-/// Keys of every MOOS app that usim has no use for.
-const MOOS_APP_KEYS: &[&str] = &["commstick", "maxapptick", "iterateMode", "iteratemode"];
+/// Keys of every MOOS app that usim has no use for (uSimMarine reports
+/// them as unhandled too).
+const MOOS_APP_KEYS: &[&str] = &["iteratemode"];
 
-/// Keys the MOOS-IvP app framework handles for every app (uSimMarine never
-/// reports them as unhandled): dropped without a word.
-const FRAMEWORK_KEYS: &[&str] = &["app_logging", "deprecated_ok"];
+/// Keys the MOOS and MOOS-IvP app frameworks handle for every app
+/// (`AppCastingMOOSApp::reportUnhandledConfigWarning` never reports them;
+/// `AppTick` is mapped on its own): dropped without a word.
+const FRAMEWORK_KEYS: &[&str] = &[
+    "app_logging",
+    "deprecated_ok",
+    "commstick",
+    "maxapptick",
+    "term_report_interval",
+    "max_appcast_events",
+];
 
 /// Every key a uSimMarine block may hold, as MOOS-IvP documents it: the
 /// candidates of a "did you mean" for a line that is none of them.
@@ -201,7 +216,12 @@ fn known_keys() -> impl Iterator<Item = &'static str> {
         .map(|(k, _)| *k)
         .chain(CLASSIC_ALIASES.iter().map(|(k, _)| *k))
         .chain(V22_OUT_OF_SCOPE.iter().copied())
-        .chain(FRAMEWORK_KEYS.iter().copied())
+        .chain(FRAMEWORK_KEYS.iter().copied().filter(|k| {
+            // the MOOS settings are suggested as MOOS writes them (`CommsTick`)
+            !crate::config::MOOS_APP_SETTINGS
+                .iter()
+                .any(|m| m.eq_ignore_ascii_case(k))
+        }))
         .chain(crate::config::MOOS_APP_SETTINGS.iter().copied())
 }
 
@@ -213,9 +233,134 @@ struct Line {
     value: String,
 }
 
+/// The names of the file's `ProcessConfig = NAME` blocks, in file order
+/// (the same reading rules as [`import`]).
+pub fn block_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for raw in text.lines() {
+        let line: String = raw
+            .split("//")
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '\r'))
+            .collect();
+        if line.starts_with('{') {
+            depth += 1;
+        } else if line.starts_with('}') {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.eq_ignore_ascii_case("processconfig") {
+                    let name = v.strip_suffix('{').unwrap_or(v);
+                    if v.ends_with('{') {
+                        depth += 1;
+                    }
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The lines of the first `ProcessConfig = NAME` block (name compared
+/// without case), as (key lower-cased, value) with blanks removed, in
+/// file order; empty values dropped (MOOS's reading rules).
+pub fn block_lines(text: &str, name: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut state = 0u8; // 0 outside, 1 saw the header, 2 inside ours, 3 inside another
+    for raw in text.lines() {
+        let line: String = raw
+            .split("//")
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '\r'))
+            .collect();
+        if line.is_empty() {
+            continue;
+        }
+        match state {
+            0 | 1 if line.starts_with('{') => {
+                state = if state == 1 { 2 } else { 3 };
+                if state == 2 {
+                    if let Some((k, v)) = line[1..].split_once('=') {
+                        if !v.is_empty() {
+                            out.push((k.to_ascii_lowercase(), v.to_string()));
+                        }
+                    }
+                }
+            }
+            2 | 3 if line.starts_with('}') => {
+                if state == 2 {
+                    return out;
+                }
+                state = 0;
+            }
+            2 => {
+                if let Some((k, v)) = line.split_once('=') {
+                    if !k.is_empty() && !v.is_empty() {
+                        out.push((k.to_ascii_lowercase(), v.to_string()));
+                    }
+                }
+            }
+            3 => {}
+            _ => {
+                if let Some((k, v)) = line.split_once('=') {
+                    if k.eq_ignore_ascii_case("processconfig") {
+                        let (n, open) = match v.strip_suffix('{') {
+                            Some(n) => (n, true),
+                            None => (v, false),
+                        };
+                        let ours = n.eq_ignore_ascii_case(name);
+                        state = match (ours, open) {
+                            (true, true) => 2,
+                            (true, false) => 1,
+                            (false, true) => 3,
+                            (false, false) => 0,
+                        };
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What to import, beyond the text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions<'a> {
+    /// The block to read (default: the first `uSimMarine` or
+    /// `uSimMarineV22` block).
+    pub block: Option<&'a str>,
+    /// The model of a block whose name is neither `uSimMarine` nor
+    /// `uSimMarineV22` (pAntler's alias, e.g. `uSimMarine_alpha`): true for
+    /// V22. Ignored for a block with one of those names.
+    pub v22: Option<bool>,
+    /// Take the V22 embedded PID's settings from this block too (e.g.
+    /// `pMarinePIDV22`: `usim import-moos --pid-from`). The simulator
+    /// itself never reads another app's block; `usim moos` leaves this unset.
+    pub pid_from: Option<&'a str>,
+}
+
 /// Import the block of `process` (default: the first `uSimMarine` or
-/// `uSimMarineV22` block) from the text of a `.moos` file.
+/// `uSimMarineV22` block) from the text of a `.moos` file, reading only
+/// that block and the mission-wide keys (as uSimMarine does).
 pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError> {
+    import_with(
+        text,
+        &ImportOptions {
+            block: process,
+            ..ImportOptions::default()
+        },
+    )
+}
+
+/// [`import`] with every option.
+pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, ImportError> {
+    let process = opts.block;
     let mut blocks: Vec<(String, Vec<Line>)> = Vec::new();
     let mut globals: Vec<Line> = Vec::new();
     // Parser state: outside, saw `ProcessConfig = X` (waiting for `{`), inside.
@@ -297,12 +442,17 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             }
         )));
     };
-    let v22 = name.eq_ignore_ascii_case("usimmarinev22");
-    if !v22 && !name.eq_ignore_ascii_case("usimmarine") {
+    let v22 = if name.eq_ignore_ascii_case("usimmarinev22") {
+        true
+    } else if name.eq_ignore_ascii_case("usimmarine") {
+        false
+    } else if let Some(v) = opts.v22 {
+        v
+    } else {
         return Err(ImportError(format!(
             "`{name}` is not uSimMarine or uSimMarineV22: usim imports only those"
         )));
-    }
+    };
 
     let mut unmapped = Vec::new();
     // (usim key, TOML value, line) in file order.
@@ -315,14 +465,21 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
         && lines
             .iter()
             .any(|l| !l.value.is_empty() && YAW_PID_KEYS.contains(&l.key.as_str()));
-    // The mission's separate PID app: its gains become the V22 embedded
-    // PID when the simulator's block does not embed one itself.
-    let pid_block = ["pmarinepidv22", "pmarinepid"]
-        .iter()
-        .find_map(|p| blocks.iter().find(|(n, _)| n.eq_ignore_ascii_case(p)));
+    // Another app's block (pMarinePIDV22) is read only when asked
+    // (`--pid-from`): uSimMarineV22 configures its PID in its own block.
     let mut pid_lines: Vec<Line> = Vec::new();
     let mut pid_from = None;
-    if let Some((pname, plines)) = pid_block {
+    let pid_app = ["pmarinepidv22", "pmarinepid"]
+        .iter()
+        .find_map(|p| blocks.iter().find(|(n, _)| n.eq_ignore_ascii_case(p)))
+        .map(|(n, l)| (n.clone(), l.first().map_or(0, |l| l.line)));
+    if let Some(from) = opts.pid_from {
+        let Some((pname, plines)) = blocks.iter().find(|(n, _)| n.eq_ignore_ascii_case(from))
+        else {
+            return Err(ImportError(format!(
+                "--pid-from {from}: the file has no `ProcessConfig = {from}` block"
+            )));
+        };
         let gains: Vec<Line> = plines
             .iter()
             .filter(|l| !l.value.is_empty() && V22_PID.iter().any(|(k, _)| *k == l.key))
@@ -330,34 +487,27 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
             .collect();
         let has_yaw = gains.iter().any(|l| YAW_PID_KEYS.contains(&l.key.as_str()));
         let why_not = if gains.is_empty() {
-            None
+            Some(format!("--pid-from {pname}: the block has no PID settings"))
         } else if !v22 {
             Some(format!(
-                "the gains of ProcessConfig = {pname}: the classic model has no embedded PID, so they are not imported (import with --process uSimMarineV22 to run them in usim's V22 PID)"
+                "--pid-from {pname}: the classic model has no embedded PID (import with --process uSimMarineV22 to run them in usim's V22 PID)"
             ))
         } else if pid_coupled {
             Some(format!(
-                "the gains of ProcessConfig = {pname} are not imported: the uSimMarineV22 block embeds its own PID (yaw_pid_* keys)"
+                "--pid-from {pname}: the uSimMarineV22 block embeds its own PID (yaw_pid_* keys), which wins"
             ))
         } else if !has_yaw {
             Some(format!(
-                "the gains of ProcessConfig = {pname} are not imported: it has no yaw_pid_* key, which the V22 PID needs"
+                "--pid-from {pname}: the block has no yaw_pid_* key, which the V22 PID needs"
             ))
         } else {
             None
         };
-        match why_not {
-            Some(reason) => unmapped.push(Unmapped {
-                line: gains[0].line,
-                key: pname.clone(),
-                reason,
-            }),
-            None if !gains.is_empty() => {
-                pid_lines = gains;
-                pid_from = Some(pname.clone());
-            }
-            None => {}
+        if let Some(reason) = why_not {
+            return Err(ImportError(reason));
         }
+        pid_lines = gains;
+        pid_from = Some(pname.clone());
     }
     // pNodeReporter says what the vehicle is (after the block's own keys).
     let mut node_entries: Vec<(String, String, usize)> = Vec::new();
@@ -515,7 +665,7 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
     ));
     if let Some(p) = &pid_from {
         out.push_str(&format!(
-            "# The PID gains come from ProcessConfig = {p} (usim runs them in the V22 embedded PID).\n"
+            "# The PID settings come from ProcessConfig = {p} (--pid-from): usim runs them in the V22 embedded PID, so do not run {p} with this vehicle.\n"
         ));
     }
     if let Some(c) = global("community") {
@@ -560,6 +710,8 @@ pub fn import(text: &str, process: Option<&str>) -> Result<Imported, ImportError
         process: name.clone(),
         toml: out,
         unmapped,
+        pid_app: pid_app.filter(|_| pid_from.is_none()),
+        pid_from,
     })
 }
 

@@ -158,3 +158,18 @@ fn nsplug() {
 fn alog() {
     replay("alog");
 }
+
+#[test]
+fn moos_appcast() {
+    replay("moos_appcast");
+}
+
+#[test]
+fn ros2_cdr() {
+    replay("ros2_cdr");
+}
+
+#[test]
+fn ros2_command() {
+    replay("ros2_command");
+}

@@ -82,8 +82,9 @@ fn classic_block_round_trips_and_reports_what_it_cannot_map() {
     let i = round_trip("classic.moos", "classic.toml");
     assert_eq!(i.process, "uSimMarine");
     let r = reported(&i);
+    // (line 21, `CommsTick`, is a framework key: silent, as in
+    // AppCastingMOOSApp::reportUnhandledConfigWarning)
     let expected: Vec<(usize, String)> = [
-        (21, "commstick"),
         (54, "thrust_mode_reverse"),
         (56, "turn_rate"),
         (57, "turn_spd_loss"),
@@ -218,7 +219,7 @@ fn the_command_writes_the_file_and_reports_lines() {
         err.contains("classic.moos:58: key `yaw_pid_kp`: not imported"),
         "{err}"
     );
-    assert!(err.contains("8 line(s) not imported"), "{err}");
+    assert!(err.contains("7 line(s) not imported"), "{err}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
         import(&read("classic.moos"), None).unwrap().toml

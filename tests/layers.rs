@@ -471,6 +471,14 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     ("mission", &["replay", "mqtt", "view", "cli", "sweep"]),
     ("replay", &["mqtt", "view", "cli", "sweep"]),
+    // ROS 2's sans-IO codecs sit beside nmea and alog: below replay (whose
+    // bag writer uses them) and below the DDS participant.
+    (
+        "ros2",
+        &[
+            "config", "mission", "replay", "mqtt", "view", "cli", "sweep", "dds", "moos",
+        ],
+    ),
 ];
 
 #[test]

@@ -108,7 +108,9 @@ fn check_run(json: &Value, mission: &Path, moos_name: &str, summary: &str) {
     // iterations between two posted ones are put at the midpoint, and the
     // comparison allows for that guess (V22_TOL); classic posts every
     // iteration and must match to 1e-6.
-    let cfg = usim::moos::app::load_mission(mission, None).unwrap().config;
+    let cfg = usim::moos::app::load_mission(mission, None, None)
+        .unwrap()
+        .config;
     let v22 = summary == "USM_DRIFT_SUMMARY";
     let tol = if v22 { V22_TOL } else { 1e-6 };
     if v22 {

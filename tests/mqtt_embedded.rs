@@ -151,6 +151,19 @@ fn up_post_watch_and_clean_stop() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--no-check"));
+    // A variable usim does not read is refused for a usim vehicle (its
+    // retained model is classic/v22; only a bridged MOOS vehicle's `moos`
+    // takes any variable, tests/view_browser.rs).
+    let bad = Command::new(usim())
+        .args(["post", "alpha", "DEPLOY", "true", "--broker", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success(), "{err}");
+    assert!(
+        err.contains("--no-check") && err.contains("DEPLOY"),
+        "{err}"
+    );
 
     let m = w.mark();
     let status = up

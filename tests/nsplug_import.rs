@@ -205,8 +205,10 @@ fn community_macro_names_the_vehicle() {
     );
 }
 
+/// uSimMarineV22 configures its PID only in its own block: another app's
+/// block (pMarinePID) is read only with `--pid-from`, which says so.
 #[test]
-fn pid_block_gains_go_into_the_v22_pid() {
+fn pid_block_gains_go_into_the_v22_pid_only_with_pid_from() {
     let text = "\
 ProcessConfig = uSimMarineV22
 {
@@ -221,40 +223,81 @@ ProcessConfig = pMarinePID
   speed_pid_kp = 1.0
   maxrudder = 40
   maxthrust = 90
+  depth_control = false
   deprecated_ok = true
 }
 ";
     let dir = mission(&[("m.moos", text)]);
-    let cfg = imported(&usim(dir.path(), &["import-moos", "m.moos"]));
+    // by default: the simulator's block only, and a note naming the option
+    let o = usim(dir.path(), &["import-moos", "m.moos"]);
+    let cfg = imported(&o);
+    assert!(cfg.params.pid.is_none(), "no PID without --pid-from");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("m.moos:7: note: ProcessConfig = pMarinePID is another app's block: its gains are not imported")
+            && err.contains("--pid-from pMarinePID"),
+        "{err}"
+    );
+    // with --pid-from: the gains run in the embedded PID, and it says so
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePID"],
+    );
+    let cfg = imported(&o);
     let pid = cfg.params.pid.expect("the V22 PID is embedded");
     assert_eq!(pid.yaw.kp, 1.2);
     assert_eq!(pid.yaw.kd, 0.1);
     assert_eq!(pid.speed.kp, 1.0);
     assert_eq!(pid.max_rudder, 40.0);
     assert_eq!(pid.max_thrust, 90.0);
-    // a classic block does not take them, and says so
-    let dir = mission(&[("m.moos", &text.replace("uSimMarineV22", "uSimMarine"))]);
-    let o = usim(dir.path(), &["import-moos", "m.moos"]);
-    let cfg = imported(&o);
-    assert!(cfg.params.pid.is_none());
+    assert!(!pid.depth_control);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("m.moos:9: key `pMarinePID`: not imported: the gains of ProcessConfig = pMarinePID: the classic model has no embedded PID"),
+        err.contains("come from ProcessConfig = pMarinePID (--pid-from)"),
         "{err}"
     );
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("# The PID settings come from ProcessConfig = pMarinePID (--pid-from)"));
+    // a classic block cannot take them, and says so
+    let dir = mission(&[("m.moos", &text.replace("uSimMarineV22", "uSimMarine"))]);
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePID"],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--pid-from pMarinePID: the classic model has no embedded PID"),
+        "{err}"
+    );
+    // a block that is not there
+    let o = usim(
+        dir.path(),
+        &["import-moos", "m.moos", "--pid-from", "pMarinePIDV22"],
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no `ProcessConfig = pMarinePIDV22` block"));
 }
 
 #[test]
 fn framework_keys_are_silent_and_typos_get_a_suggestion() {
-    let text = "Community = a\nProcessConfig = uSimMarine\n{\n  app_logging = true\n  deprecated_ok = true\n  commstic = 4\n  trun_rate = 3\n}\n";
+    let text = "Community = a\nProcessConfig = uSimMarine\n{\n  app_logging = true\n  deprecated_ok = true\n  commstic = 4\n  trun_rate = 3\n  CommsTick = 4\n  MaxAppTick = 10\n  term_report_interval = 1\n  max_appcast_events = 10\n}\n";
     let dir = mission(&[("m.moos", text)]);
     let o = usim(dir.path(), &["import-moos", "m.moos"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(
-        !err.contains("app_logging") && !err.contains("deprecated_ok"),
-        "{err}"
-    );
+    // the MOOS / AppCasting framework keys (AppCastingMOOSApp's
+    // reportUnhandledConfigWarning list) are silent
+    for k in [
+        "app_logging",
+        "deprecated_ok",
+        "key `CommsTick`",
+        "MaxAppTick",
+        "term_report_interval",
+        "max_appcast_events",
+    ] {
+        assert!(!err.contains(k), "{k}: {err}");
+    }
     assert!(
         err.contains("m.moos:6: key `commstic`: not imported: not a uSimMarine parameter (uSimMarine reports it as unhandled); did you mean `CommsTick`?"),
         "{err}"

@@ -422,3 +422,210 @@ fn files_the_readme_writes_are_git_ignored() {
     }
     assert!(ignore.lines().any(|l| l == "/turns.csv"));
 }
+
+/// A command shown in a fenced block of docs/ (`usim …`, `mosquitto_pub …`,
+/// `mosquitto_sub …`): the file, and the words as a shell splits them, up
+/// to the first pipe, redirection, `&&`, `;` or trailing `&`.
+#[derive(Debug)]
+struct DocCommand {
+    file: String,
+    line: String,
+    words: Vec<String>,
+}
+
+/// Split like a shell for the plain words docs use: blanks, single and
+/// double quotes; stop at `|`, `>`, `<`, `&&`, `;`, `&`, or a `#` comment.
+fn shell_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, ' ' | '\t') => {
+                if started {
+                    out.push(std::mem::take(&mut cur));
+                    started = false;
+                }
+            }
+            (None, '|' | '>' | '<' | ';' | '&') => break,
+            (None, '#') if !started => break,
+            (None, c) => {
+                cur.push(c);
+                started = true;
+            }
+        }
+        let _ = chars.peek();
+    }
+    if started {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every `usim`/`mosquitto_*` command in a fenced block of docs/*.md (any
+/// language; in a `$ ` transcript only the `$ ` lines; `\` continues a line).
+fn doc_commands() -> Vec<DocCommand> {
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("```") {
+            let after = &rest[start + 3..];
+            let (_, body) = after.split_once('\n').unwrap_or((after, ""));
+            let end = body.find("```").unwrap_or(body.len());
+            let block = body[..end].replace("\\\n", " ");
+            rest = body.get(end + 3..).unwrap_or("");
+            let transcript = block.lines().any(|l| l.starts_with("$ "));
+            for l in block.lines() {
+                let l = if transcript {
+                    match l.strip_prefix("$ ") {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                } else {
+                    l
+                };
+                let t = l.trim();
+                if !["usim ", "mosquitto_pub ", "mosquitto_sub "]
+                    .iter()
+                    .any(|p| t.starts_with(p))
+                {
+                    continue;
+                }
+                let words = shell_words(t);
+                // prose in a block (`usim fleet benchmark: …`) is output
+                if words.iter().take(3).any(|w| w.ends_with(':')) {
+                    continue;
+                }
+                out.push(DocCommand {
+                    file: name.clone(),
+                    line: t.to_string(),
+                    words,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A synopsis word: `CONFIG…`, `[--broker URL]`, `MISSION.moos`, `N`, `A|B`.
+fn is_placeholder(w: &str) -> bool {
+    w.contains(['[', ']', '…', '|', '{', '}'])
+        || w.contains("...")
+        || (w.len() > 1 && w.chars().take(2).all(|c| c.is_ascii_uppercase()))
+        || (w.len() == 1 && w.chars().all(|c| c.is_ascii_uppercase()))
+}
+
+/// Every `usim` command in docs/ parses as written: usim's own argument
+/// parser (pAntler's conventions first, as the binary) takes it, or, for a
+/// synopsis with placeholders, its subcommand exists. A command that
+/// parses but is refused at run time for a missing option (`usim record -o
+/// alpha.mcap` without `--vehicles`/`--all`) fails here too, because such
+/// rules are the parser's.
+#[test]
+fn every_usim_command_in_docs_parses_as_written() {
+    use clap::Parser;
+    let cmds = doc_commands();
+    let usim_cmds: Vec<&DocCommand> = cmds.iter().filter(|c| c.words[0] == "usim").collect();
+    assert!(usim_cmds.len() > 40, "{usim_cmds:#?}");
+    let mut bad = Vec::new();
+    for c in usim_cmds {
+        let synopsis = c
+            .line
+            .split_whitespace()
+            .skip(1)
+            .take_while(|w| !w.starts_with('#'))
+            .any(|w| is_placeholder(w) || w.contains('('));
+        let args: Vec<std::ffi::OsString> = if synopsis {
+            c.words
+                .iter()
+                .take_while(|w| {
+                    !w.starts_with('-')
+                        && !is_placeholder(w)
+                        && w.chars().all(|ch| ch.is_ascii_lowercase() || ch == '-')
+                })
+                .map(Into::into)
+                .chain(["--help".into()])
+                .collect()
+        } else {
+            c.words.iter().map(Into::into).collect()
+        };
+        let args = match usim::cli::moos::antler_args(args) {
+            Ok(a) => a,
+            Err(e) => {
+                bad.push(format!("{}: `{}`: {e}", c.file, c.line));
+                continue;
+            }
+        };
+        match usim::cli::Cli::try_parse_from(&args) {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+                ) => {}
+            Err(e) => bad.push(format!(
+                "{}: `{}` does not parse ({}): {}",
+                c.file,
+                c.line,
+                if synopsis { "synopsis" } else { "as written" },
+                e.to_string().lines().next().unwrap_or("")
+            )),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The `mosquitto_pub`/`mosquitto_sub` commands in docs/ run as written
+/// against a real mosquitto (on a free port: `-p PORT` added, and `-W 2`
+/// so a subscriber stops): the broker accepts them.
+#[test]
+fn mosquitto_commands_in_docs_run_against_mosquitto() {
+    let cmds: Vec<DocCommand> = doc_commands()
+        .into_iter()
+        .filter(|c| c.words[0].starts_with("mosquitto_"))
+        .collect();
+    assert!(cmds.len() >= 3, "{cmds:#?}");
+    let Some(broker) = Broker::start(BrokerKind::Mosquitto) else {
+        return; // SKIPPED said (required in CI)
+    };
+    let port = broker.url().rsplit(':').next().unwrap().to_string();
+    for c in &cmds {
+        let mut cmd = Command::new(&c.words[0]);
+        cmd.args(&c.words[1..])
+            .args(["-h", "127.0.0.1", "-p", &port]);
+        let sub = c.words[0] == "mosquitto_sub";
+        if sub {
+            cmd.args(["-W", "2"]);
+        }
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", c.words[0]));
+        // mosquitto_sub -W exits 27 when the time is up with no error
+        let ok = out.status.success() || (sub && out.status.code() == Some(27));
+        assert!(
+            ok,
+            "{}: `{}` failed ({:?}): {}",
+            c.file,
+            c.line,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

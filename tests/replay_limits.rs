@@ -132,7 +132,7 @@ fn a_replay_larger_than_the_free_disk_is_refused() {
 /// 3·10⁶ take ~0.2 s). Either way 4 rows: row 0 and every third of it.
 fn long_mission(d: &Path) -> PathBuf {
     let steps: u64 = if cfg!(debug_assertions) {
-        3_000_000
+        15_000_000
     } else {
         60_000_000
     };

@@ -928,3 +928,189 @@ fn a_vehicle_only_in_a_moos_community_shows_on_the_page() {
     let r = peer.join().unwrap();
     moos_util::assert_py(&r, "moos_bridge_peer");
 }
+
+/// pMarineViewer's default view of a MOOS mission (issue 36 item 6), in
+/// headless Chromium: `usim moosdb MISSION --mqtt` mirrors a community where
+/// a pymoos client plays the vehicle (NODE_REPORT strings, the helm's
+/// VIEW_POLYGON, the PID's DESIRED_THRUST/RUDDER), and `usim view MISSION`
+/// (no extra flags): the polygon is drawn and the first view fits it; the
+/// vehicle's thrust and rudder are the community's, its clock the
+/// community's DB_TIME; the mission's `button_one = DEPLOY # DEPLOY=true …`
+/// is a button whose click posts its postings, in order, into the
+/// MOOSDB; and `usim post alpha DEPLOY true` is accepted without
+/// `--no-check` (a MOOS community takes any variable).
+#[test]
+fn a_moos_missions_geometry_buttons_and_setpoints_show_as_in_pmarineviewer() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    if !moos_util::have_pymoos("a_moos_missions_geometry_buttons") {
+        return;
+    }
+    let mdir = tempfile::tempdir().unwrap();
+    let mission = mdir.path().join("alpha.moos");
+    std::fs::write(
+        &mission,
+        "ServerHost = localhost\nServerPort = 9000\nCommunity = alpha\n\n\
+         ProcessConfig = pMarineViewer\n{\n  AppTick = 4\n\
+         button_one = DEPLOY # DEPLOY=true\n\
+         button_one = MOOS_MANUAL_OVERRIDE=false # RETURN=false\n\
+         button_two = RETURN # RETURN=true\n}\n",
+    )
+    .unwrap();
+    let m = mission.to_str().unwrap();
+    let v = view_util::standalone(&["--no-token", m]);
+    let url = v.broker.url();
+    let (_db, port) = moos_util::moosdb(
+        v.dir.path(),
+        "pmv",
+        &[m, "--mqtt", &url, "--topic-root", mqtt_util::ROOT],
+    );
+    // The vehicle of the community, for 16 s.
+    let out = v.dir.path().join("rec.json");
+    let mut args: Vec<String> = vec![
+        port.to_string(),
+        out.to_str().unwrap().into(),
+        "1".into(),
+        "16".into(),
+        "--register=DEPLOY".into(),
+        "--register=MOOS_MANUAL_OVERRIDE".into(),
+        "--register=RETURN".into(),
+    ];
+    for i in 0..32 {
+        let t = i as f64 * 0.5;
+        args.push(format!(
+            "--post={t}:NODE_REPORT_LOCAL=NAME=alpha,X=12.5,Y=-30,SPD=1,HDG=90,DEP=0"
+        ));
+        args.push(format!("--post={t}:DESIRED_THRUST=35"));
+        args.push(format!("--post={t}:DESIRED_RUDDER=-12"));
+        if i % 4 == 0 {
+            args.push(format!(
+                "--post={t}:VIEW_POLYGON=pts={{-200,-200:200,-200:200,200:-200,200}},label=op_area"
+            ));
+        }
+    }
+    let peer = std::thread::spawn(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        moos_util::run_py("moos_record.py", &a, Duration::from_secs(90))
+    });
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let post_ok = rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let t0 = Instant::now();
+        // alpha, its setpoints, the community clock and the polygon
+        loop {
+            let s = cdp
+                .eval(
+                    "(() => { const v = window.usimView && window.usimView.vehicles.get('alpha'); \
+                     return v ? JSON.stringify({x: v.x, thrust: v.thrust, rudder: v.rudder, clock: v.clock, \
+                     warp: v.warp, shapes: window.usimView.geometry.length}) : null; })()",
+                )
+                .await;
+            if let Some(j) = s.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+                if j["shapes"].as_u64() == Some(1) && j["warp"].as_f64().is_some() && j["thrust"] == json!(35) {
+                    assert_eq!(j["x"], json!(12.5));
+                    assert_eq!(j["rudder"], json!(-12));
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_secs_f64();
+                    let clock = j["clock"].as_f64().unwrap();
+                    assert!((clock - now).abs() < 10.0, "clock {clock} vs {now}");
+                    let w = j["warp"].as_f64().unwrap();
+                    assert!((w - 1.0).abs() < 0.5, "warp {w}");
+                    break;
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(40),
+                "no vehicle, setpoints, clock and polygon on the page: {s}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        // The first view fits the vehicle and the 400 m polygon.
+        let fit = cdp
+            .eval(
+                "(() => { const u = window.usimView, c = document.getElementById('canvas'); \
+                 const a = u.worldToScreen(-200, -200), b = u.worldToScreen(200, 200); \
+                 return JSON.stringify({a, b, w: c.clientWidth, h: c.clientHeight, scale: u.camera.scale}); })()",
+            )
+            .await;
+        let f: Value = serde_json::from_str(fit.as_str().unwrap()).unwrap();
+        let (w, h) = (f["w"].as_f64().unwrap(), f["h"].as_f64().unwrap());
+        for p in [&f["a"], &f["b"]] {
+            let (x, y) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+            assert!((0.0..=w).contains(&x) && (0.0..=h).contains(&y), "polygon corner off screen: {f}");
+        }
+        let side = (f["b"][0].as_f64().unwrap() - f["a"][0].as_f64().unwrap()).abs();
+        assert!(side > 0.5 * w.min(h), "the polygon fills the view: {f}");
+        // The mission's buttons.
+        let labels = cdp
+            .eval("JSON.stringify(window.usimView.buttons.map((b) => b.label))")
+            .await;
+        assert_eq!(labels, json!("[\"DEPLOY\",\"RETURN\"]"));
+        // `usim post` to the MOOS vehicle, without --no-check
+        let post = Command::new(mqtt_util::usim())
+            .args(["post", "alpha", "DEPLOY", "false", "--broker", &url, "--topic-root", mqtt_util::ROOT])
+            .output()
+            .unwrap();
+        let ok = post.status.success();
+        let err = String::from_utf8_lossy(&post.stderr).into_owned();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Click DEPLOY.
+        cdp.eval("document.getElementById('moos-button-0').click()").await;
+        let t0 = Instant::now();
+        loop {
+            let r = cdp
+                .eval("JSON.stringify(window.usimView.replies.slice(-1))")
+                .await;
+            if r.as_str().is_some_and(|s| s.contains("DEPLOY")) {
+                assert!(r.as_str().unwrap().contains("\"ok\":true"), "{r}");
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "no reply to the click: {r}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+        (ok, err)
+    });
+    assert!(
+        post_ok.0,
+        "usim post alpha DEPLOY false refused: {}",
+        post_ok.1
+    );
+    let r = peer.join().unwrap();
+    moos_util::assert_py(&r, "moos_record");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let got: Vec<(String, String)> = rec["mail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            ["DEPLOY", "MOOS_MANUAL_OVERRIDE", "RETURN"].contains(&m["key"].as_str().unwrap())
+        })
+        .map(|m| {
+            (
+                m["key"].as_str().unwrap().to_string(),
+                m["value"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("DEPLOY", "false"),
+        ("DEPLOY", "true"),
+        ("MOOS_MANUAL_OVERRIDE", "false"),
+        ("RETURN", "false"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(
+        got, want,
+        "the post, then the button's postings in order, in the MOOSDB"
+    );
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}

@@ -15,8 +15,9 @@ use crate::moos_import;
 #ifdef/#ifndef/#elseifdef/#else/#endif, $(MACRO), %(MACRO), $(MACRO=DEFAULT)); \
 an undefined macro is an error naming its file:line.\n\
 MOOS's rules: blanks removed, keys case-insensitive, `//` comments; \
-LatOrigin/LongOrigin and Community come from the mission file; pMarinePID gains \
-go into the V22 PID, pNodeReporter's platform_type/platform_length are read.\n\
+LatOrigin/LongOrigin and Community come from the mission file; pNodeReporter's \
+platform_type/platform_length are read. Another app's block (pMarinePIDV22) is read only \
+with --pid-from, as uSimMarineV22 configures its PID in its own block.\n\
 Every line that cannot be carried over is reported with its line number (stderr).\n\n\
 Example:\n  usim import-moos meta_vehicle.moos -D VNAME=alpha -D START_POS=0,0 -o configs/alpha.toml\n  usim run configs/alpha.toml"
 )]
@@ -27,6 +28,12 @@ pub struct ImportArgs {
     /// (default: the first of them in the file).
     #[arg(long, value_name = "NAME")]
     pub process: Option<String>,
+    /// Also take the V22 embedded PID's settings from this block (e.g.
+    /// pMarinePIDV22), for running the vehicle without that app: usim then
+    /// closes the loop itself. Without it only the simulator's own block is
+    /// read, as uSimMarineV22 does.
+    #[arg(long, value_name = "BLOCK")]
+    pub pid_from: Option<String>,
     /// Write the config here (default: stdout).
     #[arg(short, long, value_name = "OUT.toml")]
     pub output: Option<PathBuf>,
@@ -65,8 +72,29 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             esc(&k.name)
         );
     }
-    let imported = moos_import::import(&expanded.text, a.process.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
+    let imported = moos_import::import_with(
+        &expanded.text,
+        &moos_import::ImportOptions {
+            block: a.process.as_deref(),
+            pid_from: a.pid_from.as_deref(),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
+    if let Some(p) = &imported.pid_from {
+        eprintln!(
+            "usim: the V22 embedded PID's settings come from ProcessConfig = {} (--pid-from): usim closes the loop itself, so run the vehicle without that app",
+            esc(p)
+        );
+    }
+    if let Some((p, line)) = &imported.pid_app {
+        eprintln!(
+            "usim: {}: note: ProcessConfig = {} is another app's block: its gains are not imported (uSimMarine and uSimMarineV22 read only their own block); --pid-from {} runs them in usim's V22 embedded PID instead",
+            expanded.place(*line),
+            esc(p),
+            esc(p)
+        );
+    }
     for u in &imported.unmapped {
         eprintln!(
             "usim: {}: key `{}`: not imported: {}",

@@ -22,46 +22,186 @@ use crate::mqtt::endpoint::BrokerUrl;
 /// Names under which the binary runs as `usim moos` (a symlink).
 pub const APP_NAMES: &[&str] = &["uSimMarine", "uSimMarineV22"];
 
-/// pAntler's convention: started as `uSimMarine` / `uSimMarineV22` (a
-/// symlink to usim), or with a first argument ending in `.moos`, the
-/// command line is that of `usim moos`. Other command lines are unchanged.
-pub fn antler_args(args: Vec<OsString>) -> Vec<OsString> {
+/// The `--moos_*` switches of a MOOS app that `usim moos` takes, as
+/// CMOOSApp reads them (`--moos_host=H`, `--moos_port=N`,
+/// `--moos_time_warp=W`, `--moos_name=NAME`, `--moos_file=FILE`,
+/// `--moos_app_name=NAME`).
+const APP_SWITCHES: &[&str] = &[
+    "--moos_host",
+    "--moos_port",
+    "--moos_time_warp",
+    "--moos_name",
+];
+/// The switches of the MOOSDB that `usim moosdb` takes.
+const DB_SWITCHES: &[&str] = &[
+    "--moos_port",
+    "--moos_community",
+    "--moos_time_warp",
+    "--moos_timeout",
+];
+
+/// A mission file as MOOS-IvP apps recognise one on their command line
+/// (their `main.cpp`: an argument ending in `.moos` or `.moos++`, the
+/// latter being pAntler's copy with `--MOOSTimeWarp=` and other overloads).
+fn is_mission_name(a: &str) -> bool {
+    a.ends_with(".moos") || a.ends_with(".moos++")
+}
+
+/// pAntler's calling convention (docs/moos.md §1.1), as a `usim`
+/// command line: sans IO but for `is_file` (does an argument name an
+/// existing file) and `subcommands` (usim's own subcommand names).
+///
+/// pAntler runs `APP MISSION ALIAS [ExtraProcessParams…]` (MOOSEssentials'
+/// `Antler.cpp`, `DoNixOSLaunch`); MISSION is the file pAntler was given,
+/// or its overloaded copy `MISSION++`. usim is a MOOS app when:
+/// * started as `uSimMarine` / `uSimMarineV22` (a symlink): `usim moos`
+///   with that process, the arguments read as those apps' `main.cpp`
+///   reads them (a `.moos`/`.moos++` argument anywhere is the mission,
+///   `--alias=NAME` or else the second argument the alias);
+/// * started as `MOOSDB`, or as usim with the alias `MOOSDB`: `usim moosdb`
+///   with the mission (the MOOSDB's first free parameter);
+/// * started as usim with a first argument that is not a subcommand and
+///   is a mission name or an existing file: `usim moos`.
+///
+/// `-h`/`--help`, `-v`/`--version`, `-e`/`--example`, `-i`/`--interface`
+/// are those of the apps. Any other argument (an ExtraProcessParams one)
+/// is ignored with a warning, as the apps ignore it. `Ok` with the
+/// arguments unchanged when none of this applies; `Err` when usim is
+/// started as a MOOS app but cannot run as one (no mission file).
+pub fn antler_args_with(
+    args: Vec<OsString>,
+    is_file: &dyn Fn(&str) -> bool,
+    subcommands: &[String],
+) -> Result<Vec<OsString>, String> {
     let Some(argv0) = args.first() else {
-        return args;
+        return Ok(args);
     };
     let base = Path::new(argv0)
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let is_db_alias = |a: &OsString| {
-        let a = a.to_string_lossy();
-        a == "MOOSDB" || a == "--alias=MOOSDB"
+    let text: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let process = APP_NAMES.iter().find(|n| n.eq_ignore_ascii_case(&base));
+    if base.eq_ignore_ascii_case("MOOSDB") {
+        return Ok(db_args(&text[1..]));
+    }
+    if process.is_none() {
+        // usim's own command line, unless its first argument is a mission.
+        let Some(first) = text.get(1) else {
+            return Ok(args);
+        };
+        if first.starts_with('-')
+            || subcommands.iter().any(|s| s == first)
+            || !(is_mission_name(first) || is_file(first))
+        {
+            return Ok(args);
+        }
+    }
+    // The apps' main.cpp: help and friends first, the mission anywhere,
+    // `--alias=` or the second argument the alias.
+    let mut mission: Option<&str> = None;
+    let mut alias: Option<&str> = None;
+    let mut switches: Vec<String> = Vec::new();
+    let mut ignored: Vec<&str> = Vec::new();
+    let first_is_file = process.is_none();
+    for (i, a) in text.iter().enumerate().skip(1) {
+        match a.as_str() {
+            "-h" | "--help" | "-help" => {
+                return Ok(["usim", "moos", "--help"].map(OsString::from).to_vec())
+            }
+            "-v" | "--version" | "-version" => {
+                return Ok(["usim", "--version"].map(OsString::from).to_vec())
+            }
+            "-e" | "--example" | "-example" => {
+                return Ok(["usim", "example"].map(OsString::from).to_vec())
+            }
+            "-i" | "--interface" => return Ok(["usim", "interface"].map(OsString::from).to_vec()),
+            _ => {}
+        }
+        if is_mission_name(a) || (i == 1 && first_is_file) {
+            mission = Some(a);
+        } else if let Some(n) = a.strip_prefix("--alias=") {
+            alias = Some(n);
+        } else if let Some(f) = a.strip_prefix("--moos_file=") {
+            mission = Some(f);
+        } else if let Some(n) = a.strip_prefix("--moos_app_name=") {
+            alias = Some(n);
+        } else if APP_SWITCHES
+            .iter()
+            .any(|s| a.strip_prefix(s).is_some_and(|r| r.starts_with('=')))
+        {
+            switches.push(a.clone());
+        } else if i == 2 && !a.starts_with('-') {
+            alias = Some(a);
+        } else {
+            ignored.push(a);
+        }
+    }
+    if alias == Some("MOOSDB") && process.is_none() {
+        return Ok(db_args(&text[1..]));
+    }
+    let shown = if process.is_some() {
+        base.as_str()
+    } else {
+        "usim"
     };
-    // `Run = usim @ NewConsole = false ~ MOOSDB` (or usim installed as
-    // `MOOSDB`): the server, with the mission file; the alias is dropped.
-    let db_by_alias = args
-        .get(1)
-        .is_some_and(|a| a.to_string_lossy().ends_with(".moos"))
-        && args.iter().skip(2).any(is_db_alias);
-    if base == "MOOSDB" || db_by_alias {
-        let mut out: Vec<OsString> = vec!["usim".into(), "moosdb".into()];
-        out.extend(args.into_iter().skip(1).filter(|a| !is_db_alias(a)));
-        return out;
+    let Some(mission) = mission else {
+        return Err(format!(
+            "{shown} cannot start as a MOOS app: no mission file (an argument ending in .moos or .moos++) in `{}`; pAntler runs `{shown} MISSION.moos ALIAS` (is InhibitMOOSParams set?)",
+            crate::text::escape_control(&text[1..].join(" "))
+        ));
+    };
+    let mut out: Vec<OsString> = vec!["usim".into(), "moos".into(), mission.into()];
+    if let Some(p) = process {
+        out.push(format!("--process={p}").into());
     }
-    let mut out: Vec<OsString> = vec!["usim".into(), "moos".into()];
-    if let Some(name) = APP_NAMES.iter().find(|n| n.eq_ignore_ascii_case(&base)) {
-        out.push(format!("--process={name}").into());
-        out.extend(args.into_iter().skip(1));
-        return out;
+    if let Some(a) = alias {
+        out.push(format!("--alias={a}").into());
     }
-    let first_is_mission = args
-        .get(1)
-        .is_some_and(|a| a.to_string_lossy().ends_with(".moos"));
-    if first_is_mission {
-        out.extend(args.into_iter().skip(1));
-        return out;
+    out.extend(switches.into_iter().map(OsString::from));
+    out.extend(ignored.into_iter().map(|a| format!("--ignored={a}").into()));
+    Ok(out)
+}
+
+/// `MOOSDB [MISSION] [--moos_port=N …]` as `usim moosdb`: the first free
+/// parameter is the mission file (the MOOSDB's `CMOOSDB::Run`); pAntler's
+/// alias and other arguments are ignored with a warning.
+fn db_args(rest: &[String]) -> Vec<OsString> {
+    let mut out: Vec<OsString> = vec!["usim".into(), "moosdb".into()];
+    let mut mission = false;
+    for a in rest {
+        if DB_SWITCHES
+            .iter()
+            .any(|s| a.strip_prefix(s).is_some_and(|r| r.starts_with('=')))
+        {
+            out.push(a.into());
+        } else if !a.starts_with('-') && !mission {
+            mission = true;
+            out.push(a.into());
+        } else if a == "MOOSDB" || a == "--alias=MOOSDB" {
+            // pAntler's alias of the DB: nothing to do.
+        } else {
+            out.push(format!("--ignored={a}").into());
+        }
     }
-    args
+    out
+}
+
+/// [`antler_args_with`] on this machine's files and usim's subcommands.
+pub fn antler_args(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .flat_map(|c| {
+            std::iter::once(c.get_name().to_string()).chain(c.get_all_aliases().map(str::to_string))
+        })
+        .chain(["help".to_string()])
+        .collect();
+    antler_args_with(args, &|p| Path::new(p).is_file(), &subs)
 }
 
 /// Arguments of `usim moosdb`.
@@ -91,6 +231,9 @@ pub struct MoosDbArgs {
     /// Topic root of the mirror.
     #[arg(long, value_name = "ROOT", default_value = "usim")]
     pub topic_root: String,
+    /// Arguments pAntler passed that the MOOSDB ignores (logged).
+    #[arg(long, value_name = "ARG", hide = true, allow_hyphen_values = true)]
+    pub ignored: Vec<String>,
 }
 
 /// Arguments of `usim moos`.
@@ -100,15 +243,22 @@ pub struct MoosArgs {
     /// LongOrigin, Community, the ProcessConfig = uSimMarine block).
     #[arg(value_name = "MISSION.moos")]
     pub mission: PathBuf,
-    /// MOOS name (pAntler's alias; default: the process name, uSimMarine).
+    /// pAntler's alias: the MOOS name, and the block read when the file has
+    /// a `ProcessConfig = ALIAS` block (as uSimMarine reads the block of
+    /// its alias); default: the process name.
     #[arg(value_name = "ALIAS")]
     pub alias: Option<String>,
-    /// MOOS name, pAntler's other form.
+    /// The alias, the apps' other form (`--alias=NAME`).
     #[arg(long = "alias", value_name = "NAME")]
     pub alias_flag: Option<String>,
-    /// Which block to read: uSimMarine or uSimMarineV22 (default: the first).
+    /// The simulator: uSimMarine or uSimMarineV22 (default: the first of
+    /// their blocks in the file; for an aliased block, the alias's prefix,
+    /// else uSimMarineV22).
     #[arg(long, value_name = "NAME")]
     pub process: Option<String>,
+    /// The MOOS name only (CMOOSApp's `--moos_name`), whatever the block.
+    #[arg(long = "moos_name", value_name = "NAME")]
+    pub moos_name: Option<String>,
     /// DB host (default: ServerHost).
     #[arg(long = "moos_host", value_name = "HOST")]
     pub host: Option<String>,
@@ -121,6 +271,9 @@ pub struct MoosArgs {
     /// Write a JSON summary (iterations, MOOS seconds, ...) here on exit.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Arguments pAntler passed that uSimMarine ignores (logged).
+    #[arg(long, value_name = "ARG", hide = true, allow_hyphen_values = true)]
+    pub ignored: Vec<String>,
 }
 
 /// Arguments of `usim moos-bridge`.
@@ -182,6 +335,24 @@ fn read_mission_globals(path: &Path) -> anyhow::Result<MissionGlobals> {
     Ok(g)
 }
 
+/// The variables the mission's pMarineViewer buttons post: a bridge of
+/// that mission carries them from MQTT into the community (as `--to-moos`),
+/// so `usim view MISSION`'s buttons and `usim post` reach the helm.
+fn button_vars(path: &Path) -> Vec<String> {
+    let Ok(text) = crate::config::read_capped(path, 4 * 1024 * 1024) else {
+        return Vec::new();
+    };
+    let vars = crate::view::buttons::variables(&crate::view::buttons::from_mission(&text).0);
+    if !vars.is_empty() {
+        info!(
+            "{}: the pMarineViewer buttons' variables go from MQTT into the MOOSDB: {}",
+            path.display(),
+            log_safe(&vars.join(", "), 400)
+        );
+    }
+    vars
+}
+
 fn check_warp(w: f64) -> anyhow::Result<f64> {
     anyhow::ensure!(
         w.is_finite() && w > 0.0 && w <= MAX_TIME_WARP,
@@ -234,6 +405,7 @@ fn spawn_bridge(
     port: u16,
     warp: f64,
     name: &str,
+    to_moos: Vec<String>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
     let opts = BridgeOptions {
@@ -244,7 +416,7 @@ fn spawn_bridge(
         broker: BrokerUrl::parse(url)?,
         root: root.to_string(),
         mirror: DEFAULT_MIRROR.iter().map(|s| s.to_string()).collect(),
-        to_moos: Vec::new(),
+        to_moos,
     };
     let s = Arc::clone(stop);
     Ok(std::thread::spawn(move || {
@@ -256,6 +428,12 @@ fn spawn_bridge(
 
 /// `usim moosdb`.
 pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
+    for i in &a.ignored {
+        warn!(
+            "argument {} ignored (the MOOSDB does not use it)",
+            log_safe(i, 80)
+        );
+    }
     let g = match &a.mission {
         Some(p) => read_mission_globals(p)?,
         None => MissionGlobals::default(),
@@ -280,6 +458,7 @@ pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
             server.addr().port(),
             warp,
             "usim_moosdb_mirror",
+            a.mission.as_deref().map(button_vars).unwrap_or_default(),
             &stop,
         )?),
         None => None,
@@ -295,20 +474,34 @@ pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
 
 /// `usim moos`.
 pub fn moos(a: MoosArgs) -> anyhow::Result<ExitCode> {
+    for i in &a.ignored {
+        warn!(
+            "argument {} ignored (uSimMarine does not use it)",
+            log_safe(i, 80)
+        );
+    }
+    if let Some(p) = &a.process {
+        anyhow::ensure!(
+            APP_NAMES.iter().any(|n| n.eq_ignore_ascii_case(p)),
+            "--process {}: usim runs as uSimMarine or uSimMarineV22",
+            crate::text::escape_control(p)
+        );
+    }
     let alias = a.alias_flag.clone().or(a.alias.clone());
-    let block = a.process.clone().or(alias.clone());
-    let v = load_mission(&a.mission, block.as_deref())?;
+    let v = load_mission(&a.mission, alias.as_deref(), a.process.as_deref())?;
+    if let Some(n) = &v.note {
+        info!("{}: {n}", a.mission.display());
+    }
     for w in &v.warnings {
         warn!("{}: {w}", a.mission.display());
     }
     let warp = check_warp(a.time_warp.unwrap_or(v.globals.time_warp))?;
-    let opts = AppOptions {
-        moos_name: alias.unwrap_or_else(|| v.process.clone()),
-        host: a.host.unwrap_or(v.globals.server_host.clone()),
-        port: a.port.unwrap_or(v.globals.server_port),
-        time_warp: warp,
-        config: v.config,
-    };
+    let app_name = alias.clone().unwrap_or_else(|| v.process.clone());
+    let moos_name = a.moos_name.clone().unwrap_or_else(|| app_name.clone());
+    let host = a.host.unwrap_or(v.globals.server_host.clone());
+    let port = a.port.unwrap_or(v.globals.server_port);
+    let mut opts = AppOptions::from_mission(v, moos_name, host, port, warp);
+    opts.app_name = app_name;
     let stop = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&stop);
     let app = std::thread::spawn(move || run_app(opts, s));
@@ -330,6 +523,14 @@ pub fn bridge(a: BridgeArgs) -> anyhow::Result<ExitCode> {
         Some(p) => read_mission_globals(p)?,
         None => MissionGlobals::default(),
     };
+    let mut to_moos = a.to_moos;
+    if let Some(p) = &a.mission {
+        for v in button_vars(p) {
+            if !to_moos.contains(&v) {
+                to_moos.push(v);
+            }
+        }
+    }
     let opts = BridgeOptions {
         host: a.host.unwrap_or(g.server_host.clone()),
         port: a.port.unwrap_or(g.server_port),
@@ -342,7 +543,7 @@ pub fn bridge(a: BridgeArgs) -> anyhow::Result<ExitCode> {
         } else {
             a.mirror
         },
-        to_moos: a.to_moos,
+        to_moos,
     };
     crate::mqtt::topics::check_var(&opts.root)
         .or_else(|_| crate::mqtt::topics::Topics::new(&opts.root, "x").map(|_| ()))
@@ -366,7 +567,7 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
     let mut ports = std::collections::BTreeMap::new();
     let mut loaded = Vec::new();
     for m in &a.missions {
-        let v = load_mission(m, None)?;
+        let v = load_mission(m, None, None)?;
         for w in &v.warnings {
             warn!("{}: {w}", m.display());
         }
@@ -402,17 +603,13 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
                 port,
                 warp,
                 "usim_bridge",
+                Vec::new(),
                 &stop,
             )?);
         }
         servers.push(server);
-        let opts = AppOptions {
-            moos_name: v.process.clone(),
-            host: "127.0.0.1".into(),
-            port,
-            time_warp: warp,
-            config: v.config,
-        };
+        let name = v.process.clone();
+        let opts = AppOptions::from_mission(v, name, "127.0.0.1".into(), port, warp);
         let s = Arc::clone(&stop);
         apps.push(std::thread::spawn(move || run_app(opts, s)));
     }
@@ -447,25 +644,115 @@ mod tests {
         args.iter().map(OsString::from).collect()
     }
 
+    fn antler(args: &[&str]) -> Result<Vec<OsString>, String> {
+        let subs: Vec<String> = ["replay", "moos", "moosdb", "run", "help"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        antler_args_with(v(args), &|p| p == "targ_alpha.txt", &subs)
+    }
+
+    /// The argv pAntler builds (`APP MISSION ALIAS [extra…]`, MOOSEssentials'
+    /// Antler.cpp), with its `MISSION.moos++` copy under `--MOOSTimeWarp=`,
+    /// and the forms the IvP apps' main.cpp accepts.
     #[test]
     fn antler_conventions() {
+        // `Run = usim @ NewConsole = false ~ uSimMarine`, plain and warped
+        for m in [
+            "alpha.moos",
+            "alpha.moos++",
+            "/tmp/x/alpha.moos++",
+            "targ_alpha.txt",
+        ] {
+            assert_eq!(
+                antler(&["usim", m, "uSimMarine"]).unwrap(),
+                v(&["usim", "moos", m, "--alias=uSimMarine"]),
+                "{m}"
+            );
+        }
+        // through the symlinks: the process is the name
         assert_eq!(
-            antler_args(v(&["/opt/bin/uSimMarine", "m.moos", "uSimMarine_a"])),
+            antler(&["/opt/bin/uSimMarine", "m.moos++", "uSimMarine_a"]).unwrap(),
             v(&[
                 "usim",
                 "moos",
+                "m.moos++",
                 "--process=uSimMarine",
-                "m.moos",
-                "uSimMarine_a"
+                "--alias=uSimMarine_a"
             ])
         );
         assert_eq!(
-            antler_args(v(&["usim", "alpha.moos", "--alias=sim"])),
-            v(&["usim", "moos", "alpha.moos", "--alias=sim"])
+            antler(&["uSimMarineV22", "--alias=sim", "alpha.moos"]).unwrap(),
+            v(&[
+                "usim",
+                "moos",
+                "alpha.moos",
+                "--process=uSimMarineV22",
+                "--alias=sim"
+            ])
+        );
+        // ExtraProcessParams: MOOS switches kept, the rest ignored (logged)
+        assert_eq!(
+            antler(&[
+                "usim",
+                "a.moos",
+                "sim",
+                "--moos_port=9101",
+                "--verbose",
+                "x"
+            ])
+            .unwrap(),
+            v(&[
+                "usim",
+                "moos",
+                "a.moos",
+                "--alias=sim",
+                "--moos_port=9101",
+                "--ignored=--verbose",
+                "--ignored=x"
+            ])
+        );
+        // the DB, as usim with alias MOOSDB or as a MOOSDB symlink
+        assert_eq!(
+            antler(&["usim", "alpha.moos++", "MOOSDB"]).unwrap(),
+            v(&["usim", "moosdb", "alpha.moos++"])
         );
         assert_eq!(
-            antler_args(v(&["usim", "replay", "m.toml"])),
-            v(&["usim", "replay", "m.toml"])
+            antler(&[
+                "/usr/local/bin/MOOSDB",
+                "alpha.moos",
+                "MOOSDB",
+                "--moos_port=9102"
+            ])
+            .unwrap(),
+            v(&["usim", "moosdb", "alpha.moos", "--moos_port=9102"])
         );
+        assert_eq!(antler(&["MOOSDB"]).unwrap(), v(&["usim", "moosdb"]));
+        // the apps' help and friends
+        assert_eq!(
+            antler(&["uSimMarineV22", "--help"]).unwrap(),
+            v(&["usim", "moos", "--help"])
+        );
+        assert_eq!(
+            antler(&["uSimMarine", "-i"]).unwrap(),
+            v(&["usim", "interface"])
+        );
+        // usim's own command lines are unchanged
+        for a in [
+            &["usim", "replay", "m.toml"][..],
+            &["usim", "--version"],
+            &["usim"],
+            &["usim", "nosuchcommand"],
+            &["usim", "moos", "a.moos", "sim"],
+        ] {
+            assert_eq!(antler(a).unwrap(), v(a));
+        }
+        // a MOOS app without a mission file: an error that says so
+        let e = antler(&["uSimMarineV22", "uSimMarineV22"]).unwrap_err();
+        assert!(
+            e.contains("uSimMarineV22 cannot start as a MOOS app: no mission file"),
+            "{e}"
+        );
+        assert!(antler(&["uSimMarine"]).is_err());
     }
 }

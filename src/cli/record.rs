@@ -11,7 +11,7 @@ use crate::mqtt::record::{self, RecordFormat, RecordOptions};
 /// Arguments of `usim record`.
 #[derive(Debug, clap::Args)]
 #[command(
-    group(clap::ArgGroup::new("which").args(["vehicles", "all"])),
+    group(clap::ArgGroup::new("which").args(["vehicles", "all", "recover"]).required(true)),
     after_help = "Examples:\n  usim record --all -o fleet.mcap                 # until Ctrl-C\n  usim record --vehicles kayak -o kayak.csv --duration 60\n  usim record --recover fleet.mcap                # after a crash or kill -9\n\nThe file is written at its name and flushed every 0.5 s: a recorder killed outright loses at most the last 0.5 s; --recover makes such a file whole (an MCAP gets its summary back, a CSV loses its cut last line).\n\nCSV: the replay's columns (plus `vehicle` first with --all or several vehicles).\nMCAP: the replay's channels, with every command posted to the vehicles.\nalog: MOOS's text log (docs/alog.md): each NODE_REPORT with the NAV_* it carries, and every command."
 )]
 pub struct RecordArgs {

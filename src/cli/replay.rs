@@ -10,7 +10,7 @@ use anyhow::Context;
 /// Arguments of `usim replay`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n  usim replay missions/harbour_turns.toml -o turns.mcap   # for Foxglove, Rerun, PlotJuggler\n  usim replay missions/lawnmower_pid.toml -o run.csv --posts posts.csv\n\nThe CSV columns are described in the README (docs/formats.md §3). The same mission always gives byte-identical CSV."
+    after_help = "Examples:\n  usim replay missions/harbour_turns.toml -o turns.csv\n  usim replay missions/dive.toml | head\n  usim replay missions/harbour_turns.toml -o turns.mcap   # for Foxglove, Rerun, PlotJuggler\n  usim replay missions/harbour_turns.toml -o turns.mcap --ros2   # a ROS 2 bag (docs/ros2.md)\n  usim replay missions/lawnmower_pid.toml -o run.csv --posts posts.csv\n\nThe CSV columns are described in the README (docs/formats.md §3). The same mission always gives byte-identical CSV."
 )]
 pub struct ReplayArgs {
     /// Mission file (TOML with a `[mission]` table, a `[vehicle]` table or `mission.vehicle` path, and `[[post]]` entries).
@@ -39,6 +39,12 @@ pub struct ReplayArgs {
     /// Own ship of --nmea (default: the first vehicle of the mission).
     #[arg(long, value_name = "NAME", requires = "nmea")]
     pub nmea_own: Option<String>,
+    /// With an MCAP output: write a ROS 2 bag instead of JSON (`ros2msg`
+    /// schemas, CDR messages, on the topics a live usim has on ROS 2:
+    /// /NAME/odom, /NAME/pose, /NAME/fix, /tf, /clock, /NAME/nav_x, ...;
+    /// docs/ros2.md). Vehicle names must then be ROS names (letters, digits, `_`).
+    #[arg(long)]
+    pub ros2: bool,
     /// Do not print warnings, dropped messages or progress.
     #[arg(short, long)]
     pub quiet: bool,
@@ -102,6 +108,14 @@ pub enum OutputFormat {
     Alog,
 }
 
+/// The replay format of `format`, a ROS 2 bag for MCAP with `--ros2`.
+fn replay_format(format: OutputFormat, ros2: bool) -> crate::replay::Format {
+    match format {
+        OutputFormat::Mcap if ros2 => crate::replay::Format::McapRos2,
+        f => f.into(),
+    }
+}
+
 impl From<OutputFormat> for crate::replay::Format {
     fn from(f: OutputFormat) -> Self {
         match f {
@@ -155,7 +169,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     // For the estimate only: a bad -o is refused below with its reason.
     let est_format =
         OutputFormat::choose(a.format, a.output.as_deref()).unwrap_or(OutputFormat::Csv);
-    let est = crate::replay::estimate(&mission, est_format.into());
+    let est = crate::replay::estimate(&mission, replay_format(est_format, a.ros2));
     if est.rows > crate::replay::MAX_ROWS && !a.allow_large {
         anyhow::bail!(
             "{}: this replay would write about {} rows (~{}), more than the limit of {} rows; \
@@ -231,6 +245,17 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     if to_dir && format != OutputFormat::Csv {
         anyhow::bail!("-o DIR/ writes one CSV per vehicle; MCAP and alog need a file: -o OUT.mcap, -o OUT.alog");
+    }
+    if a.ros2 {
+        if format != OutputFormat::Mcap || a.output.is_none() {
+            anyhow::bail!("--ros2 writes a ROS 2 bag: it needs an MCAP file, -o OUT.mcap");
+        }
+        for i in 0..mission.vehicle_count() {
+            let name = &mission.vehicle_at(i).name;
+            if let Err(e) = crate::ros2::names::check_ros_name(name) {
+                anyhow::bail!("--ros2: vehicle `{}`: {e}", name.escape_default());
+            }
+        }
     }
     let multi = mission.vehicle_count() > 1;
     let names: Vec<String> = (0..mission.vehicle_count())
@@ -320,7 +345,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             let summary = crate::replay::run_into_on(
                 crate::replay::Threads::Two,
                 &mission,
-                format.into(),
+                replay_format(format, a.ros2),
                 &mut writer,
                 posts,
                 &mut progress,

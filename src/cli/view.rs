@@ -13,6 +13,11 @@ use crate::view::server::{
 /// Arguments of `usim view`.
 #[derive(Debug, clap::Args)]
 pub struct ViewArgs {
+    /// A MOOS mission file: its pMarineViewer block's action buttons
+    /// (`button_one = DEPLOY # DEPLOY=true`) become buttons on the page
+    /// that post to the mission's community (`{root}/{Community}/{VAR}`).
+    #[arg(value_name = "MISSION.moos")]
+    pub mission: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub tool: super::live::ToolArgs,
     /// HTTP listen address (loopback by default; 0.0.0.0:8080 opens it to
@@ -55,10 +60,48 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
+/// The pMarineViewer buttons of a mission file and its community.
+fn mission_buttons(
+    path: &std::path::Path,
+) -> anyhow::Result<(String, Vec<crate::view::buttons::Button>)> {
+    let text = crate::config::read_capped(path, 4 * 1024 * 1024)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let community = crate::moos::mission::read_globals(&text)
+        .community
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: no `Community` line: the buttons would not know where to post",
+                path.display()
+            )
+        })?;
+    crate::mqtt::topics::Topics::new("usim", &community)
+        .map_err(|e| anyhow::anyhow!("{}: Community {e}", path.display()))?;
+    let (buttons, warnings) = crate::view::buttons::from_mission(&text);
+    for w in warnings {
+        tracing::warn!(
+            "{}: pMarineViewer: {}",
+            path.display(),
+            crate::text::escape_control(&w)
+        );
+    }
+    tracing::info!(
+        "{} button(s) of {}'s pMarineViewer, posting to community {}",
+        buttons.len(),
+        path.display(),
+        crate::text::escape_control(&community)
+    );
+    Ok((community, buttons))
+}
+
 /// Bind, print the URL, serve until SIGINT/SIGTERM.
 pub fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
     let token = choose_token(&a.bind, a.token, a.no_token, "--no-token")?;
+    let buttons = match &a.mission {
+        Some(p) => Some(mission_buttons(p)?),
+        None => None,
+    };
     let opts = ViewOptions {
+        buttons,
         fps: a.fps,
         max_connections: a.max_connections,
         max_vehicles: a.max_vehicles,

@@ -422,6 +422,11 @@ impl Vehicle {
         }
     }
 
+    /// Whether the simulation is enabled (`USM_ENABLED`).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// The parameters the vehicle was built with.
     pub fn params(&self) -> &Params {
         &self.params

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
 
+use super::appcast::{report, AppCaster, CastSettings};
 use super::codec::DataType;
 use super::conn::{Conn, ConnOptions, Incoming};
 use super::log_safe;
@@ -25,6 +26,27 @@ use crate::model::{PubValue, Vehicle};
 use crate::mqtt::node_report::{node_report_local, Platform};
 use crate::mqtt::vehicle_link::echo_vars;
 
+/// The variables uSimMarineV22 reads only with its embedded PID coupled.
+const PID_MAIL: &[&str] = &[
+    "DESIRED_HEADING",
+    "DESIRED_SPEED",
+    "DESIRED_DEPTH",
+    "SPEED_FACTOR",
+    "MOOS_MANUAL_OVERRIDE",
+    "MOOS_MANUAL_OVERIDE",
+];
+
+/// The variables only uSimMarineV22 registers for (the classic
+/// uSimMarine's `registerVariables` lacks them).
+const V22_MAIL: &[&str] = &[
+    "NAV_X",
+    "NAV_Y",
+    "NAV_HEADING",
+    "USM_TURN_RADIUS",
+    "USM_RESET_NAV",
+    "WIND_CONDITIONS",
+];
+
 /// A vehicle and its community, read from a `.moos` file.
 #[derive(Debug, Clone)]
 pub struct MoosVehicle {
@@ -32,34 +54,86 @@ pub struct MoosVehicle {
     pub config: VehicleConfig,
     /// Mission-wide keys.
     pub globals: MissionGlobals,
-    /// The block's process name (`uSimMarine` / `uSimMarineV22`).
+    /// The block read (`uSimMarine`, `uSimMarineV22`, or the alias's).
     pub process: String,
     /// Lines of the block usim does not carry over, as `usim import-moos`
     /// reports them (`line N: key ...: reason`).
     pub warnings: Vec<String>,
+    /// Which block was read and why, when the alias did not name one.
+    pub note: Option<String>,
+    /// The block's own lines (key lower-cased, value), for the appcast's
+    /// framework settings (`deprecated_ok`, `term_report_interval`).
+    pub block: Vec<(String, String)>,
 }
 
-/// Read the vehicle of `path`'s `ProcessConfig = uSimMarine` (or
-/// `uSimMarineV22`, or the block named `alias` when it is one of those).
-pub fn load_mission(path: &Path, alias: Option<&str>) -> anyhow::Result<MoosVehicle> {
+/// Read the vehicle of `path` as uSimMarine does: the block named by the
+/// alias (pAntler's `~ NAME`) when the file has one, else the block of
+/// `process` (`uSimMarine` / `uSimMarineV22`), else the first of those
+/// two blocks. `process` also says the model of an aliased block (default:
+/// the alias's `uSimMarine…` prefix, else V22). Only that block and the
+/// mission-wide keys are read: another app's (`pMarinePIDV22`) never.
+pub fn load_mission(
+    path: &Path,
+    alias: Option<&str>,
+    process: Option<&str>,
+) -> anyhow::Result<MoosVehicle> {
     let text = crate::config::read_capped(path, 4 * 1024 * 1024)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let globals = read_globals(&text);
-    let block = alias.filter(|a| {
-        a.eq_ignore_ascii_case("usimmarine") || a.eq_ignore_ascii_case("usimmarinev22")
-    });
-    let imported = crate::moos_import::import(&text, block)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let names = crate::moos_import::block_names(&text);
+    let has = |n: &str| names.iter().any(|b| b.eq_ignore_ascii_case(n));
+    let v22_of = |name: &str| {
+        let l = name.to_ascii_lowercase();
+        if l.starts_with("usimmarinev22") {
+            Some(true)
+        } else if l.starts_with("usimmarine") {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let mut note = None;
+    let (block, v22) = match alias.filter(|a| has(a)) {
+        Some(a) => (
+            Some(a),
+            Some(process.and_then(v22_of).or(v22_of(a)).unwrap_or(true)),
+        ),
+        None => {
+            if let Some(a) = alias {
+                note = Some(format!(
+                    "no `ProcessConfig = {}` block for the alias: reading {}",
+                    log_safe(a, 80),
+                    process.map_or(
+                        "the first uSimMarine or uSimMarineV22 block".to_string(),
+                        |p| { format!("`ProcessConfig = {p}`") }
+                    )
+                ));
+            }
+            (process, None)
+        }
+    };
+    let imported = crate::moos_import::import_with(
+        &text,
+        &crate::moos_import::ImportOptions {
+            block,
+            v22,
+            pid_from: None,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let config = crate::config::parse_vehicle(path, &imported.toml)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut warnings: Vec<String> = imported.unmapped.iter().map(|u| u.to_string()).collect();
     warnings.extend(globals.warnings.iter().cloned());
     warnings.extend(config.warnings.iter().cloned());
+    let block = crate::moos_import::block_lines(&text, &imported.process);
     Ok(MoosVehicle {
         config,
         globals,
         process: imported.process,
         warnings,
+        note,
+        block,
     })
 }
 
@@ -76,6 +150,45 @@ pub struct AppOptions {
     pub port: u16,
     /// `MOOSTimeWarp`.
     pub time_warp: f64,
+    /// The app's name for appcasts (`GetAppName()`: the alias, else the
+    /// process name).
+    pub app_name: String,
+    /// The community (`Community`; default the vehicle's name).
+    pub community: String,
+    /// Configuration warnings, shown in the appcast.
+    pub config_warnings: Vec<String>,
+    /// The AppCasting framework's block settings.
+    pub cast: CastSettings,
+}
+
+impl AppOptions {
+    /// The options of a vehicle read from a mission, under `moos_name`
+    /// (the alias) at `host:port` and `time_warp`.
+    pub fn from_mission(
+        v: MoosVehicle,
+        moos_name: String,
+        host: String,
+        port: u16,
+        time_warp: f64,
+    ) -> AppOptions {
+        let (cast, mut config_warnings) = CastSettings::from_block(&v.block);
+        config_warnings.splice(0..0, v.warnings.iter().cloned());
+        AppOptions {
+            app_name: moos_name.clone(),
+            community: v
+                .globals
+                .community
+                .clone()
+                .unwrap_or_else(|| v.config.name.clone()),
+            moos_name,
+            host,
+            port,
+            time_warp,
+            config_warnings,
+            cast,
+            config: v.config,
+        }
+    }
 }
 
 /// What a run did.
@@ -113,10 +226,21 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         time_warp: opts.time_warp,
     });
     let echoes = echo_vars(cfg);
+    // uSimMarineV22 registers for the PID's mail only when its own block
+    // couples the PID (USM_MOOSApp::registerVariables): in a mission where
+    // pMarinePIDV22 takes the helm's DESIRED_HEADING, the simulator does not.
+    let pid = cfg.params.pid.is_some();
+    let v22 = cfg.params.variant == crate::model::ModelVariant::V22;
     for (var, _, _) in SUBSCRIPTIONS {
-        if !echoes.contains(var) {
+        if !echoes.contains(var)
+            && (pid || !PID_MAIL.contains(var))
+            && (v22 || !V22_MAIL.contains(var))
+        {
             conn.register(var, 0.0);
         }
+    }
+    for var in AppCaster::REGISTERS {
+        conn.register(var, 0.0);
     }
     let platform = cfg.node_report_local.then(|| Platform {
         name: cfg.name.clone(),
@@ -125,6 +249,14 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
     });
     let start_clock = conn.moos_time();
     let mut vehicle = Vehicle::new(cfg, start_clock);
+    let mut caster = AppCaster::new(
+        &opts.app_name,
+        &opts.community,
+        opts.time_warp,
+        cfg.params.variant,
+        &opts.cast,
+        &opts.config_warnings,
+    );
     let period = Duration::from_secs_f64(1.0 / (cfg.app_tick * opts.time_warp));
     info!(
         "vehicle {} as MOOS app {} ({}): AppTick {} Hz, MOOSTimeWarp {}, MOOSDB {}:{}",
@@ -183,12 +315,20 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
                 // NAV_X both posted and a V22 input): never a command.
                 continue;
             }
+            if caster.on_mail(&m.key, &m.sval, m.dval, clock) {
+                continue;
+            }
             let payload = match m.data_type {
                 DataType::Double => Payload::Number(m.dval),
                 _ => Payload::Text(m.sval.clone()),
             };
             let r = parse(&m.key, &payload).and_then(|cmd| vehicle.handle_command(cmd, clock));
             if let Err(e) = r {
+                caster.run_warning(&format!(
+                    "mail {} refused: {}",
+                    log_safe(&m.key, 80),
+                    log_safe(&e.reason, 200)
+                ));
                 summary.bad_messages += 1;
                 bad_unlogged += 1;
                 if bad_logged.elapsed() >= Duration::from_secs(1) {
@@ -207,6 +347,10 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         vehicle.step(clock);
         summary.iterations += 1;
         if conn.is_connected() {
+            // Built and posted only when due (AppCastingMOOSApp::PostReport).
+            let appcast = caster.post_report(summary.iterations, clock, || {
+                report(cfg, &vehicle, vehicle.is_enabled())
+            });
             let pubs = vehicle.publications();
             let report = platform
                 .as_ref()
@@ -219,7 +363,8 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
                         PubValue::Number(v) => v.is_finite().then_some((p.var.as_str(), Ok(*v))),
                         PubValue::Text(s) => Some((p.var.as_str(), Err(s.as_str()))),
                     })
-                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r)))),
+                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r))))
+                    .chain(appcast.as_deref().map(|a| ("APPCAST", Err(a)))),
                 clock,
             );
         }

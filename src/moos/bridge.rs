@@ -31,8 +31,17 @@ use super::log_safe;
 use super::wildcard::{wild_match, Filter};
 use crate::mqtt::endpoint::{BrokerUrl, ConnectSpec};
 
-/// Default mirror patterns: what `usim view` and `usim record` need.
-pub const DEFAULT_MIRROR: &[&str] = &["NODE_REPORT*", "NAV_*", "DESIRED_*", "USM_*", "DB_*"];
+/// Default mirror patterns: what `usim view` (the helm's `VIEW_*`
+/// geometry included, as pMarineViewer shows it) and `usim record` need.
+pub const DEFAULT_MIRROR: &[&str] = &[
+    "NODE_REPORT*",
+    "NAV_*",
+    "DESIRED_*",
+    "USM_*",
+    "DB_*",
+    "VIEW_*",
+];
+pub use crate::mqtt::topics::MOOS_MODEL;
 /// Own MQTT payloads remembered per topic for echo suppression.
 const ECHO_MEMORY: usize = 64;
 
@@ -136,6 +145,11 @@ impl Mirror {
                         out.push(MqttOut {
                             topic: format!("{}/{}/status", self.root, name),
                             payload: b"online".to_vec(),
+                            retain: true,
+                        });
+                        out.push(MqttOut {
+                            topic: format!("{}/{}/{}", self.root, name, crate::mqtt::topics::MODEL),
+                            payload: MOOS_MODEL.as_bytes().to_vec(),
                             retain: true,
                         });
                     }

@@ -6,6 +6,7 @@
 //! * [`client`]: an asynchronous client's state machine.
 //! * [`db`]: the MOOSDB's logic.
 //! * [`mission`]: the mission-wide keys of a `.moos` file.
+//! * [`appcast`]: appcasts (`APPCAST` on `APPCAST_REQ`, for uMAC).
 //!
 //! Thin runtimes (threads and TCP):
 //! * [`server`]: `usim moosdb`.
@@ -13,6 +14,7 @@
 //! * [`app`]: `usim moos`, one vehicle in a MOOS community.
 //! * [`bridge`]: `usim moos-bridge`, a community mirrored onto MQTT.
 pub mod app;
+pub mod appcast;
 pub mod bridge;
 pub mod client;
 pub mod codec;

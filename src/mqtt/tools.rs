@@ -153,13 +153,33 @@ const STATUS_WAIT: Duration = Duration::from_millis(300);
 pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
     let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
     check_var(&o.var)?;
+    let refusal = |e: &dyn std::fmt::Display| {
+        BridgeError::BadOption(format!(
+            "{e} (the vehicle would drop it; use --no-check to send it anyway)"
+        ))
+    };
+    // A variable usim does not read (a helm variable such as DEPLOY) may
+    // still be right for a vehicle in a MOOS community (bridged: its
+    // retained model is `moos`), which takes any variable: decided once
+    // its model is known.
+    let mut unknown_var = None;
     if o.check {
-        would_accept(&o.var, &o.value).map_err(|e| {
-            BridgeError::BadOption(format!(
-                "{e} (the vehicle would drop it; use --no-check to send it anyway)"
-            ))
-        })?;
+        if let Err(e) = would_accept(&o.var, &o.value) {
+            let known = crate::command::SUBSCRIPTIONS
+                .iter()
+                .any(|(v, _, _)| *v == o.var)
+                || o.var == "SET";
+            if known {
+                return Err(refusal(&e));
+            }
+            unknown_var = Some(e);
+        }
     }
+    let gate = |model: Option<&str>| match &unknown_var {
+        Some(_) if model == Some(super::topics::MOOS_MODEL) => Ok(()),
+        Some(e) => Err(refusal(e)),
+        None => Ok(()),
+    };
     let topic = topics.var(&o.var);
     let status_filter = format!("{}/+/{STATUS}", o.conn.topic_root);
     let model_topic = topics.var(MODEL);
@@ -201,6 +221,7 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
             let event = tokio::select! {
                 ev = eventloop.poll() => ev,
                 _ = listening => {
+                    gate(model.as_deref())?;
                     warning = warnings(&statuses, model.as_deref());
                     sent = true;
                     publish()?;
@@ -209,6 +230,7 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
             };
             match event {
                 Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && oversize.is_some() => {
+                    gate(model.as_deref())?;
                     sent = true;
                     publish()?;
                 }
@@ -234,6 +256,7 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
                         model = Some(String::from_utf8_lossy(&p.payload).into_owned());
                     }
                     if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE) {
+                        gate(model.as_deref())?;
                         warning = warnings(&statuses, model.as_deref());
                         sent = true;
                         publish()?;
@@ -260,6 +283,7 @@ pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
                     if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE)
                         && model.is_some()
                     {
+                        gate(model.as_deref())?;
                         warning = warnings(&statuses, model.as_deref());
                         sent = true;
                         publish()?;

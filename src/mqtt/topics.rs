@@ -121,6 +121,11 @@ fn check_level(what: &str, s: &str, slash_ok: bool) -> Result<(), BridgeError> {
 /// vehicle reads a variable.
 pub const MODEL: &str = "model";
 
+/// The retained [`MODEL`] of a vehicle that lives in a MOOS community
+/// (published by the MOOS⇄MQTT bridge): its inputs are any MOOS variable,
+/// so `usim post` does not check them against uSimMarine's.
+pub const MOOS_MODEL: &str = "moos";
+
 /// The model name a vehicle publishes on [`MODEL`].
 pub fn model_name(variant: crate::model::ModelVariant) -> &'static str {
     match variant {

@@ -13,6 +13,7 @@ use crate::model::{Snapshot, Vehicle};
 pub mod alog;
 pub mod csv;
 pub mod mcap;
+pub mod mcap_ros2;
 pub mod posts;
 pub mod threaded;
 
@@ -171,6 +172,8 @@ pub fn estimate(mission: &Mission, format: Format) -> Estimate {
     let per_row = match format {
         Format::Csv => 256,
         Format::Mcap => 1536,
+        // odometry, pose, transforms, fix and ~15 postings per iteration
+        Format::McapRos2 => 2560,
         // the publications of one iteration, ~50 bytes each
         Format::Alog => 1536,
     };
@@ -189,6 +192,8 @@ pub enum Format {
     Csv,
     /// MCAP with JSON messages (docs/viewing.md).
     Mcap,
+    /// MCAP as a ROS 2 bag: `ros2msg` schemas, CDR messages (docs/ros2.md).
+    McapRos2,
     /// MOOS alog: the posts and every publication (docs/alog.md).
     Alog,
 }
@@ -198,7 +203,7 @@ impl Format {
     pub fn extension(self) -> &'static str {
         match self {
             Format::Csv => "csv",
-            Format::Mcap => "mcap",
+            Format::Mcap | Format::McapRos2 => "mcap",
             Format::Alog => "alog",
         }
     }
@@ -272,6 +277,10 @@ pub fn run_into_on<W: Write + std::io::Seek + Send>(
                 fleet: names,
                 start_time: mission.start_time,
             };
+            go(threads, mission, w, posts, progress, on_step)
+        }
+        Format::McapRos2 => {
+            let w = mcap_ros2::Ros2Mcap::new(out, &names)?;
             go(threads, mission, w, posts, progress, on_step)
         }
         Format::Alog => {

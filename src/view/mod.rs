@@ -8,7 +8,9 @@
 //!   Origin).
 //! * [`server`]: the shell around it: an axum HTTP + WebSocket server and a
 //!   rumqttc client on tokio.
+//! * [`buttons`]: the mission's pMarineViewer action buttons.
 //! * `page.html`: the page, plain HTML/JS/CSS embedded in the binary.
+pub mod buttons;
 pub mod geometry;
 pub mod protocol;
 pub mod server;

@@ -214,6 +214,10 @@ pub struct VehicleView {
     /// The bounded trail: positions (m) at least [`TRAIL_STEP_M`] apart,
     /// at most [`TRAIL_POINTS`].
     pub trail: VecDeque<[f64; 2]>,
+    /// The last `DESIRED_THRUST` / `DESIRED_RUDDER` seen on the vehicle's
+    /// topics (a MOOS community mirrored by the bridge posts them; its
+    /// NODE_REPORT does not carry them), percent.
+    pub desired: (Option<f64>, Option<f64>),
 }
 
 impl VehicleView {
@@ -262,7 +266,15 @@ pub struct Fleet {
     pub expired: u64,
     /// MOOS geometry (`VIEW_*` postings), bounded.
     pub shapes: super::geometry::Shapes,
+    /// The mission's pMarineViewer buttons and the community they post to.
+    buttons: Option<(String, Vec<super::buttons::Button>)>,
 }
+
+/// The MOOS community clock the bridge mirrors (`DB_TIME`, MOOS s): the
+/// clock of a MOOS vehicle, as `USM_TIME` is a usim vehicle's.
+pub const DB_TIME: &str = "DB_TIME";
+/// The setpoints a MOOS community posts (the helm's, through the PID).
+const SETPOINTS: [&str; 2] = ["DESIRED_THRUST", "DESIRED_RUDDER"];
 
 impl Fleet {
     /// An empty fleet under `topic_root` (e.g. `usim`), with the default
@@ -283,14 +295,56 @@ impl Fleet {
             evicted: 0,
             expired: 0,
             shapes: super::geometry::Shapes::default(),
+            buttons: None,
         }
+    }
+
+    /// Show the mission's pMarineViewer buttons, posting to `community`.
+    pub fn set_buttons(&mut self, community: &str, buttons: Vec<super::buttons::Button>) {
+        self.buttons = Some((community.to_string(), buttons));
+    }
+
+    /// The buttons as one JSON message for a page that connects:
+    /// `{"type":"buttons","community":"alpha","buttons":[{"label":..,"posts":[[VAR,VALUE],…]}]}`.
+    pub fn buttons_json(&self) -> String {
+        match &self.buttons {
+            Some((c, b)) => {
+                serde_json::json!({ "type": "buttons", "community": c, "buttons": b }).to_string()
+            }
+            None => r#"{"type":"buttons","buttons":[]}"#.into(),
+        }
+    }
+
+    /// A click on button `index`: every posting of it, in order, to
+    /// `{root}/{community}/{VAR}`. A MOOS community takes any variable, so
+    /// the values are not checked against uSimMarine's (they come from the
+    /// mission file, never from the page).
+    pub fn check_button(&self, id: u64, index: usize) -> Result<Vec<Publish>, Refusal> {
+        let Some((community, buttons)) = &self.buttons else {
+            return Err(Refusal::new(
+                id,
+                "no buttons: start usim view with the mission file",
+            ));
+        };
+        let b = buttons
+            .get(index)
+            .ok_or_else(|| Refusal::new(id, format!("no button {index}")))?;
+        Ok(b.posts
+            .iter()
+            .map(|(var, value)| Publish {
+                id,
+                topic: format!("{}{community}/{var}", self.prefix),
+                payload: value.clone(),
+            })
+            .collect())
     }
 
     /// The MQTT filters the view subscribes to: status (the first, QoS 1),
     /// report, clock and the MOOS geometry variables.
     pub fn filters(&self) -> Vec<String> {
-        [STATUS, NODE_REPORT, USM_TIME]
+        [STATUS, NODE_REPORT, USM_TIME, DB_TIME]
             .into_iter()
+            .chain(SETPOINTS)
             .chain(super::geometry::VIEW_VARS.iter().map(|(v, _)| *v))
             .map(|v| format!("{}+/{v}", self.prefix))
             .collect()
@@ -346,6 +400,7 @@ impl Fleet {
             Status(bool),
             Report(Box<Report>, PlatformFields),
             Clock(f64),
+            Setpoint(usize, f64),
         }
         let update = match var {
             STATUS => match payload {
@@ -364,17 +419,24 @@ impl Fleet {
                 }
                 Err(e) => return Err(Dropped(format!("{topic}: malformed NODE_REPORT: {e}"))),
             },
-            USM_TIME => match std::str::from_utf8(payload)
-                .ok()
-                .and_then(|t| t.trim().parse::<f64>().ok())
-                .filter(|t| t.is_finite())
-            {
+            USM_TIME | DB_TIME => match number(payload) {
                 Some(t) => Update::Clock(t),
-                None => return Err(Dropped(format!("{topic}: USM_TIME is not a finite number"))),
+                None => return Err(Dropped(format!("{topic}: {var} is not a finite number"))),
             },
+            v if SETPOINTS.contains(&v) => {
+                // Only for a known vehicle: a setpoint alone (a command
+                // sent to a name) makes no vehicle.
+                if !self.vehicles.get(name).is_some_and(VehicleView::is_vehicle) {
+                    return Ok(());
+                }
+                match number(payload) {
+                    Some(x) => Update::Setpoint(usize::from(v == "DESIRED_RUDDER"), x),
+                    None => return Ok(()), // a command the vehicle drops
+                }
+            }
             _ => {
                 return Err(Dropped(format!(
-                    "{topic}: not a status, NODE_REPORT or USM_TIME"
+                    "{topic}: not a status, NODE_REPORT, USM_TIME or DB_TIME"
                 )))
             }
         };
@@ -394,6 +456,13 @@ impl Fleet {
         v.heard_at = now;
         match update {
             Update::Status(online) => v.online = Some(online),
+            Update::Setpoint(i, x) => {
+                if i == 0 {
+                    v.desired.0 = Some(x);
+                } else {
+                    v.desired.1 = Some(x);
+                }
+            }
             Update::Report(r, p) => {
                 if let (Some(x), Some(y)) = (r.x, r.y) {
                     v.push_trail(x, y);
@@ -502,7 +571,14 @@ impl Fleet {
                     age: v
                         .report_at
                         .map(|t| ((now - t).max(0.0) * 1e3).round() / 1e3),
-                    report: v.report.as_ref().map(Report::rounded),
+                    report: v.report.as_ref().map(|r| {
+                        // A report without setpoints (a MOOS vehicle's)
+                        // shows the community's DESIRED_THRUST/RUDDER.
+                        let mut r = *r;
+                        r.thrust = r.thrust.or(v.desired.0);
+                        r.rudder = r.rudder.or(v.desired.1);
+                        r.rounded()
+                    }),
                     platform_type: v.platform_type.as_deref(),
                     platform_length: v.platform_length,
                     clock: v
@@ -520,6 +596,14 @@ impl Fleet {
         // Only finite numbers and strings: serialisation cannot fail.
         serde_json::to_string(&frame).unwrap_or_else(|_| r#"{"type":"frame","vehicles":[]}"#.into())
     }
+}
+
+/// A payload that is a finite number (a MOOS double mirrored as text).
+fn number(payload: &[u8]) -> Option<f64> {
+    std::str::from_utf8(payload)
+        .ok()
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite())
 }
 
 /// Coalescing: at most one frame per `1/fps` seconds. A change is sent at
@@ -570,6 +654,13 @@ pub enum ClientMessage {
         /// The payload text as `usim post` would send it.
         value: String,
     },
+    /// A click on one of the mission's pMarineViewer buttons.
+    Button {
+        /// Echoed in the reply.
+        id: u64,
+        /// Which button (0-based, in the page's order).
+        index: usize,
+    },
 }
 
 /// A refusal: the reason is shown on the page.
@@ -619,6 +710,17 @@ pub fn parse_client_message(text: &str) -> Result<ClientMessage, Refusal> {
     };
     match field("type")? {
         "command" => {}
+        "button" => {
+            let index = obj
+                .get("index")
+                .and_then(serde_json::Value::as_u64)
+                .filter(|i| *i < super::buttons::MAX_BUTTONS as u64)
+                .ok_or_else(|| Refusal::new(id, "\"index\" must be a button number"))?;
+            return Ok(ClientMessage::Button {
+                id,
+                index: index as usize,
+            });
+        }
         other => return Err(Refusal::new(id, format!("unknown message type {other:?}"))),
     }
     let vehicle = field("vehicle")?.to_string();
@@ -666,12 +768,17 @@ impl Fleet {
     /// one of [`COMMAND_VARS`], and the vehicle would take the value (the
     /// check of `usim post`). The topic is built here, never taken from the page.
     pub fn check_command(&self, msg: &ClientMessage) -> Result<Publish, Refusal> {
-        let ClientMessage::Command {
-            id,
-            vehicle,
-            var,
-            value,
-        } = msg;
+        let (id, vehicle, var, value) = match msg {
+            ClientMessage::Command {
+                id,
+                vehicle,
+                var,
+                value,
+            } => (id, vehicle, var, value),
+            ClientMessage::Button { id, .. } => {
+                return Err(Refusal::new(*id, "a button is not a command"))
+            }
+        };
         let id = *id;
         if !self
             .vehicles
@@ -802,11 +909,14 @@ mod tests {
     fn reports_and_status_build_the_model_ignoring_unknown_fields() {
         let mut f = Fleet::new("fleet/usim");
         assert_eq!(
-            f.filters()[..4],
+            f.filters()[..7],
             [
                 "fleet/usim/+/status".to_string(),
                 "fleet/usim/+/NODE_REPORT".into(),
                 "fleet/usim/+/USM_TIME".into(),
+                "fleet/usim/+/DB_TIME".into(),
+                "fleet/usim/+/DESIRED_THRUST".into(),
+                "fleet/usim/+/DESIRED_RUDDER".into(),
                 "fleet/usim/+/VIEW_POINT".into()
             ]
         );
@@ -932,6 +1042,77 @@ mod tests {
         assert_eq!(v["type"], "trails");
         assert_eq!(v["trails"][0][0], "a");
         assert_eq!(v["trails"][0][1].as_array().unwrap().len(), TRAIL_POINTS);
+    }
+
+    /// A MOOS vehicle through the bridge: its NODE_REPORT has no setpoints
+    /// and its clock is the community's DB_TIME.
+    #[test]
+    fn moos_vehicles_get_clock_and_setpoints_from_the_community() {
+        let mut f = Fleet::new("usim");
+        // a setpoint for a name that is no vehicle makes none
+        f.on_message("usim/ghost/DESIRED_THRUST", b"50", 0.0)
+            .unwrap();
+        assert!(f.vehicles().get("ghost").is_none());
+        f.on_message(
+            "usim/alpha/NODE_REPORT",
+            br#"{"x":1,"y":2,"speed":1.5}"#,
+            0.0,
+        )
+        .unwrap();
+        f.on_message("usim/alpha/DESIRED_THRUST", b"35.5", 0.1)
+            .unwrap();
+        f.on_message("usim/alpha/DESIRED_RUDDER", b"-12", 0.1)
+            .unwrap();
+        f.on_message("usim/alpha/DESIRED_RUDDER", b"fast", 0.1)
+            .unwrap();
+        f.on_message("usim/alpha/DB_TIME", b"1000", 1.0).unwrap();
+        f.on_message("usim/alpha/DB_TIME", b"1020", 3.0).unwrap();
+        assert!(f.on_message("usim/alpha/DB_TIME", b"nan", 3.0).is_err());
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(3.0)).unwrap();
+        let v = &frame["vehicles"][0];
+        assert_eq!(v["report"]["thrust"], 35.5);
+        assert_eq!(v["report"]["rudder"], -12.0);
+        assert_eq!(v["warp"], 10.0);
+        assert_eq!(v["clock"], 1020.0);
+        // a usim vehicle's own report wins over the topic
+        f.on_message(
+            "usim/alpha/NODE_REPORT",
+            br#"{"x":1,"y":2,"thrust":60}"#,
+            3.5,
+        )
+        .unwrap();
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(3.5)).unwrap();
+        assert_eq!(frame["vehicles"][0]["report"]["thrust"], 60.0);
+    }
+
+    #[test]
+    fn buttons_post_their_postings_to_the_community_in_order() {
+        let mut f = Fleet::new("usim");
+        let m = parse_client_message(r#"{"type":"button","id":3,"index":0}"#).unwrap();
+        assert_eq!(m, ClientMessage::Button { id: 3, index: 0 });
+        assert!(f.check_button(3, 0).is_err(), "no buttons configured");
+        let (b, _) = crate::view::buttons::from_mission(
+            "ProcessConfig = pMarineViewer\n{\n button_one = DEPLOY # DEPLOY=true # MOOS_MANUAL_OVERRIDE=false\n}\n",
+        );
+        f.set_buttons("alpha", b);
+        let p = f.check_button(3, 0).unwrap();
+        let got: Vec<(&str, &str)> = p
+            .iter()
+            .map(|p| (p.topic.as_str(), p.payload.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("usim/alpha/DEPLOY", "true"),
+                ("usim/alpha/MOOS_MANUAL_OVERRIDE", "false")
+            ]
+        );
+        assert!(f.check_button(4, 1).is_err());
+        assert!(parse_client_message(r#"{"type":"button","id":3,"index":99}"#).is_err());
+        assert!(parse_client_message(r#"{"type":"button","id":3,"index":-1}"#).is_err());
+        let j: serde_json::Value = serde_json::from_str(&f.buttons_json()).unwrap();
+        assert_eq!(j["buttons"][0]["label"], "DEPLOY");
+        assert_eq!(j["community"], "alpha");
     }
 
     #[test]

@@ -91,6 +91,8 @@ pub struct ViewOptions {
     pub header_timeout: Duration,
     /// An HTTP connection moving no byte for this long is closed.
     pub idle_timeout: Duration,
+    /// The mission's pMarineViewer buttons and the community they post to.
+    pub buttons: Option<(String, Vec<super::buttons::Button>)>,
 }
 
 impl ViewOptions {
@@ -106,6 +108,7 @@ impl ViewOptions {
             expire_s: super::protocol::DEFAULT_EXPIRE_S,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            buttons: None,
         }
     }
 }
@@ -148,6 +151,8 @@ struct AppState {
     frames: watch::Receiver<Arc<str>>,
     trails: watch::Receiver<Arc<str>>,
     geometry: watch::Receiver<Arc<str>>,
+    /// The buttons message, sent once to each page.
+    buttons: Arc<str>,
     commands: mpsc::Sender<CommandRequest>,
     token: Option<Arc<str>>,
     loopback: bool,
@@ -251,11 +256,15 @@ impl ViewServer {
     ) -> Result<(), BridgeError> {
         raise_fd_limit(self.opts.max_connections);
         return_frames_to_the_os();
-        let fleet = Fleet::with_limits(
+        let mut fleet = Fleet::with_limits(
             &self.opts.conn.topic_root,
             self.opts.max_vehicles,
             self.opts.expire_s,
         );
+        if let Some((community, buttons)) = self.opts.buttons.clone() {
+            fleet.set_buttons(&community, buttons);
+        }
+        let buttons: Arc<str> = Arc::from(fleet.buttons_json());
         let filters: Vec<SubscribeFilter> = fleet
             .filters()
             .into_iter()
@@ -306,6 +315,7 @@ impl ViewServer {
             frames: frames_rx,
             trails: trails_rx,
             geometry: geometry_rx,
+            buttons,
             commands: cmd_tx,
             token: self.opts.token.as_deref().map(Arc::from),
             loopback: self.is_loopback(),
@@ -613,22 +623,42 @@ async fn hub(
             }
             c = cmd_rx.recv() => {
                 let Some((msg, reply)) = c else { return };
-                let answer = match fleet.check_command(&msg) {
-                    Ok(p) => match client.try_publish(p.topic.clone(), QoS::AtLeastOnce, false, p.payload.clone()) {
-                        Ok(()) => {
-                            counters.commands.fetch_add(1, Ordering::Relaxed);
-                            info!(
-                                "page posted {} = {}",
-                                crate::text::escape_control(&p.topic),
-                                crate::text::escape_control(&p.payload)
-                            );
-                            reply_json(p.id, Ok(&format!("sent {} = {}", p.topic, p.payload)))
+                let checked = match &msg {
+                    ClientMessage::Button { id, index } => fleet.check_button(*id, *index),
+                    _ => fleet.check_command(&msg).map(|p| vec![p]),
+                };
+                let answer = match checked {
+                    Ok(ps) => {
+                        let id = match &msg {
+                            ClientMessage::Button { id, .. } | ClientMessage::Command { id, .. } => *id,
+                        };
+                        let mut sent = Vec::new();
+                        let mut failed = None;
+                        for p in &ps {
+                            match client.try_publish(p.topic.clone(), QoS::AtLeastOnce, false, p.payload.clone()) {
+                                Ok(()) => {
+                                    counters.commands.fetch_add(1, Ordering::Relaxed);
+                                    info!(
+                                        "page posted {} = {}",
+                                        crate::text::escape_control(&p.topic),
+                                        crate::text::escape_control(&p.payload)
+                                    );
+                                    sent.push(format!("{} = {}", p.topic, p.payload));
+                                }
+                                Err(e) => {
+                                    failed = Some(e);
+                                    break;
+                                }
+                            }
                         }
-                        Err(e) => {
-                            counters.refused.fetch_add(1, Ordering::Relaxed);
-                            reply_json(p.id, Err(&format!("not sent: MQTT client busy or disconnected ({e})")))
+                        match failed {
+                            None => reply_json(id, Ok(&format!("sent {}", sent.join(", ")))),
+                            Some(e) => {
+                                counters.refused.fetch_add(1, Ordering::Relaxed);
+                                reply_json(id, Err(&format!("not sent: MQTT client busy or disconnected ({e})")))
+                            }
                         }
-                    },
+                    }
                     Err(r) => {
                         counters.refused.fetch_add(1, Ordering::Relaxed);
                         info!("page command refused: {}", crate::text::escape_control(&r.reason));
@@ -809,6 +839,11 @@ async fn page_session(mut socket: WebSocket, s: AppState) {
     debug!("page connected");
     let mut frames = s.frames.clone();
     let mut geometry = s.geometry.clone();
+    let buttons = s.buttons.to_string();
+    if send_frame(&mut socket, &s, buttons).await != Some(true) {
+        s.counters.dropped_clients.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let trails = s.trails.borrow().to_string();
     if send_frame(&mut socket, &s, trails).await != Some(true) {
         s.counters.dropped_clients.fetch_add(1, Ordering::Relaxed);

@@ -1,0 +1,184 @@
+//! One vehicle's ROS 2 topics on a [`Participant`]: what it publishes each
+//! step (`/NAME/odom`, `/NAME/pose`, `/NAME/fix`, its part of `/tf`), its
+//! variables (`/NAME/nav_x`, …), the commands it reads (`/NAME/desired_rudder`,
+//! …) and its error topic. The messages come from [`crate::ros2::convert`];
+//! this only moves them. [`Graph`] holds the per-process topics (`/tf`,
+//! `/clock`).
+use std::collections::HashMap;
+
+use super::{DdsError, Participant, Reader, Writer};
+use crate::command::{Command, MessageError};
+use crate::model::{Publication, Snapshot};
+use crate::ros2::convert::{self, StepMessages, VarMessage, VehicleFrames};
+use crate::ros2::msg::{
+    Clock, Float64, Message, NavSatFix, Odometry, PoseStamped, StringMsg, TfMessage,
+};
+use crate::ros2::{names, qos};
+
+/// The commands a vehicle reads by default: the actuators, the V22 PID's
+/// setpoints, `USM_RESET`, `DRIFT_VECTOR_ADD` and timed `SET` lists.
+pub const DEFAULT_COMMANDS: &[&str] = &[
+    "DESIRED_THRUST",
+    "DESIRED_RUDDER",
+    "DESIRED_ELEVATOR",
+    "DESIRED_THRUST_L",
+    "DESIRED_THRUST_R",
+    "DESIRED_HEADING",
+    "DESIRED_SPEED",
+    "DESIRED_DEPTH",
+    "USM_RESET",
+    "DRIFT_VECTOR_ADD",
+    "SET",
+];
+
+/// Most variable topics one vehicle opens (each posting name is one topic).
+pub const MAX_VAR_TOPICS: usize = 64;
+
+/// The per-process topics: `/tf` (every vehicle's transforms) and `/clock`.
+pub struct Graph {
+    /// `/tf` (`tf2_msgs/TFMessage`).
+    pub tf: Writer,
+    /// `/clock` (`rosgraph_msgs/Clock`).
+    pub clock: Writer,
+}
+
+impl Graph {
+    /// Open `/tf` and `/clock` on `p`.
+    pub fn open(p: &mut Participant) -> Result<Graph, DdsError> {
+        Ok(Graph {
+            tf: p.writer(names::TF, TfMessage::NAME, qos::TF)?,
+            clock: p.writer(names::CLOCK, Clock::NAME, qos::CLOCK)?,
+        })
+    }
+
+    /// Publish usim clock `clock` (s) on `/clock`.
+    pub fn publish_clock(&self, clock: f64) -> Result<(), DdsError> {
+        self.clock.publish(&convert::clock(clock))
+    }
+}
+
+/// One vehicle's topics.
+pub struct VehiclePorts {
+    frames: VehicleFrames,
+    odom: Writer,
+    pose: Writer,
+    fix: Writer,
+    errors: Writer,
+    commands: Vec<(String, Reader)>,
+    vars: HashMap<String, Writer>,
+}
+
+impl VehiclePorts {
+    /// Open vehicle `name`'s topics on `p`, reading the command variables
+    /// `commands` (usim names, e.g. [`DEFAULT_COMMANDS`]). The name must be
+    /// a ROS name ([`names::check_ros_name`]); a variable usim does not
+    /// read is an error.
+    pub fn open(
+        p: &mut Participant,
+        name: &str,
+        commands: &[&str],
+    ) -> Result<VehiclePorts, DdsError> {
+        names::check_ros_name(name).map_err(|e| DdsError(format!("vehicle `{name}`: {e}")))?;
+        let mut readers = Vec::with_capacity(commands.len());
+        for var in commands {
+            let Some(ty) = convert::command_type(var) else {
+                return Err(DdsError(format!("{var} is not a usim command variable")));
+            };
+            let topic = names::var_topic(name, var);
+            let token = var.to_ascii_lowercase();
+            readers.push((token, p.reader(&topic, ty, qos::DEFAULT)?));
+        }
+        Ok(VehiclePorts {
+            frames: VehicleFrames::new(name),
+            odom: p.writer(&names::odom(name), Odometry::NAME, qos::DEFAULT)?,
+            pose: p.writer(&names::pose(name), PoseStamped::NAME, qos::DEFAULT)?,
+            fix: p.writer(&names::fix(name), NavSatFix::NAME, qos::SENSOR_DATA)?,
+            errors: p.writer(&names::errors(name), StringMsg::NAME, qos::DEFAULT)?,
+            commands: readers,
+            vars: HashMap::new(),
+        })
+    }
+
+    /// The vehicle's name.
+    pub fn name(&self) -> &str {
+        &self.frames.name
+    }
+
+    /// Publish one step: snapshot `s` at usim clock `clock` (s) on the
+    /// vehicle's topics and its transforms on `graph`'s `/tf`. Returns the
+    /// messages sent.
+    pub fn publish_step(
+        &mut self,
+        graph: &Graph,
+        s: &Snapshot,
+        clock: f64,
+    ) -> Result<StepMessages, DdsError> {
+        let m = self.frames.step(s, clock);
+        self.odom.publish(&m.odom)?;
+        self.pose.publish(&m.pose)?;
+        graph.tf.publish(&m.tf)?;
+        if let Some(f) = &m.fix {
+            self.fix.publish(f)?;
+        }
+        Ok(m)
+    }
+
+    /// Publish usim postings (`NAV_X`, …) on `/NAME/<var lower case>`:
+    /// numbers as `std_msgs/Float64`, text as `std_msgs/String`. A
+    /// variable's topic is opened when it is first posted, up to
+    /// [`MAX_VAR_TOPICS`]; later new names are dropped.
+    pub fn publish_vars(
+        &mut self,
+        p: &mut Participant,
+        pubs: &[Publication],
+    ) -> Result<(), DdsError> {
+        for pb in pubs {
+            let Some(msg) = convert::publication(&pb.value) else {
+                continue;
+            };
+            if !self.vars.contains_key(&pb.var) {
+                if self.vars.len() >= MAX_VAR_TOPICS || names::check_ros_name(&pb.var).is_err() {
+                    continue;
+                }
+                let ty = match msg {
+                    VarMessage::Number(_) => Float64::NAME,
+                    VarMessage::Text(_) => StringMsg::NAME,
+                };
+                let w = p.writer(&names::var_topic(self.name(), &pb.var), ty, qos::DEFAULT)?;
+                self.vars.insert(pb.var.clone(), w);
+            }
+            let w = &self.vars[&pb.var];
+            match msg {
+                VarMessage::Number(m) => w.publish(&m)?,
+                VarMessage::Text(m) => w.publish(&m)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The commands that arrived since the last call (at most
+    /// [`super::MAX_TAKE`] per topic), parsed with the same checks as every
+    /// transport's; a refused one is an `Err` (see [`Self::report`]).
+    pub fn poll_commands(&mut self) -> Vec<Result<Command, MessageError>> {
+        let mut out = Vec::new();
+        for (token, r) in &mut self.commands {
+            for s in r.take() {
+                out.push(convert::command_from_cdr(token, &s.body, s.little_endian));
+            }
+        }
+        out
+    }
+
+    /// Publish a refused command on `/NAME/usim/errors` (the text usim
+    /// logs: variable, payload, reason).
+    pub fn report(&self, e: &MessageError) -> Result<(), DdsError> {
+        self.errors.publish(&StringMsg {
+            data: format!("{}={}: {}", e.var, e.payload, e.reason),
+        })
+    }
+
+    /// Readers matched with the odometry writer (0 until discovery).
+    pub fn odom_subscribers(&mut self) -> usize {
+        self.odom.matched()
+    }
+}
