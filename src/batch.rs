@@ -243,10 +243,20 @@ impl BatchFleet {
                 crate::command::limits::TIME_S
             )));
         }
-        let vehicles = params
-            .iter()
-            .map(|p| Vehicle::from_params(p.clone(), start_time))
-            .collect();
+        // Reserved first: a fleet too large for the memory left is an
+        // error, not an abort of the caller's process.
+        let mut vehicles = Vec::new();
+        vehicles.try_reserve_exact(params.len()).map_err(|e| {
+            BatchError(format!(
+                "a fleet of {} vehicles does not fit in memory ({e})",
+                params.len()
+            ))
+        })?;
+        vehicles.extend(
+            params
+                .iter()
+                .map(|p| Vehicle::from_params(p.clone(), start_time)),
+        );
         let snapshot_needed = fields.iter().any(|f| f.needs_snapshot());
         Ok(BatchFleet {
             k: vec![0; params.len()],
@@ -482,7 +492,9 @@ impl BatchFleet {
         }
         let i = self.k.iter().position(|&k| k == self.k_max).unwrap_or(0);
         Err(BatchError(format!(
-            "vehicle {i}: its next step would be at clock {} s (start_time {} s + {} steps of              {} s), past ±{} s, the largest time a message can carry: reset it, or start              the fleet at a smaller start_time",
+            "vehicle {i}: its next step would be at clock {} s (start_time {} s + {} steps of \
+             {} s), past ±{} s, the largest time a message can carry: reset it, or start \
+             the fleet at a smaller start_time",
             self.start_time + (self.k_max + 1) as f64 * self.dt,
             self.start_time,
             self.k_max + 1,

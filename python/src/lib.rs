@@ -336,10 +336,12 @@ fn check_post(
                 e.reason
             )
         };
-        return Err(message_error(py, &command::MessageError::new(var, text, reason)));
+        return Err(message_error(
+            py,
+            &command::MessageError::new(var, text, reason),
+        ));
     }
-    if let Command::DesiredThrust(v) | Command::DesiredThrustL(v) | Command::DesiredThrustR(v) =
-        cmd
+    if let Command::DesiredThrust(v) | Command::DesiredThrustL(v) | Command::DesiredThrustR(v) = cmd
     {
         if v.abs() > 100.0 {
             let msg = std::ffi::CString::new(format!(
@@ -760,7 +762,9 @@ impl State {
 #[pyclass(module = "usim_marine")]
 #[derive(Clone)]
 struct Vehicle {
-    v: RVehicle,
+    /// Boxed: the model is 64-byte aligned and a Python object's memory is
+    /// not (a pyclass field of it would be a misaligned reference).
+    v: Box<RVehicle>,
     start_time: f64,
     dt: f64,
     k: u64,
@@ -862,9 +866,16 @@ impl Vehicle {
             VOrigin::Mission { src, index } => {
                 let m = parse_mission_text(py, Path::new(&src.path), &src.text, math.as_deref())?;
                 if *index >= m.vehicle_count() {
-                    return Err(PyValueError::new_err("snapshot: no such vehicle in its mission"));
+                    return Err(PyValueError::new_err(
+                        "snapshot: no such vehicle in its mission",
+                    ));
                 }
-                Self::from_config(m.vehicle_at(*index), head.start_time, head.dt, head.journal_like())?
+                Self::from_config(
+                    m.vehicle_at(*index),
+                    head.start_time,
+                    head.dt,
+                    head.journal_like(),
+                )?
             }
         };
         for (j, op) in ops.into_iter().enumerate() {
@@ -1122,7 +1133,12 @@ impl VJournal {
 }
 
 impl Vehicle {
-    fn from_config(cfg: &VehicleConfig, start_time: f64, dt: f64, journal: VJournal) -> PyResult<Self> {
+    fn from_config(
+        cfg: &VehicleConfig,
+        start_time: f64,
+        dt: f64,
+        journal: VJournal,
+    ) -> PyResult<Self> {
         let dt = Self::check_dt(dt)?;
         if !(start_time.is_finite() && start_time.abs() <= command::limits::TIME_S) {
             return Err(PyValueError::new_err(format!(
@@ -1131,7 +1147,7 @@ impl Vehicle {
             )));
         }
         Ok(Vehicle {
-            v: RVehicle::new(cfg, start_time),
+            v: Box::new(RVehicle::new(cfg, start_time)),
             start_time,
             dt,
             k: 0,
@@ -1218,8 +1234,14 @@ impl Fleet {
     ) -> PyResult<Self> {
         let nveh = params.len();
         let w = fields.len();
-        let fleet = BatchFleet::new(params, journal.start_time, journal.dt, acts, fields)
-            .map_err(|e| PyValueError::new_err(e.0))?;
+        let fleet =
+            BatchFleet::new(params, journal.start_time, journal.dt, acts, fields).map_err(|e| {
+                if e.0.contains("does not fit in memory") {
+                    pyo3::exceptions::PyMemoryError::new_err(e.0)
+                } else {
+                    PyValueError::new_err(e.0)
+                }
+            })?;
         let arr = PyArray2::<f64>::zeros(py, [nveh, w], false);
         {
             let mut rw = arr.readwrite();
@@ -1271,13 +1293,10 @@ impl Fleet {
         let mut err = None;
         for (j, &i) in a.idx.iter().enumerate() {
             let r = match a.seed {
-                Some(s) if a.start.is_none() && a.drift.is_none() => self.fleet.reset_random(
-                    i,
-                    s,
-                    a.start_radius,
-                    a.heading_spread,
-                    a.max_drift,
-                ),
+                Some(s) if a.start.is_none() && a.drift.is_none() => {
+                    self.fleet
+                        .reset_random(i, s, a.start_radius, a.heading_spread, a.max_drift)
+                }
                 _ => self.fleet.reset_vehicle(
                     i,
                     a.start
@@ -1309,13 +1328,31 @@ impl Fleet {
         }
     }
 
-    fn do_post(&mut self, py: Python<'_>, i: usize, var: &str, val: PostVal) -> PyResult<()> {
+    fn do_post(
+        &mut self,
+        py: Python<'_>,
+        i: usize,
+        var: &str,
+        val: PostVal,
+        check: bool,
+    ) -> PyResult<()> {
+        let n = self.fleet.len();
+        if i >= n {
+            return Err(PyValueError::new_err(format!(
+                "no vehicle {i} in a fleet of {n}"
+            )));
+        }
         let cmd = parse_post(py, var, &val)?;
-        self.fleet
-            .send(i, cmd)
-            .map_err(|e| MessageError::new_err(e.0))?;
+        if check {
+            let variant = self.fleet.vehicles()[i].params().variant;
+            check_post(py, var, &val, &cmd, variant, &format!("vehicle {i}"))?;
+        }
+        // Recorded even when the vehicle refuses it: a refused message may
+        // have been applied in part (a WIND_CONDITIONS up to its bad
+        // element), and the replay must do the same.
+        let r = self.fleet.send(i, cmd);
         self.journal.post(i, var, val);
-        Ok(())
+        r.map_err(|e| MessageError::new_err(e.0))
     }
 
     fn do_drift(&mut self, a: &[f64]) -> PyResult<()> {
@@ -1339,15 +1376,20 @@ impl Fleet {
                 }
             }
         }
+        let mut first_err = None;
         for i in 0..n {
             for c in [Command::DriftX(a[2 * i]), Command::DriftY(a[2 * i + 1])] {
-                self.fleet
-                    .send(i, c)
-                    .map_err(|e| MessageError::new_err(e.0))?;
+                if let Err(e) = self.fleet.send(i, c) {
+                    first_err.get_or_insert(e);
+                }
             }
         }
+        // Recorded whatever was refused: the rest took effect.
         self.journal.drift(a);
-        Ok(())
+        match first_err {
+            Some(e) => Err(MessageError::new_err(e.0)),
+            None => Ok(()),
+        }
     }
 
     fn write_state_array(&self, py: Python<'_>) -> PyResult<()> {
@@ -1366,7 +1408,8 @@ impl Fleet {
         let math = head.math.clone();
         let mut parsed = Vec::with_capacity(head.sources.len());
         for s in &head.sources {
-            parsed.push(parse_config_text(py, Path::new(&s.path), &s.text, math.as_deref())?.params);
+            parsed
+                .push(parse_config_text(py, Path::new(&s.path), &s.text, math.as_deref())?.params);
         }
         if head.n == 0 || head.n > usim::batch::MAX_VEHICLES {
             return Err(PyValueError::new_err("snapshot: bad fleet size"));
@@ -1390,12 +1433,15 @@ impl Fleet {
                     .map(|_| f.journal.step(&sp))
                     .map_err(|e| PyValueError::new_err(e.0)),
                 FOp::Step(_) => Err(PyValueError::new_err("setpoints of the wrong size")),
-                FOp::Drift(d) => f.do_drift(&d),
                 // A post to a vehicle that is reset later may be refused
                 // in the replay (its state before that reset is not kept):
                 // nothing depends on it.
                 FOp::Post { i, var, val } => {
-                    let _ = f.do_post(py, i, &var, val);
+                    let _ = f.do_post(py, i, &var, val, false);
+                    Ok(())
+                }
+                FOp::Drift(d) => {
+                    let _ = f.do_drift(&d);
                     Ok(())
                 }
                 FOp::Reset(r) => {
@@ -1498,7 +1544,14 @@ impl Fleet {
                 (params, sources, which)
             } else {
                 let (cfg, src) = load_vehicle_config_src(config, math)?;
-                (vec![cfg.params; count], vec![src], Vec::new())
+                let mut params = Vec::new();
+                params.try_reserve_exact(count).map_err(|e| {
+                    pyo3::exceptions::PyMemoryError::new_err(format!(
+                        "a fleet of {count} vehicles does not fit in memory ({e})"
+                    ))
+                })?;
+                params.resize(count, cfg.params);
+                (params, vec![src], Vec::new())
             };
             let journal = FJournal::new(
                 sources,
@@ -1558,15 +1611,10 @@ impl Fleet {
             let o = rw
                 .as_slice_mut()
                 .map_err(|_| PyValueError::new_err("out must be a C-contiguous float64 array"))?;
-            let fleet = &mut self.fleet;
-            let r = py
-                .detach(|| catch_unwind(AssertUnwindSafe(|| fleet.step(setpoints, o))))
-                .map_err(panic_error)?;
-            r.map_err(|e| MessageError::new_err(e.0))?;
-            self.journal.step(setpoints);
+            // Warned before stepping: a warning turned into an error
+            // (`-W error`) leaves the fleet unchanged, like any refusal.
             if !self.warned {
                 if let Some((i, act, v)) = self.fleet.thrust_beyond_nominal(setpoints) {
-                    self.warned = true;
                     let msg = std::ffi::CString::new(format!(
                         "vehicle {i}: {} = {} is outside the nominal -100..100 percent: the \
                          model uses it unclipped, as uSimMarine does (warned once per fleet)",
@@ -1575,8 +1623,15 @@ impl Fleet {
                     ))
                     .unwrap_or_default();
                     PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 1)?;
+                    self.warned = true;
                 }
             }
+            let fleet = &mut self.fleet;
+            let r = py
+                .detach(|| catch_unwind(AssertUnwindSafe(|| fleet.step(setpoints, o))))
+                .map_err(panic_error)?;
+            r.map_err(|e| MessageError::new_err(e.0))?;
+            self.journal.step(setpoints);
         }
         Ok(target)
     }
@@ -1641,20 +1696,23 @@ impl Fleet {
         })
     }
 
-    /// post(i, var, value)
+    /// post(i, var, value, *, check=True)
     ///
     /// Send one message to vehicle `i`, handled now at its next step's
-    /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed as `Vehicle.post`.
+    /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed and checked as
+    /// `Vehicle.post` (`check=False` sends what the check refuses).
+    #[pyo3(signature = (i, var, value, *, check=true))]
     fn post(
         &mut self,
         py: Python<'_>,
         i: usize,
         var: &str,
         value: &Bound<'_, PyAny>,
+        check: bool,
     ) -> PyResult<()> {
         guard(|| {
             let val = post_value(var, value)?;
-            self.do_post(py, i, var, val)
+            self.do_post(py, i, var, val, check)
         })
     }
 
@@ -1737,7 +1795,9 @@ impl Fleet {
     /// The whole state of every vehicle as text (exact floats): equal
     /// texts are bit-identical fleets (the snapshot tests compare them).
     fn _debug_state(&self) -> String {
-        let ks: Vec<u64> = (0..self.fleet.len()).map(|i| self.fleet.iterations(i)).collect();
+        let ks: Vec<u64> = (0..self.fleet.len())
+            .map(|i| self.fleet.iterations(i))
+            .collect();
         format!("{:?} k={ks:?}", self.fleet.vehicles())
     }
 

@@ -203,7 +203,9 @@ impl VJournal {
     pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let origin = match &self.origin {
             VOrigin::Config(s) => ("config", s.path.clone(), s.text.clone(), 0usize),
-            VOrigin::Mission { src, index } => ("mission", src.path.clone(), src.text.clone(), *index),
+            VOrigin::Mission { src, index } => {
+                ("mission", src.path.clone(), src.text.clone(), *index)
+            }
         };
         let ops = PyList::empty(py);
         for op in &self.ops {
@@ -240,7 +242,9 @@ impl VJournal {
         let (version, (kind, path, text, index), math, start_time, dt, limit, ops): Head =
             state.extract().map_err(|_| bad("layout"))?;
         if version != VERSION {
-            return Err(bad(&format!("version {version}, this package reads {VERSION}")));
+            return Err(bad(&format!(
+                "version {version}, this package reads {VERSION}"
+            )));
         }
         let src = Source { path, text };
         let origin = match kind.as_str() {
@@ -478,7 +482,9 @@ impl FJournal {
             let t: Bound<'py, PyTuple> = match op {
                 FOp::Step(sp) => ("s", f64s_to_bytes(py, sp)).into_pyobject(py)?,
                 FOp::Drift(d) => ("d", f64s_to_bytes(py, d)).into_pyobject(py)?,
-                FOp::Post { i, var, val } => ("p", *i, var.clone(), val.to_py(py)?).into_pyobject(py)?,
+                FOp::Post { i, var, val } => {
+                    ("p", *i, var.clone(), val.to_py(py)?).into_pyobject(py)?
+                }
                 FOp::Reset(r) => (
                     "r",
                     r.idx.clone(),
@@ -521,7 +527,9 @@ impl FJournal {
         let (version, sources, which, n, math, (dt, start_time), (actions, st), limit, ops): Head =
             state.extract().map_err(|_| bad("layout"))?;
         if version != VERSION {
-            return Err(bad(&format!("version {version}, this package reads {VERSION}")));
+            return Err(bad(&format!(
+                "version {version}, this package reads {VERSION}"
+            )));
         }
         if sources.is_empty()
             || !(which.is_empty() || which.len() == n)
