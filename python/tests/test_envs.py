@@ -78,3 +78,49 @@ def test_vector_env_matches_single_envs_and_autoresets():
     obs, r, term, trunc, _ = short.step(np.zeros((3, 2), dtype=np.float32))
     assert not trunc.any() and np.all(r == 0.0)
     assert short._core.steps.tolist() == [0, 0, 0]
+
+
+def test_vector_info_has_gymnasiums_episode_statistics():
+    """The vector env's own `episode` / `_episode` equal what Gymnasium's
+    RecordEpisodeStatistics computes around the same env (the outside
+    oracle), episode after episode, with next-step autoresets in between."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    n = 4
+    ours = WaypointFollowVectorEnv(num_envs=n, max_steps=7)
+    theirs = RecordEpisodeStatistics(
+        WaypointFollowVectorEnv(num_envs=n, max_steps=7, episode_stats=False)
+    )
+    o1, _ = ours.reset(seed=3)
+    o2, _ = theirs.reset(seed=3)
+    assert np.array_equal(o1, o2)
+    rng = np.random.default_rng(0)
+    ended_steps = 0
+    for k in range(40):
+        a = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
+        _, r1, t1, u1, i1 = ours.step(a)
+        _, r2, t2, u2, i2 = theirs.step(a)
+        assert np.array_equal(r1, r2) and np.array_equal(t1 | u1, t2 | u2)
+        assert i1["waypoint"].shape == (n,) and i1["_waypoint"].all()
+        if "_episode" in i2:
+            ended_steps += 1
+            assert np.array_equal(i1["_episode"], i2["_episode"])
+            assert np.array_equal(i1["episode"]["l"], i2["episode"]["l"])
+            assert np.array_equal(i1["episode"]["r"], i2["episode"]["r"])
+            ended = i1["_episode"]
+            assert np.all(i1["episode"]["l"][ended] == 7)
+            assert np.all(i1["episode"]["t"][ended] >= 0.0)
+            assert np.all(i1["episode"]["t"][~ended] == 0.0)
+        else:
+            assert "episode" not in i1 and "_episode" not in i1
+    # 40 steps of 7-step episodes with a reset step after each: 5 ends.
+    assert ended_steps == 5
+
+
+def test_vector_info_through_make_vec():
+    venv = gym.make_vec("usim/WaypointFollow-v0", num_envs=2,
+                        vectorization_mode="vector_entry_point", max_steps=3)
+    venv.reset(seed=0)
+    infos = [venv.step(np.zeros((2, 2), dtype=np.float32))[4] for _ in range(3)]
+    assert "episode" not in infos[0] and infos[2]["_episode"].all()
+    assert infos[2]["episode"]["l"].tolist() == [3, 3]

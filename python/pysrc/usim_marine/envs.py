@@ -26,6 +26,7 @@ step, +10 per waypoint reached (within ``radius`` m). The episode ends
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -197,12 +198,17 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` WaypointFollow environments stepped together on one
     :class:`usim_marine.Fleet` (autoreset: next step, as Gymnasium's
     default: after an episode ends, the next ``step`` resets that
-    sub-environment and returns its first observation with reward 0)."""
+    sub-environment and returns its first observation with reward 0).
+    ``info`` carries per-env ``waypoint`` and the episode statistics
+    ``episode`` / ``_episode`` (see :meth:`_info`); ``episode_stats=False``
+    leaves the latter out (to wrap it in Gymnasium's own
+    ``RecordEpisodeStatistics``, which refuses an ``info`` that has them)."""
 
     metadata = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+    def __init__(self, num_envs: int = 1, episode_stats: bool = True, **kwargs: Any) -> None:
         kwargs.pop("render_mode", None)
+        self._stats = bool(episode_stats)
         config = kwargs.pop("config", None)
         args = dict(
             waypoints=DEFAULT_WAYPOINTS,
@@ -223,6 +229,9 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(_ACT_SPACE, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._np_random = None
+        self._ep_return = np.zeros(self.num_envs)
+        self._ep_length = np.zeros(self.num_envs, dtype=np.int64)
+        self._ep_start = np.zeros(self.num_envs)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if seed is not None:
@@ -231,6 +240,9 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
             self._np_random = np.random.default_rng()
         self._core.reset(self._np_random)
         self._autoreset[:] = False
+        self._ep_return[:] = 0.0
+        self._ep_length[:] = 0
+        self._ep_start[:] = time.perf_counter()
         obs, _, _ = self._core.observe()
         return obs, {}
 
@@ -245,8 +257,40 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
             r[ar] = 0.0
             done[ar] = False
             trunc[ar] = False
+        info = self._info(r, done | trunc)
         self._autoreset = done | trunc
-        return obs, r, done, trunc, {}
+        return obs, r, done, trunc, info
+
+    def _info(self, reward: np.ndarray, ended: np.ndarray) -> Dict[str, Any]:
+        """Per-env info by Gymnasium's vector conventions: ``waypoint`` (the
+        index of the next waypoint, int64) with its mask ``_waypoint``;
+        on a step where some episodes end, ``episode`` = {``r``: return,
+        ``l``: length in env steps, ``t``: wall time in s} for those envs
+        (0 elsewhere) and ``_episode``, the mask of the envs that ended,
+        as ``gymnasium.wrappers.vector.RecordEpisodeStatistics`` gives
+        them (the autoreset step starts a new episode and is not counted)."""
+        info: Dict[str, Any] = {
+            "waypoint": self._core.idx.copy(),
+            "_waypoint": np.ones(self.num_envs, dtype=bool),
+        }
+        if not self._stats:
+            return info
+        now = time.perf_counter()
+        ar = self._autoreset
+        self._ep_return[ar] = 0.0
+        self._ep_length[ar] = 0
+        self._ep_start[ar] = now
+        live = ~ar
+        self._ep_return[live] += reward[live]
+        self._ep_length[live] += 1
+        if np.any(ended):
+            info["episode"] = {
+                "r": np.where(ended, self._ep_return, 0.0),
+                "l": np.where(ended, self._ep_length, 0),
+                "t": np.where(ended, np.round(now - self._ep_start, 6), 0.0),
+            }
+            info["_episode"] = ended.copy()
+        return info
 
 
 def register() -> None:
