@@ -15,7 +15,9 @@ at native speed, with the exact numbers of the ``usim`` command line.
 Units: x east and y north in m, speeds in m/s, headings in marine degrees
 (0 = north, 90 = east, clockwise), pitch and yaw in radians, actuators in
 percent. Errors: :class:`ConfigError` (file:line: key) and
-:class:`MessageError` (the variable) are both ``ValueError``.
+:class:`MessageError` (the variable) are both ``ValueError``;
+:class:`SetpointWarning` (a ``UserWarning``) flags a thrust past ±100 %.
+``Vehicle`` and ``Fleet`` pickle and deep-copy (bit for bit).
 """
 
 # The namespace holds only the package's own names (``dir(usim_marine)``):
