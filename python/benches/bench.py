@@ -7,6 +7,9 @@ scripts/bench_python.sh. Medians of rounds, with the range.
    SyncVectorEnv over 1,000 single environments: env-steps/s and ratio.
 3. usim_marine.replay of missions/long_survey.toml against `usim replay`
    to a CSV plus numpy.loadtxt / pandas.read_csv of it.
+4. The cost of the history a Fleet keeps for pickle: Fleet.step with the
+   default history against history_bytes=0, interleaved, for --n vehicles
+   and for one; and the time to pickle and to load a fleet.
 """
 
 import argparse
@@ -106,13 +109,51 @@ def replay(rounds, cli):
         print(f"    ratio {c / a:.1f}×")
 
 
+def history(rounds, n, steps):
+    import pickle
+
+    for m in (n, 1):
+        k = steps if m > 1 else steps * 100
+        a = np.column_stack([np.full(m, 60.0), (np.arange(m) % 200) - 100.0])
+        res = {"with history": [], "history_bytes=0": []}
+        for r in range(rounds):
+            order = list(res) if r % 2 == 0 else list(res)[::-1]
+            for name in order:
+                f = usim.Fleet(KAYAK, m, history_bytes=0 if name == "history_bytes=0" else 256 << 20)
+                f.reset()
+                t0 = time.perf_counter()
+                for _ in range(k):
+                    f.step(a)
+                res[name].append(m * k / (time.perf_counter() - t0))
+        x = fmt(f"Fleet.step, {m} vehicles, with history", res["with history"], "vehicle-steps/s")
+        y = fmt(f"Fleet.step, {m} vehicles, history_bytes=0", res["history_bytes=0"], "vehicle-steps/s")
+        ratios = [p / q for p, q in zip(res["with history"], res["history_bytes=0"])]
+        med_r, lo, hi = med(ratios)
+        print(f"  ratio with / without: median {med_r:.1%} (range {lo:.1%} – {hi:.1%})")
+    f = usim.Fleet(KAYAK, n)
+    a = np.column_stack([np.full(n, 60.0), (np.arange(n) % 200) - 100.0])
+    for _ in range(steps):
+        f.step(a)
+    dump, load = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        blob = pickle.dumps(f)
+        dump.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        pickle.loads(blob)
+        load.append((time.perf_counter() - t0) * 1e3)
+    print(f"pickle of a {n}-vehicle fleet after {steps} steps ({len(blob):,} bytes):")
+    fmt("  pickle.dumps", dump, "ms")
+    fmt("  pickle.loads (replays the steps)", load, "ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--cli", default=str(REPO / "target" / "release" / "usim"))
-    ap.add_argument("--only", choices=["fleet", "vector", "replay"])
+    ap.add_argument("--only", choices=["fleet", "vector", "replay", "history"])
     a = ap.parse_args()
     print(f"load average: {os.getloadavg()}")
     if a.only in (None, "fleet"):
@@ -121,6 +162,8 @@ def main():
         vector(a.rounds, a.n, max(a.steps // 5, 20))
     if a.only in (None, "replay"):
         replay(a.rounds, a.cli)
+    if a.only in (None, "history"):
+        history(a.rounds, a.n, a.steps)
     print(f"load average at the end: {os.getloadavg()}")
 
 

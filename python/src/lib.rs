@@ -44,7 +44,8 @@ create_exception!(
     SetpointWarning,
     pyo3::exceptions::PyUserWarning,
     "A setpoint the vehicle takes but a caller seldom means: a thrust outside \
-     the nominal ±100 percent (the model uses it unclipped, as uSimMarine does)."
+     the nominal ±100 percent (DESIRED_THRUST is used unclipped, as uSimMarine \
+     uses it; DESIRED_THRUST_L and _R are clipped to ±100)."
 );
 
 /// Largest replay output held in memory by default, bytes.
@@ -307,7 +308,7 @@ fn parse_post(py: Python<'_>, var: &str, value: &PostVal) -> PyResult<Command> {
 /// What `usim post` checks before sending, for a vehicle of `variant`:
 /// a message that model does not read (`DESIRED_HEADING` to a classic
 /// vehicle) is refused with the reason; a thrust outside ±100 % warns
-/// ([`SetpointWarning`]: the model takes it unclipped, as uSimMarine does).
+/// ([`SetpointWarning`], see [`thrust_warning`]).
 fn check_post(
     py: Python<'_>,
     var: &str,
@@ -344,17 +345,29 @@ fn check_post(
     if let Command::DesiredThrust(v) | Command::DesiredThrustL(v) | Command::DesiredThrustR(v) = cmd
     {
         if v.abs() > 100.0 {
-            let msg = std::ffi::CString::new(format!(
-                "{who}: {var} = {} is outside the nominal -100..100 percent: the model uses \
-                 it unclipped, as uSimMarine does (the thrust map saturates at its last pair, \
-                 a thrust factor does not)",
-                command::fmt_num(*v)
-            ))
-            .unwrap_or_default();
+            let msg = thrust_warning(who, var, *v, "");
             PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 2)?;
         }
     }
     Ok(())
+}
+
+/// The [`SetpointWarning`] text for thrust `v` percent of `var` beyond
+/// ±100: `DESIRED_THRUST` is used unclipped (as uSimMarine uses it; a
+/// thrust map saturates at its last pair, a thrust factor does not), the
+/// differential `_L` / `_R` are clipped to ±100.
+fn thrust_warning(who: &str, var: &str, v: f64, tail: &str) -> std::ffi::CString {
+    let what = if var == "DESIRED_THRUST" {
+        "the model uses it unclipped, as uSimMarine does (a thrust map saturates at its last \
+         pair, a thrust factor does not)"
+    } else {
+        "the model clips it to ±100, as uSimMarine does"
+    };
+    std::ffi::CString::new(format!(
+        "{who}: {var} = {} is outside the nominal -100..100 percent: {what}{tail}",
+        command::fmt_num(v)
+    ))
+    .unwrap_or_default()
 }
 
 /// The payload a parsed command carries, as Python (a float or a str).
@@ -1087,11 +1100,13 @@ impl Vehicle {
         )
     }
 
-    fn __copy__(&self) -> Self {
+    fn __copy__(&mut self) -> Self {
+        self.journal.freeze();
         self.clone()
     }
 
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+    fn __deepcopy__(&mut self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.journal.freeze();
         self.clone()
     }
 
@@ -1615,13 +1630,12 @@ impl Fleet {
             // (`-W error`) leaves the fleet unchanged, like any refusal.
             if !self.warned {
                 if let Some((i, act, v)) = self.fleet.thrust_beyond_nominal(setpoints) {
-                    let msg = std::ffi::CString::new(format!(
-                        "vehicle {i}: {} = {} is outside the nominal -100..100 percent: the \
-                         model uses it unclipped, as uSimMarine does (warned once per fleet)",
+                    let msg = thrust_warning(
+                        &format!("vehicle {i}"),
                         act.name(),
-                        command::fmt_num(v)
-                    ))
-                    .unwrap_or_default();
+                        v,
+                        " (warned once per fleet)",
+                    );
                     PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 1)?;
                     self.warned = true;
                 }

@@ -129,14 +129,38 @@ pub enum VOp {
     StepTo(f64),
 }
 
-/// A `Vehicle`'s history.
+/// A frozen, shared run of a `Vehicle`'s history: copies of a vehicle
+/// share what they have in common, so `copy.deepcopy` costs the same
+/// whatever the history's length (a search tree copies nodes often).
+#[derive(Debug)]
+struct Chunk {
+    prev: Option<Arc<Chunk>>,
+    ops: Vec<VOp>,
+}
+
+impl Drop for Chunk {
+    /// Iterative: a chain of a million chunks must not overflow the stack.
+    fn drop(&mut self) {
+        let mut next = self.prev.take();
+        while let Some(a) = next {
+            match Arc::try_unwrap(a) {
+                Ok(mut c) => next = c.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// A `Vehicle`'s history: the frozen chunks (oldest first along `prev`),
+/// then `ops`, the calls since the last freeze.
 #[derive(Clone, Debug)]
 pub struct VJournal {
     pub origin: VOrigin,
     pub math: Option<String>,
     pub start_time: f64,
     pub dt: f64,
-    pub ops: Vec<VOp>,
+    frozen: Option<Arc<Chunk>>,
+    ops: Vec<VOp>,
     bytes: u64,
     pub limit: u64,
     pub overflow: bool,
@@ -149,6 +173,7 @@ impl VJournal {
             math: math.map(str::to_string),
             start_time,
             dt,
+            frozen: None,
             ops: Vec::new(),
             bytes: 0,
             limit,
@@ -164,9 +189,37 @@ impl VJournal {
         if self.bytes > self.limit {
             self.overflow = true;
             self.ops = Vec::new();
+            self.frozen = None;
             return;
         }
         self.ops.push(op);
+    }
+
+    /// Freeze the recent calls into a shared chunk (before a copy: the
+    /// copy then shares the whole history instead of cloning it).
+    pub fn freeze(&mut self) {
+        if !self.ops.is_empty() {
+            let ops = std::mem::take(&mut self.ops);
+            self.frozen = Some(Arc::new(Chunk {
+                prev: self.frozen.take(),
+                ops,
+            }));
+        }
+    }
+
+    /// Every recorded call, oldest first.
+    fn all_ops(&self) -> impl Iterator<Item = &VOp> {
+        let mut chunks = Vec::new();
+        let mut c = self.frozen.as_deref();
+        while let Some(ch) = c {
+            chunks.push(ch);
+            c = ch.prev.as_deref();
+        }
+        chunks
+            .into_iter()
+            .rev()
+            .flat_map(|ch| ch.ops.iter())
+            .chain(self.ops.iter())
     }
 
     pub fn post(&mut self, var: &str, val: PostVal) {
@@ -208,7 +261,7 @@ impl VJournal {
             }
         };
         let ops = PyList::empty(py);
-        for op in &self.ops {
+        for op in self.all_ops() {
             let t = match op {
                 VOp::Post(var, val) => ("p", var.clone(), val.to_py(py)?).into_pyobject(py)?,
                 VOp::Steps(bits, n) => ("s", f64::from_bits(*bits), *n).into_pyobject(py)?,
@@ -269,6 +322,7 @@ impl VJournal {
                 math,
                 start_time,
                 dt,
+                frozen: None,
                 ops: Vec::new(),
                 bytes: 0,
                 limit,

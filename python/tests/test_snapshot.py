@@ -198,3 +198,24 @@ def test_a_bad_snapshot_is_refused_not_crashed():
             usim.Fleet._restore(bad)
         with pytest.raises((ValueError, TypeError)):
             usim.Vehicle._restore(bad)
+
+
+def test_copies_of_copies_share_the_history_and_still_pickle():
+    """A search tree: copy, step, copy, step ... The copies share their
+    common history (deepcopy does not grow with it), each still pickles
+    to itself, and dropping a 20,000-deep chain is fine."""
+    v = usim.Vehicle(KAYAK)
+    line = [v]
+    for k in range(20_000):
+        w = copy.deepcopy(line[-1])
+        w.post("DESIRED_THRUST", float(k % 90))
+        w.step()
+        line.append(w)
+    last = line[-1]
+    assert last.k == 20_000
+    same_vehicle(last, pickle.loads(pickle.dumps(last)))
+    mid = line[7_000]
+    same_vehicle(mid, pickle.loads(pickle.dumps(mid)))
+    assert v.k == 0
+    del line, w, mid
+    same_vehicle(last, pickle.loads(pickle.dumps(last)))

@@ -24,7 +24,7 @@ class MessageError(ValueError):
     reason: str
 
 class SetpointWarning(UserWarning):
-    """A thrust setpoint outside the nominal ±100 percent (used unclipped)."""
+    """A thrust setpoint outside the nominal ±100 percent (DESIRED_THRUST used unclipped, _L/_R clipped)."""
 
 class State:
     """A vehicle's state after its last step (the CSV columns)."""
