@@ -10,6 +10,9 @@ scripts/bench_python.sh. Medians of rounds, with the range.
 4. The cost of the history a Fleet keeps for pickle: Fleet.step with the
    default history against history_bytes=0, interleaved, for --n vehicles
    and for one; and the time to pickle and to load a fleet.
+5. render(): frames per second of a 10-vessel scene (_render_scene, 400 x
+   400, each vessel with a 1,500-point track, goals and CPA lines) and of
+   WaypointFollow-v0's rgb_array render() mid-episode.
 """
 
 import argparse
@@ -147,13 +150,51 @@ def history(rounds, n, steps):
     fmt("  pickle.loads (replays the steps)", load, "ms")
 
 
+def render(rounds, frames=200):
+    from usim_marine import _usim
+
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 1, 1500)[:, None]
+    vessels = []
+    for i in range(10):
+        a = rng.uniform(0, 2 * np.pi)
+        start = rng.uniform(-400, 400, 2)
+        track = start + t * 300 * np.array([np.sin(a), np.cos(a)]) + 20 * np.sin(8 * t)
+        vessels.append((float(track[-1, 0]), float(track[-1, 1]), float(np.degrees(a)), 12.0, track))
+    goals = [(float(x), float(y), 15.0, k == 0) for k, (x, y) in enumerate(rng.uniform(-500, 500, (10, 2)))]
+    lines = [((vessels[k][0], vessels[k][1]), (vessels[k + 1][0], vessels[k + 1][1])) for k in range(0, 10, 2)]
+    scene, env_fps = [], []
+    try:
+        import gymnasium as gym
+
+        env = gym.make("usim/WaypointFollow-v0", render_mode="rgb_array")
+        env.reset(seed=0)
+        for _ in range(500):
+            env.step(np.array([0.6, 0.2], dtype=np.float32))
+    except ImportError:
+        env = None
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(frames):
+            _usim._render_scene(400, 400, (-600.0, -600.0, 600.0, 600.0), vessels, goals, lines)
+        scene.append(frames / (time.perf_counter() - t0))
+        if env is not None:
+            t0 = time.perf_counter()
+            for _ in range(frames):
+                env.render()
+            env_fps.append(frames / (time.perf_counter() - t0))
+    fmt("_render_scene, 10 vessels, 400 x 400", scene, "frames/s")
+    if env_fps:
+        fmt("WaypointFollow-v0 render(), 400 x 400", env_fps, "frames/s")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--cli", default=str(REPO / "target" / "release" / "usim"))
-    ap.add_argument("--only", choices=["fleet", "vector", "replay", "history"])
+    ap.add_argument("--only", choices=["fleet", "vector", "replay", "history", "render"])
     a = ap.parse_args()
     print(f"load average: {os.getloadavg()}")
     if a.only in (None, "fleet"):
@@ -164,6 +205,8 @@ def main():
         replay(a.rounds, a.cli)
     if a.only in (None, "history"):
         history(a.rounds, a.n, a.steps)
+    if a.only in (None, "render"):
+        render(a.rounds)
     print(f"load average at the end: {os.getloadavg()}")
 
 

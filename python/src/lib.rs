@@ -1868,6 +1868,78 @@ impl Fleet {
     }
 }
 
+/// _render_scene(width, height, extent, vessels, goals=(), cpa_lines=()) -> ndarray
+///
+/// A top-down frame (usim's own plotting code, `usim::plot::scene`) as an
+/// (height, width, 3) uint8 array. extent: (x min, y min, x max, y max) m;
+/// vessels: (x, y m, heading degrees, length m, track) with track an (k, 2)
+/// float array of past x, y or None; goals: (x, y, radius m, active);
+/// cpa_lines: ((x, y), (x, y)) m. The GIL is released while drawing.
+#[pyfunction]
+#[pyo3(signature = (width, height, extent, vessels, goals=Vec::new(), cpa_lines=Vec::new()))]
+#[allow(clippy::type_complexity)]
+fn _render_scene<'py>(
+    py: Python<'py>,
+    width: u32,
+    height: u32,
+    extent: (f64, f64, f64, f64),
+    vessels: Vec<(f64, f64, f64, f64, Option<PyReadonlyArray2<'py, f64>>)>,
+    goals: Vec<(f64, f64, f64, bool)>,
+    cpa_lines: Vec<((f64, f64), (f64, f64))>,
+) -> PyResult<Bound<'py, numpy::PyArray3<u8>>> {
+    use usim::plot::scene::{self, Goal, Scene, SceneVessel};
+    let mut vs = Vec::with_capacity(vessels.len());
+    for (x, y, heading, length, track) in vessels {
+        let track = match track {
+            None => Vec::new(),
+            Some(t) if t.shape().len() == 2 && t.shape()[1] == 2 => {
+                let a = t.as_array();
+                let skip = a.nrows().saturating_sub(scene::MAX_TRACK);
+                a.rows()
+                    .into_iter()
+                    .skip(skip)
+                    .map(|r| (r[0], r[1]))
+                    .collect()
+            }
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "a track must have shape (k, 2), not {:?}",
+                    t.shape()
+                )))
+            }
+        };
+        vs.push(SceneVessel {
+            x,
+            y,
+            heading,
+            length,
+            track,
+        });
+    }
+    let sc = Scene {
+        width,
+        height,
+        extent,
+        vessels: vs,
+        goals: goals
+            .into_iter()
+            .map(|(x, y, radius, active)| Goal {
+                x,
+                y,
+                radius,
+                active,
+            })
+            .collect(),
+        cpa_lines,
+    };
+    let rgb = py
+        .detach(|| catch_unwind(AssertUnwindSafe(|| scene::render_rgb(&sc))))
+        .map_err(panic_error)?
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    let flat = PyArray1::from_vec(py, rgb);
+    flat.reshape([height as usize, width as usize, 3])
+}
+
 /// _bench_native(config, n, steps) -> float
 ///
 /// Seconds to step a fleet of `n` vehicles `steps` times from Rust alone
@@ -1917,6 +1989,7 @@ fn _usim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_mission_info, m)?)?;
     m.add_function(wrap_pyfunction!(_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_native, m)?)?;
+    m.add_function(wrap_pyfunction!(_render_scene, m)?)?;
     m.add("CSV_HEADER", usim::replay::csv::HEADER)?;
     let _ = Path::new("");
     Ok(())
