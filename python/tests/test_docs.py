@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO
 
-PAGE = REPO / "docs" / "python.md"
+PAGE = REPO / "docs/python.md"
 
 
 def blocks():
@@ -30,12 +30,13 @@ def test_every_python_example_runs_as_written():
     runner = (
         "import sys\n"
         "ns = {'__name__': '__main__'}\n"
-        "blocks = sys.argv[1:]\n"
+        "page, blocks = sys.argv[1], sys.argv[2:]\n"
         "for i, b in enumerate(blocks):\n"
         "    print(f'--- example {i + 1}', flush=True)\n"
-        "    exec(compile(b, f'docs/python.md example {i + 1}', 'exec'), ns)\n"
+        "    exec(compile(b, f'{page} example {i + 1}', 'exec'), ns)\n"
     )
-    p = subprocess.run([sys.executable, "-c", runner, *blocks()], cwd=REPO,
+    page = str(PAGE.relative_to(REPO))
+    p = subprocess.run([sys.executable, "-c", runner, page, *blocks()], cwd=REPO,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     out = p.stdout
