@@ -148,6 +148,22 @@ def history(rounds, n, steps):
     print(f"pickle of a {n}-vehicle fleet after {steps} steps ({len(blob):,} bytes):")
     fmt("  pickle.dumps", dump, "ms")
     fmt("  pickle.loads (replays the steps)", load, "ms")
+    import copy
+
+    for hist in (100, 10_000):
+        v = usim.Vehicle(KAYAK)
+        for k in range(hist):
+            v.post("DESIRED_THRUST", 60.0)
+            v.post("DESIRED_RUDDER", float(k % 50))
+            v.step()
+        us = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(1000):
+                copy.deepcopy(v)
+            us.append((time.perf_counter() - t0) * 1e3)
+        m, lo, hi = med(us)
+        print(f"copy.deepcopy(Vehicle) after {hist:,} posted steps: median {m:.2f} µs (range {lo:.2f} – {hi:.2f})")
 
 
 def render(rounds, frames=200):
