@@ -612,14 +612,12 @@ fn a_moos_only_vehicle_is_recorded_and_served_to_gpsd() {
         assert!(!r.log().contains("dropped"), "{}", r.log());
     }
     // The MCAP's state channel, read by the `mcap` package.
-    let check = format!(
-        "import json, sys\nfrom mcap.reader import make_reader\n\
+    let check = "import json, sys\nfrom mcap.reader import make_reader\n\
          r = make_reader(open(sys.argv[1], 'rb'))\n\
          rows = [json.loads(m.data) for s, c, m in r.iter_messages(topics=['/alpha/state'])]\n\
-         print(json.dumps(rows))\n"
-    );
+         print(json.dumps(rows))\n";
     let o = Command::new(python())
-        .args(["-c", &check])
+        .args(["-c", check])
         .arg(dir.path().join("alpha.mcap"))
         .output()
         .unwrap();

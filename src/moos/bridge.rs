@@ -426,7 +426,13 @@ impl Mirror {
         let gone: Vec<String> = self
             .vehicles
             .iter()
-            .filter(|(_, s)| !(now - s.last <= VEHICLE_TIMEOUT))
+            // Silent longer than the timeout, or a clock that is not a number.
+            .filter(|(_, s)| {
+                matches!(
+                    (now - s.last).partial_cmp(&VEHICLE_TIMEOUT),
+                    Some(std::cmp::Ordering::Greater) | None
+                )
+            })
             .map(|(n, _)| n.clone())
             .collect();
         let mut out = Vec::new();
