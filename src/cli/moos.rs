@@ -238,6 +238,9 @@ pub struct MoosDbArgs {
 
 /// Arguments of `usim moos`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Clock (docs/moos.md 4.1): with the MOOSDB on another host the clock skew comes from timing echoes: only finite echoes of our own timing messages (round trip up to 10 s) with a skew within a day x warp are used, filtered as MOOS does; outliers beyond 1 s x warp need 5 in a row. The vehicle never steps across a jump of the MOOS clock (backwards, or over 10 s x warp): it advances one iteration and catches up."
+)]
 pub struct MoosArgs {
     /// The mission file (ServerHost, ServerPort, MOOSTimeWarp, LatOrigin,
     /// LongOrigin, Community, the ProcessConfig = uSimMarine block).
@@ -278,6 +281,9 @@ pub struct MoosArgs {
 
 /// Arguments of `usim moos-bridge`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Limits (docs/security.md): a mirrored value whose MQTT packet would be over 64 KiB, and a MOOS name that is not a valid topic level (control characters, +, #, U+FFFE ...), are dropped with one log line each; MQTT messages of any size are read, and one over 64 KiB for the MOOSDB is dropped with one log line. Postings from MQTT carry SrcAux usim_bridge:mqtt and are never mirrored back (no loops, whatever bridges share the community). A vehicle silent for 10 s, and every vehicle at exit, has its retained status cleared."
+)]
 pub struct BridgeArgs {
     /// Mission file for ServerHost, ServerPort and MOOSTimeWarp.
     #[arg(value_name = "MISSION.moos")]
@@ -297,7 +303,7 @@ pub struct BridgeArgs {
     /// Topic root.
     #[arg(long, value_name = "ROOT", default_value = "usim")]
     pub topic_root: String,
-    /// MOOS variables to mirror (globs; repeat; default NODE_REPORT*, NAV_*, DESIRED_*, USM_*, DB_*).
+    /// MOOS variables to mirror (globs; repeat; default NODE_REPORT*, NAV_*, DESIRED_*, USM_*, DB_*, VIEW_*).
     #[arg(long, value_name = "GLOB")]
     pub mirror: Vec<String>,
     /// Variables posted back from MQTT into the MOOSDB (repeat).
