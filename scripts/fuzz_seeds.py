@@ -503,5 +503,33 @@ cmds = [
 for c in cmds:
     put("ros2_command", c)
 
+# ---- moos_bridge: records sep 0xff 0xfe; byte 0 = kind | source bits ----
+# kind 0 MOOS string, 1 MOOS double, 2 MQTT message, 3 tick; 4 = own, 8 = from MQTT
+def br(kind, key=b"", value=b""):
+    return bytes([kind]) + key + b"\0" + value
+
+
+def brs(*recs):
+    return b"\xff\xfe".join(recs)
+
+
+bridge = [
+    br(0, b"NODE_REPORT_LOCAL", b"NAME=alpha,X=1,Y=2,SPD=1.5,HDG=90,LAT=43.8,LON=-70.3,TIME=5"),
+    brs(br(1, b"NAV_SPEED", f64b(2.0)), br(0, b"NODE_REPORT", b"NAME=alpha,X=1,Y=2"), b"\x03\x0b", b"\x03\x0b"),
+    brs(br(0, b"DEPLOY", b"true"), br(2, b"DEPLOY", b"true"), br(2, b"DEPLOY", b"false"), br(8, b"DEPLOY", b"x")),
+    brs(*(br(0, k, b"v") for k in [b"A\x1bB", b"A\x00", "A\u0085".encode(), "A\ufffe".encode(), b"A+", b"A#", b"", b"A\x7f"])),
+    brs(br(1, b"NAV_X", f64b(float("nan"))), br(2, b"NAV_X", b"inf"), br(2, b"NAV_X", b"1e309"), br(2, b"NAV_X", b"7" * 70000)),
+    br(0, b"BIG", b"x" * 66000),
+    br(0, b"DB_CLIENTS", b"a" * 70000 + b",b"),
+    brs(br(0, b"NODE_REPORT", b"NAME=a/b,X=1,Y=1"), br(0, b"NODE_REPORT", b"NAME=ok,X=1e308,Y=-1e308,SPD=nan,HDG=inf,TIME=1e300"), br(4, b"NAV_X", b"")),
+    brs(*(br(0, b"NODE_REPORT", b"NAME=v%d,X=1,Y=1" % i) for i in range(50)), b"\x03\xff", br(0, b"NODE_REPORT", b"NAME=v1,X=1,Y=1")),
+    brs(br(1, b"NAV_HEADING_OVER_GROUND", f64b(45.0)), br(1, b"NAV_SPEED_OVER_GROUND", f64b(1e308)), br(0, b"NODE_REPORT_LOCAL", b"NAME=alpha,x=1,y=2,NAME=beta,X=3")),
+    brs(br(2, "A\u001b".encode(), b"1"), br(2, b"../alpha/DEPLOY", b"1"), br(2, b"DEPLOY/x", b"1"), br(1, b"DEPLOY", f64b(1.0)), br(2, b"DEPLOY", b"nan")),
+    brs(br(12, b"DEPLOY", b"true"), br(4, b"NODE_REPORT", b"NAME=alpha,X=1,Y=1"), br(8, b"NODE_REPORT", b"NAME=alpha,X=1,Y=1")),
+    br(0, b"NODE_REPORT", b"," * 5000 + b"NAME=z,X=1,Y=1"),
+]
+for b_ in bridge:
+    put("moos_bridge", b_)
+
 for t in sorted(CORPUS.iterdir()):
     print(t.name, len(list(t.iterdir())))

@@ -205,7 +205,15 @@ pub struct BatchFleet {
     actions: Vec<Actuator>,
     fields: Vec<Field>,
     snapshot_needed: bool,
+    /// An upper bound of every `k[i]` (exact after [`BatchFleet::check_clock`]
+    /// rescans): the next step's clock is checked against it, O(1).
+    k_max: u64,
 }
+
+/// Heap bytes assumed per vehicle beyond its two structs (the config's
+/// strings, thrust map and the shaping buffers; ~1.5 KiB measured for
+/// configs/kayak.toml), for [`BatchFleet::bytes_needed`].
+const HEAP_BYTES_PER_VEHICLE: u64 = 2048;
 
 impl BatchFleet {
     /// A fleet of one vehicle per entry of `params`, clock `start_time` s at
@@ -235,13 +243,24 @@ impl BatchFleet {
                 crate::command::limits::TIME_S
             )));
         }
-        let vehicles = params
-            .iter()
-            .map(|p| Vehicle::from_params(p.clone(), start_time))
-            .collect();
+        // Reserved first: a fleet too large for the memory left is an
+        // error, not an abort of the caller's process.
+        let mut vehicles = Vec::new();
+        vehicles.try_reserve_exact(params.len()).map_err(|e| {
+            BatchError(format!(
+                "a fleet of {} vehicles does not fit in memory ({e})",
+                params.len()
+            ))
+        })?;
+        vehicles.extend(
+            params
+                .iter()
+                .map(|p| Vehicle::from_params(p.clone(), start_time)),
+        );
         let snapshot_needed = fields.iter().any(|f| f.needs_snapshot());
         Ok(BatchFleet {
             k: vec![0; params.len()],
+            k_max: 0,
             params,
             vehicles,
             start_time,
@@ -250,6 +269,19 @@ impl BatchFleet {
             fields,
             snapshot_needed,
         })
+    }
+
+    /// Bytes a fleet of `n` vehicles with `fields` state columns needs
+    /// (the vehicles, a kept copy of each one's parameters, a caller's
+    /// state array), an estimate made before anything is allocated so a
+    /// caller can refuse a fleet that would not fit (`Fleet(config,
+    /// 10_000_000)` needs about 55 GB).
+    pub fn bytes_needed(n: usize, fields: usize) -> u64 {
+        let per = std::mem::size_of::<Vehicle>() as u64
+            + 2 * std::mem::size_of::<Params>() as u64
+            + HEAP_BYTES_PER_VEHICLE
+            + 8 * fields as u64;
+        (n as u64).saturating_mul(per)
     }
 
     /// Number of vehicles.
@@ -331,6 +363,8 @@ impl BatchFleet {
     pub fn step(&mut self, setpoints: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
         self.check_actions(setpoints)?;
         self.check_out(out)?;
+        self.check_clock()?;
+        self.k_max += 1;
         let plain_row = self.fields == [Field::X, Field::Y, Field::Speed, Field::Heading];
         if plain_row && self.actions == [Actuator::Thrust, Actuator::Rudder] {
             // The common setup (RL, python/benches): a loop made for it,
@@ -435,6 +469,98 @@ impl BatchFleet {
             v.step(clock);
             Self::write_plain(v, state);
         }
+    }
+
+    /// Check that every vehicle's next step has a clock a message can
+    /// carry (`start_time + (k + 1)·dt` finite and within ±[`TIME_S`]
+    /// s), as a single vehicle refuses a step past it: past it every
+    /// setpoint would be refused silently. O(1) unless the bound is near.
+    ///
+    /// [`TIME_S`]: crate::command::limits::TIME_S
+    pub fn check_clock(&mut self) -> Result<(), BatchError> {
+        let ok = |k: u64| {
+            let c = self.start_time + (k + 1) as f64 * self.dt;
+            c.is_finite() && c.abs() <= crate::command::limits::TIME_S
+        };
+        if ok(self.k_max) {
+            return Ok(());
+        }
+        // The bound may be stale after resets: the exact largest k.
+        self.k_max = self.k.iter().copied().max().unwrap_or(0);
+        if ok(self.k_max) {
+            return Ok(());
+        }
+        let i = self.k.iter().position(|&k| k == self.k_max).unwrap_or(0);
+        Err(BatchError(format!(
+            "vehicle {i}: its next step would be at clock {} s (start_time {} s + {} steps of \
+             {} s), past ±{} s, the largest time a message can carry: reset it, or start \
+             the fleet at a smaller start_time",
+            self.start_time + (self.k_max + 1) as f64 * self.dt,
+            self.start_time,
+            self.k_max + 1,
+            self.dt,
+            crate::command::limits::TIME_S
+        )))
+    }
+
+    /// One iteration of vehicle `i` alone with setpoint row `row`
+    /// (`actions().len()` values), exactly as [`BatchFleet::step`] steps it
+    /// (the same handling, the same clock); no state row is written.
+    pub fn step_one(&mut self, i: usize, row: &[f64]) -> Result<(), BatchError> {
+        if i >= self.len() || row.len() != self.actions.len() {
+            return Err(BatchError(format!(
+                "step_one: vehicle {i} of {}, {} setpoints for {} actions",
+                self.len(),
+                row.len(),
+                self.actions.len()
+            )));
+        }
+        for (&act, &v) in self.actions.iter().zip(row) {
+            check_bounds(&Self::command(act, v)).map_err(|reason| {
+                BatchError(format!("vehicle {i}: {} = {v}: {reason}", act.name()))
+            })?;
+        }
+        let k = self.k[i] + 1;
+        let memo = ClockMemo::at(self.start_time, self.dt, k);
+        if !(memo.clock.is_finite() && memo.clock.abs() <= crate::command::limits::TIME_S) {
+            return Err(BatchError(format!(
+                "vehicle {i}: its next step would be at clock {} s, past ±{} s",
+                memo.clock,
+                crate::command::limits::TIME_S
+            )));
+        }
+        self.k[i] = k;
+        self.k_max = self.k_max.max(k);
+        let v = &mut self.vehicles[i];
+        Self::set_row(v, &self.actions, row, &memo);
+        v.step(memo.clock);
+        Ok(())
+    }
+
+    /// The first setpoint of a thrust column (`DESIRED_THRUST`, `_L`,
+    /// `_R`) outside the nominal ±100 percent, as (vehicle, actuator,
+    /// value): the model takes it unclipped, as uSimMarine does
+    /// (docs/model.md), which is seldom what a caller meant.
+    pub fn thrust_beyond_nominal(&self, setpoints: &[f64]) -> Option<(usize, Actuator, f64)> {
+        let m = self.actions.len();
+        if m == 0 || setpoints.len() != self.len() * m {
+            return None;
+        }
+        if setpoints.iter().fold(true, |ok, v| ok & (v.abs() <= 100.0)) {
+            return None;
+        }
+        for (i, row) in setpoints.chunks_exact(m).enumerate() {
+            for (&act, &v) in self.actions.iter().zip(row) {
+                let thrust = matches!(
+                    act,
+                    Actuator::Thrust | Actuator::ThrustL | Actuator::ThrustR
+                );
+                if thrust && v.abs() > 100.0 {
+                    return Some((i, act, v));
+                }
+            }
+        }
+        None
     }
 
     fn check_out(&self, out: &[f64]) -> Result<(), BatchError> {
@@ -869,5 +995,73 @@ mod tests {
         assert_eq!(Field::from_name("lat"), Some(Field::Lat));
         assert_eq!(Field::Lat.name(), "lat");
         assert_eq!(Field::from_name("nope"), None);
+    }
+
+    /// Issue 37.19: past ±1e12 s a setpoint message is refused (its time
+    /// is out of range), so a fleet whose next clock passes it refuses the
+    /// step, naming the vehicle, as a single vehicle does; a reset makes
+    /// it steppable again.
+    #[test]
+    fn a_step_past_the_largest_message_time_is_refused() {
+        let mut f = BatchFleet::new(
+            vec![kayak(); 2],
+            1e12 - 0.25,
+            0.1,
+            vec![Actuator::Thrust, Actuator::Rudder],
+            vec![Field::T],
+        )
+        .unwrap();
+        let mut out = vec![0.0; 2];
+        f.step(&[50.0, 0.0, 50.0, 0.0], &mut out).unwrap();
+        f.step(&[50.0, 0.0, 50.0, 0.0], &mut out).unwrap();
+        let before = format!("{:?}", f.vehicles());
+        let e = f.step(&[50.0, 0.0, 50.0, 0.0], &mut out).unwrap_err();
+        assert!(
+            e.0.contains("vehicle 0") && e.0.contains("1000000000000"),
+            "{e}"
+        );
+        assert_eq!(before, format!("{:?}", f.vehicles()));
+        assert_eq!(f.iterations(0), 2);
+        // Vehicle 0 reset: vehicle 1 is still at the bound.
+        f.reset_vehicle(0, None, None).unwrap();
+        let e = f.step(&[50.0, 0.0, 50.0, 0.0], &mut out).unwrap_err();
+        assert!(e.0.contains("vehicle 1"), "{e}");
+        f.reset_vehicle(1, None, None).unwrap();
+        f.step(&[50.0, 0.0, 50.0, 0.0], &mut out).unwrap();
+        assert!(f.step_one(0, &[50.0, 0.0]).is_ok());
+        assert!(f.step_one(0, &[50.0, 0.0]).is_err());
+    }
+
+    /// `step_one` steps one vehicle exactly as `step` steps it.
+    #[test]
+    fn step_one_equals_the_fleet_step() {
+        let mut a = fleet(3, vec![Field::X, Field::Y, Field::Speed, Field::Heading]);
+        let mut b = a.clone();
+        let mut out = vec![0.0; 12];
+        for k in 0..300 {
+            let sp: Vec<f64> = (0..3)
+                .flat_map(|i| [60.0 + i as f64, (k as f64 * 0.05 + i as f64).sin() * 80.0])
+                .collect();
+            a.step(&sp, &mut out).unwrap();
+            for i in 0..3 {
+                b.step_one(i, &sp[2 * i..2 * i + 2]).unwrap();
+            }
+        }
+        assert_eq!(format!("{:?}", a.vehicles()), format!("{:?}", b.vehicles()));
+        assert!(b.step_one(3, &[0.0, 0.0]).is_err());
+        assert!(b.step_one(0, &[f64::NAN, 0.0]).is_err());
+    }
+
+    #[test]
+    fn memory_is_estimated_before_allocating_and_thrust_past_100_is_found() {
+        // 10 M vehicles: tens of GB, refused by a caller with a 4 GiB budget.
+        assert!(BatchFleet::bytes_needed(10_000_000, 4) > 30_000_000_000);
+        assert!(BatchFleet::bytes_needed(1000, 4) < 10_000_000);
+        let f = fleet(2, vec![Field::X]);
+        assert_eq!(f.thrust_beyond_nominal(&[50.0, 150.0, 100.0, -100.0]), None);
+        assert_eq!(
+            f.thrust_beyond_nominal(&[50.0, 0.0, -500.0, 0.0]),
+            Some((1, Actuator::Thrust, -500.0))
+        );
     }
 }

@@ -42,11 +42,13 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("moos_db", moos_db),
     ("nmea_report", nmea_report),
     ("ais_in", ais_in),
+    ("nmea_tables", nmea_tables),
     ("nsplug", nsplug),
     ("alog", alog),
     ("moos_appcast", moos_appcast),
     ("ros2_cdr", ros2_cdr),
     ("ros2_command", ros2_command),
+    ("moos_bridge", moos_bridge),
 ];
 
 /// The function of target `name`.
@@ -555,7 +557,18 @@ pub fn mqtt_connect(data: &[u8]) {
     let whole = check_connect(data);
     if let ConnectCheck::Accept { len, client_id } = &whole {
         assert!(*len <= data.len() && *len <= MAX_CONNECT_BYTES);
-        assert!(!client_id.is_empty());
+        if client_id.is_empty() {
+            // The gate assigns an id: the rewritten CONNECT is accepted with it.
+            let named = crate::mqtt::gate::with_client_id(&data[..*len], "auto-1")
+                .expect("an accepted empty id can be replaced");
+            assert_eq!(
+                check_connect(&named),
+                ConnectCheck::Accept {
+                    len: named.len(),
+                    client_id: "auto-1".into()
+                }
+            );
+        }
         assert!(!client_id
             .chars()
             .any(|c| c.is_control() || matches!(c, '+' | '$' | '#' | '/')));
@@ -804,7 +817,14 @@ pub fn nmea_report(data: &[u8]) {
 /// target returned has an in-range position or none, finite numbers, and
 /// serialises to JSON.
 pub fn ais_in(data: &[u8]) {
-    let mut a = crate::nmea::input::AisInput::new();
+    // An even length: the full table; odd: 3 targets, so the corpus
+    // reaches the forgetting path.
+    let cap = if data.len() % 2 == 0 {
+        crate::nmea::input::MAX_TARGETS
+    } else {
+        3
+    };
+    let mut a = crate::nmea::input::AisInput::with_capacity(cap);
     for line in data.split(|&b| b == b'\n') {
         if let Ok(Some(t)) = a.line(line) {
             if let Some(lat) = t.lat {
@@ -819,7 +839,106 @@ pub fn ais_in(data: &[u8]) {
             serde_json::to_vec(t).expect("a target serialises");
         }
     }
-    assert!(a.targets() <= crate::nmea::input::MAX_TARGETS);
+    assert!(a.targets() <= cap);
+}
+
+/// The tables `usim nmea` keeps (`nmea::recent::Recent`, `nmea::slots::Slots`,
+/// the engine's tracks) under any order of events. Each byte is one event:
+/// the top two bits pick the kind, the low bits a key or address. The
+/// table is checked against a plain list kept in least-recently-heard
+/// order; the slots against their caps and eviction rule; the engine
+/// never paces more than its capacity.
+pub fn nmea_tables(data: &[u8]) {
+    use crate::nmea::recent::Recent;
+    use crate::nmea::slots::Slots;
+    use crate::nmea::{Engine, Options, ShipState};
+    const CAP: usize = 5;
+    let mut t: Recent<u8, u32> = Recent::new(CAP);
+    let mut model: Vec<(u8, u32)> = Vec::new(); // oldest first
+    let mut slots = Slots::new(6, 2);
+    let mut held: Vec<(u64, u8)> = Vec::new(); // (slot, address), oldest first
+    let mut engine = Engine::with_capacity(Options::default(), Some("k0".into()), 3);
+    for (i, &b) in data.iter().enumerate() {
+        let key = b & 0x0f;
+        let i = i as u32;
+        match b >> 6 {
+            0 => {
+                let (v, gone) = t.heard(&key, || i);
+                let got = *v;
+                let want_gone = if let Some(p) = model.iter().position(|(k, _)| *k == key) {
+                    let e = model.remove(p);
+                    model.push(e);
+                    None
+                } else {
+                    let gone = (model.len() >= CAP).then(|| model.remove(0));
+                    model.push((key, i));
+                    gone
+                };
+                assert_eq!(gone, want_gone, "forgotten entry");
+                assert_eq!(Some(&got), model.last().map(|(_, v)| v));
+            }
+            1 => {
+                let want = model
+                    .iter()
+                    .position(|(k, _)| *k == key)
+                    .map(|p| model.remove(p).1);
+                assert_eq!(t.remove(&key), want);
+            }
+            2 => {
+                let addr = key & 3;
+                let ip = std::net::IpAddr::from([10, 0, 0, addr]);
+                let (id, evicted) = slots.admit(ip);
+                if let Some(e) = evicted {
+                    let p = held
+                        .iter()
+                        .position(|(s, _)| *s == e)
+                        .expect("evicts a held slot");
+                    let (_, ea) = held.remove(p);
+                    let mine = held.iter().filter(|(_, a)| *a == addr).count();
+                    if ea != addr {
+                        assert_eq!(held.len(), 5, "evicts another address only when full");
+                        let count = |x: u8| held.iter().filter(|(_, a)| *a == x).count();
+                        assert!(
+                            (0..4).all(|x| count(x) <= count(ea) + 1),
+                            "most represented"
+                        );
+                        assert!(mine < 2);
+                    }
+                }
+                held.push((id, addr));
+                assert!(held.len() <= 6 && slots.len() == held.len());
+                assert!(held.iter().filter(|(_, a)| *a == addr).count() <= 2);
+            }
+            _ => {
+                if key < 4 {
+                    if let Some(&(id, _)) = held.get(usize::from(key)) {
+                        slots.release(id);
+                        held.remove(usize::from(key));
+                    }
+                }
+                let s = ShipState {
+                    t: f64::from(i),
+                    clock: 1.7e9 + f64::from(i),
+                    lat: 43.8,
+                    lon: -70.3,
+                    sog: 1.0,
+                    cog: 0.0,
+                    heading: 0.0,
+                    depth: 0.0,
+                    altitude: f64::NAN,
+                };
+                let mut out = Vec::new();
+                let name = format!("k{}", key & 7);
+                let _ = engine.update(&name, &s, &mut out);
+                assert!(engine.is_tracked(&name) && engine.len() <= 3);
+                out.clear();
+                let n = engine.static_reports(&mut out);
+                assert_eq!(n, 2 * engine.len());
+                assert_eq!(out.iter().filter(|&&c| c == b'\n').count(), n);
+            }
+        }
+        assert_eq!(t.len(), model.len());
+    }
 }
 
 /// nsplug on a mission template: the input is the top file, then the
@@ -1027,5 +1146,109 @@ pub fn ros2_command(data: &[u8]) {
         t += 0.25;
         v.step(t);
         check_vehicle(&v);
+    }
+}
+
+/// The MOOS ⇄ MQTT bridge's mapping ([`crate::moos::bridge::Mirror`]) fed
+/// hostile traffic from both sides. Records are separated by `0xff 0xfe`;
+/// a record's first byte picks what it is (low 2 bits: a MOOS string, a
+/// MOOS double (8 bytes little-endian after the key), an MQTT message, a
+/// clock tick of the second byte's seconds) and its source (bit 2: the
+/// bridge itself, bit 3: marked as a posting from MQTT); the rest is
+/// `KEY 0x00 VALUE`. Invariants: every publication has a valid topic and
+/// fits the MQTT packet limit; every NODE_REPORT is JSON with every CSV
+/// column and only finite numbers; nothing marked as from MQTT, and
+/// nothing of the bridge's own, is mirrored; postings into the MOOSDB are
+/// `--to-moos` variables with finite doubles and bounded strings.
+pub fn moos_bridge(data: &[u8]) {
+    use crate::moos::bridge::{
+        topic_level_problem, Mirror, MoosPost, FROM_MQTT_AUX, MAX_MQTT_OUT, MAX_TO_MOOS_PAYLOAD,
+    };
+    use crate::moos::codec::Message;
+    let to_moos = [
+        "DEPLOY".to_string(),
+        "NAV_X".to_string(),
+        "A\u{1b}".to_string(),
+    ];
+    let mut m = Mirror::new("usim", "alpha", "bridge", &["*".to_string()], &to_moos);
+    m.set_community("alpha");
+    let mut now = 1000.0;
+    let check_out = |o: &crate::moos::bridge::MqttOut| {
+        assert!(o.topic.len() + o.payload.len() + 7 <= MAX_MQTT_OUT);
+        for level in o.topic.split('/') {
+            if let Some(why) = topic_level_problem(level) {
+                // Levels inside a MOOS name with '/' may be anything valid.
+                assert!(why == "is empty", "{:?} {why}", o.topic);
+            }
+        }
+        assert!(!o.topic.contains(['+', '#', '\0']));
+        if o.topic.ends_with("/NODE_REPORT") && o.topic.split('/').count() == 3 {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.payload) {
+                if v.is_object() {
+                    for col in crate::replay::csv::HEADER.split(',') {
+                        let x = &v[col];
+                        assert!(
+                            x.is_null() || x.as_f64().is_some_and(f64::is_finite),
+                            "{col}"
+                        );
+                    }
+                }
+            }
+        }
+    };
+    for rec in data.split(|b| *b == 0xff).take(256) {
+        let rec = rec.strip_prefix(&[0xfe]).unwrap_or(rec);
+        let Some((&sel, rest)) = rec.split_first() else {
+            continue;
+        };
+        let (key, value) = match rest.iter().position(|b| *b == 0) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &[][..]),
+        };
+        let key = String::from_utf8_lossy(key).into_owned();
+        let mut msg = match sel & 3 {
+            0 => Message::notify_string(&key, &String::from_utf8_lossy(value), now),
+            1 => {
+                let mut b = [0u8; 8];
+                let n = value.len().min(8);
+                b[..n].copy_from_slice(&value[..n]);
+                Message::notify_double(&key, f64::from_le_bytes(b), now)
+            }
+            2 => {
+                let topic = format!("usim/alpha/{key}");
+                match m.from_mqtt(&topic, value, now) {
+                    Some(MoosPost::Double(var, v)) => {
+                        assert!(v.is_finite() && to_moos.contains(&var));
+                    }
+                    Some(MoosPost::Text(var, s)) => {
+                        assert!(s.len() <= MAX_TO_MOOS_PAYLOAD && to_moos.contains(&var));
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            _ => {
+                now += f64::from(rest.first().copied().unwrap_or(1));
+                for o in m.expire(now) {
+                    check_out(&o);
+                }
+                continue;
+            }
+        };
+        msg.source = if sel & 4 != 0 { "bridge" } else { "other" }.into();
+        if sel & 8 != 0 {
+            msg.source_aux = FROM_MQTT_AUX.into();
+        }
+        let out = m.from_moos(&msg, now);
+        if sel & 12 != 0 {
+            assert!(out.is_empty(), "own or from-MQTT mail mirrored: {out:?}");
+        }
+        for o in &out {
+            check_out(o);
+        }
+        let _ = m.take_warnings();
+    }
+    for o in m.shutdown() {
+        assert!(o.payload.is_empty() && o.retain);
     }
 }

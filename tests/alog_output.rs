@@ -237,3 +237,49 @@ fn record_alog_from_the_embedded_broker() {
     let ts: Vec<f64> = e.iter().map(|r| r[0].as_f64().unwrap()).collect();
     assert!(ts.windows(2).all(|w| w[0] <= w[1]) && ts[0] >= 0.0);
 }
+
+/// Issue 37 item 15: an alog with many `_X` rows and no pose (no
+/// matching `_Y`) used to be scanned again for every `_X` row (100,000
+/// rows: 266 s). The prefix search is one pass: refused at once with the
+/// "no pose" error, and a pose found after 100,000 such rows is plotted.
+#[test]
+fn plot_of_an_alog_without_pose_is_linear() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("%%%%\n%% LOG FILE: x\n%% LOGSTART 1000.0\n%%%%\n");
+    for i in 0..100_000 {
+        text.push_str(&format!("{}.000 V{i}_X uSimMarine {i}\n", i / 10));
+    }
+    let alog = dir.path().join("nopose.alog");
+    std::fs::write(&alog, &text).unwrap();
+    let svg = dir.path().join("nopose.svg");
+    let plot = |alog: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_usim"))
+            .args(["plot", alog.to_str().unwrap(), "-o", svg.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let t0 = std::time::Instant::now();
+    let o = plot(&alog);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("no pose"), "{err}");
+    // A pose (the last prefix of the file) after them is found.
+    for i in 0..50 {
+        text.push_str(&format!(
+            "{}.000 V99999_Y uSimMarine {i}\n{}.000 V99999_X uSimMarine {i}\n",
+            10_000 + i,
+            10_000 + i
+        ));
+    }
+    let posed = dir.path().join("late_pose.alog");
+    std::fs::write(&posed, &text).unwrap();
+    let o = plot(&posed);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("plotted 1 run"), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "not linear: {:?}",
+        t0.elapsed()
+    );
+}

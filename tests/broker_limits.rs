@@ -222,3 +222,173 @@ fn a_clean_disconnect_never_closes_a_client_connecting_meanwhile() {
     }
     assert_eq!(dropped, 0, "{dropped} of {rounds} newcomers were closed");
 }
+
+/// `mosquitto_sub` or `mosquitto_pub` (mosquitto-clients), or `None` after
+/// saying SKIPPED (required in CI with USIM_REQUIRE_MOSQUITTO).
+fn mosquitto_client(name: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_MOSQUITTO").is_none(),
+            "USIM_REQUIRE_MOSQUITTO is set but {name} (mosquitto-clients) is missing"
+        );
+        eprintln!("SKIPPED: {name} is not installed (apt-get install -y mosquitto-clients)");
+    }
+    found
+}
+
+/// Issue 37 item 16: mosquitto's own clients send a zero-byte client id
+/// by default; MQTT 3.1.1 §3.1.3.1 lets the server take it with a clean
+/// session and assign an id, as mosquitto does. Two such subscribers at
+/// once each get their own id (the second would otherwise take over the
+/// first's session and close it) and both receive what `mosquitto_pub`
+/// (empty id too) publishes; the docs' `mosquitto_pub -t usim/alpha/DEPLOY
+/// -m true` works as written.
+#[test]
+fn mosquitto_clients_with_their_default_empty_client_id_are_served() {
+    let (Some(sub), Some(publ)) = (
+        mosquitto_client("mosquitto_sub"),
+        mosquitto_client("mosquitto_pub"),
+    ) else {
+        return;
+    };
+    let Some(broker) = Broker::start(BrokerKind::Embedded) else {
+        return;
+    };
+    let port = broker.port.to_string();
+    let subs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new(&sub)
+                .args(["-h", "127.0.0.1", "-p", &port, "-t", "usim/alpha/DEPLOY"])
+                .args(["-C", "1", "-W", "20"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("mosquitto_sub")
+        })
+        .collect();
+    // Publish until both have their message (a subscriber may still be
+    // connecting when the first one goes out).
+    let t0 = Instant::now();
+    let mut outs = Vec::new();
+    let mut pending = subs;
+    while !pending.is_empty() && t0.elapsed() < Duration::from_secs(20) {
+        let o = std::process::Command::new(&publ)
+            .args(["-h", "127.0.0.1", "-p", &port])
+            .args(["-t", "usim/alpha/DEPLOY", "-m", "true"])
+            .output()
+            .expect("mosquitto_pub");
+        assert!(
+            o.status.success(),
+            "mosquitto_pub refused: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let mut still = Vec::new();
+        for mut c in pending {
+            match c.try_wait().expect("wait") {
+                Some(_) => outs.push(c.wait_with_output().expect("output")),
+                None => still.push(c),
+            }
+        }
+        pending = still;
+    }
+    assert!(pending.is_empty(), "a subscriber got nothing in 20 s");
+    for o in outs {
+        assert!(
+            o.status.success(),
+            "mosquitto_sub failed ({:?}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "true");
+    }
+}
+
+/// Issue 37 item 17: clients that sent a CONNECT and then nothing, from
+/// this host's own address (where the reserved slots do not help), fill
+/// the broker's 1,000 connections; a vehicle started beside them must
+/// still connect and be commanded: at the cap the gate closes the
+/// connection idle longest. A subscriber connected before the flood is
+/// active and is never the one closed.
+#[test]
+fn a_vehicle_connects_while_1100_idle_clients_from_its_own_address_fill_the_broker() {
+    const FLOOD: usize = 1100;
+    if !raise_fd_limit(4096) {
+        assert!(
+            std::env::var_os("USIM_REQUIRE_MOSQUITTO").is_none(),
+            "cannot raise the open-file limit to 4096 for this test"
+        );
+        eprintln!("SKIPPED: the open-file limit (ulimit -Hn) is below 4096");
+        return;
+    }
+    let Some(broker) = Broker::start(BrokerKind::Embedded) else {
+        return;
+    };
+    let port = broker.port;
+    // Active before the flood: a watcher that subscribed.
+    let w = Watcher::vehicle(port, "alpha");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let idle = rt.block_on(async {
+        let mut idle = Vec::with_capacity(FLOOD);
+        for i in 0..FLOOD {
+            if let Ok(mut s) = connect_from(Ipv4Addr::LOCALHOST, port).await {
+                let _ = s.write_all(&connect_packet(&format!("idle-{i}"))).await;
+                idle.push(s);
+            }
+        }
+        idle
+    });
+    assert_eq!(idle.len(), FLOOD, "the kernel refused connections");
+    let cfg = write_config(broker.dir.path(), "alpha", &broker.url(), "");
+    let mut v = spawn_vehicle(&cfg, &[]);
+    w.wait_after(0, &topic("alpha", "status"), Duration::from_secs(30), |p| {
+        p == "online"
+    })
+    .unwrap_or_else(|| panic!("vehicle not online beside 1,100 idle clients:\n{}", v.log()));
+    let m = w.mark();
+    w.post("alpha", "DESIRED_THRUST", "100");
+    w.wait_num(
+        m,
+        &topic("alpha", "NAV_SPEED"),
+        Duration::from_secs(30),
+        |s| s > 0.0,
+    )
+    .unwrap_or_else(|| {
+        panic!(
+            "vehicle not commanded beside the idle clients:\n{}",
+            v.log()
+        )
+    });
+    // The oldest idle clients were closed to make room (they read EOF or
+    // a reset after their CONNACK); the newest are still connected.
+    let mut idle = idle;
+    let closed = rt.block_on(async {
+        let mut closed = 0;
+        for s in idle.iter_mut().take(200) {
+            let mut b = [0u8; 8];
+            loop {
+                match tokio::time::timeout(Duration::from_millis(50), s.read(&mut b)).await {
+                    Ok(Ok(0) | Err(_)) => {
+                        closed += 1;
+                        break;
+                    }
+                    Ok(Ok(_)) => continue, // the CONNACK
+                    Err(_) => break,       // still open
+                }
+            }
+        }
+        closed
+    });
+    assert!(closed >= 1, "no idle client was shed");
+    v.terminate(Duration::from_secs(10)).expect("exits");
+    drop(idle);
+}

@@ -150,6 +150,11 @@ fn ais_in() {
 }
 
 #[test]
+fn nmea_tables() {
+    replay("nmea_tables");
+}
+
+#[test]
 fn nsplug() {
     replay("nsplug");
 }
@@ -172,4 +177,9 @@ fn ros2_cdr() {
 #[test]
 fn ros2_command() {
     replay("ros2_command");
+}
+
+#[test]
+fn moos_bridge() {
+    replay("moos_bridge");
 }

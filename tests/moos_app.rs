@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use moos_util::*;
 use serde_json::Value;
@@ -336,4 +336,108 @@ fn the_app_survives_restarts_poison_and_garbage() {
         "{}",
         app.log()
     );
+}
+
+/// Issue 37 item 10: a hostile MOOSDB "on another host" (its welcome names
+/// another host, so the app estimates the clock skew from timing echoes)
+/// echoes DB times of 1e300, NaN and -1e300 for 3 s, then times an hour
+/// ahead. The absurd echoes are refused (logged); the hour is taken as
+/// the skew, but the vehicle's clock does not step across it: NAV_X stays
+/// where a vehicle at 20% thrust can be (before: NAV_* of 1e300 m) and
+/// is finite with finite times throughout.
+#[test]
+fn a_db_on_another_host_cannot_teleport_the_vehicle() {
+    use usim::moos::codec::{encode_packet, DataType, FrameReader, Message, MsgType};
+    let dir = tempfile::tempdir().unwrap();
+    let fake = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = fake.local_addr().unwrap().port();
+    let mission = mission(dir.path(), "far", port, 1.0, "uSimMarine", CLASSIC);
+    let mut cmd = Command::new(usim());
+    cmd.args(["moos", mission.to_str().unwrap()]);
+    let app = Proc::spawn("app far", cmd, dir.path().join("app_far.log"));
+    let (mut s, _) = fake.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let mut reader = FrameReader::new(1 << 24);
+    let mut buf = vec![0u8; 65536];
+    let mut skipped_protocol = false;
+    let mut pending = Vec::new();
+    let mut welcomed = false;
+    let mut nav_y: Vec<(f64, f64)> = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(12) {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+        if !skipped_protocol && pending.len() >= 32 {
+            pending.drain(..32);
+            skipped_protocol = true;
+        }
+        if skipped_protocol {
+            reader.push(&pending);
+            pending.clear();
+        }
+        while let Ok(Some(msgs)) = reader.next_packet() {
+            let mut reply = Vec::new();
+            if !welcomed {
+                welcomed = true;
+                reply.push(Message {
+                    msg_type: MsgType::Welcome,
+                    data_type: DataType::Double,
+                    sval: "asynchronous".into(),
+                    source_aux: "hostname=far-away-host".into(),
+                    community: "far".into(),
+                    time: now(),
+                    ..Message::default()
+                });
+                s.write_all(&encode_packet(&reply)).unwrap();
+                // The helm: 20% thrust.
+                let mut m = Message::notify_double("DESIRED_THRUST", 20.0, now());
+                m.source = "pHelmIvP".into();
+                m.community = "far".into();
+                s.write_all(&encode_packet(&[m])).unwrap();
+                continue;
+            }
+            for m in msgs {
+                match m.msg_type {
+                    MsgType::Timing => {
+                        let e = t0.elapsed().as_secs_f64();
+                        let db = if e < 3.0 {
+                            [1e300, f64::NAN, -1e300][(e * 10.0) as usize % 3]
+                        } else {
+                            now() + 3600.0
+                        };
+                        reply.push(Message { dval: db, ..m });
+                    }
+                    MsgType::Notify if m.key == "NAV_Y" => nav_y.push((m.time, m.dval)),
+                    _ => {}
+                }
+            }
+            if !reply.is_empty() {
+                s.write_all(&encode_packet(&reply)).unwrap();
+            }
+        }
+    }
+    let log = app.log();
+    assert!(nav_y.len() > 50, "{} NAV_Y:\n{log}", nav_y.len());
+    let real = now();
+    for (t, y) in &nav_y {
+        assert!(y.is_finite() && y.abs() < 100.0, "NAV_Y {y} at {t}:\n{log}");
+        assert!((t - real).abs() < 3600.0 + 60.0, "time {t}");
+    }
+    // Heading 0 at 20% thrust (1 m/s): north, a few metres.
+    assert!(
+        nav_y.last().unwrap().1 > 0.5,
+        "the vehicle moves: {nav_y:?}"
+    );
+    assert!(log.contains("MOOS timing echo refused"), "{log}");
+    assert!(log.contains("the MOOS clock jumped by"), "{log}");
 }

@@ -54,6 +54,26 @@ fn pymoos_clocks_agree_under_time_warp() {
     assert_py(&out, "moos_db_check warp");
 }
 
+/// pLogger's `WildCardLogging = true` against `usim moosdb`: a client
+/// doing what pLogger does (`Q VAR_SUMMARY`, a registration per name)
+/// logs every variable pymoos apps publish and the DB's own DB_* ones;
+/// DB_VARSUMMARY, DB_QOS, DB_RWSUMMARY and DB_CLIENTS decode as the MOOS
+/// sources define them (tests/py/moos_plogger_check.py, docs/moosdb.md).
+#[test]
+fn plogger_wildcard_logging_and_the_db_summaries() {
+    if !have_pymoos("plogger_wildcard_logging_and_the_db_summaries") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, port) = moosdb(dir.path(), "plogger", &["--moos_community=plog"]);
+    let out = run_py(
+        "moos_plogger_check.py",
+        &[&port.to_string(), "plog"],
+        Duration::from_secs(120),
+    );
+    assert_py(&out, "moos_plogger_check");
+}
+
 fn hello(name: &str) -> Vec<u8> {
     let mut b = protocol_bytes().to_vec();
     b.extend(encode_packet(&[Message {

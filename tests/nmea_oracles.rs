@@ -741,3 +741,273 @@ fn bad_options_are_refused_with_clear_messages() {
         assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// The TCP address `usim nmea` printed.
+fn tcp_addr_of(nmea: &Proc) -> String {
+    nmea.log()
+        .split("tcp://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("a tcp:// address in the log")
+        .to_string()
+}
+
+/// Everything a TCP client can read within `for_` (or until it has `enough` bytes).
+fn tcp_read(s: &mut TcpStream, for_: Duration, enough: usize) -> (String, bool) {
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65_536];
+    let t0 = Instant::now();
+    while t0.elapsed() < for_ && got.len() < enough {
+        match s.read(&mut buf) {
+            Ok(0) => return (String::from_utf8_lossy(&got).into_owned(), true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    }
+    (String::from_utf8_lossy(&got).into_owned(), false)
+}
+
+fn report_json(k: u32, t: f64) -> String {
+    format!(
+        r#"{{"k":{k},"t":{t},"lat":42.3,"lon":-71.1,"sog":1.5,"hog":80,"heading":81,"depth":0,"altitude":null}}"#
+    )
+}
+
+/// Issue 37 items 11 and 13: 4,096 one-off NODE_REPORT names fill the
+/// vehicle table; a vehicle started after them is still served, and a TCP
+/// client that connects later gets its name (AIS type 5, decoded by pyais)
+/// at once, not after the 6-minute static interval.
+#[test]
+fn a_vehicle_started_after_4096_one_off_names_is_served_and_named_at_once() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &["--all", "--tcp", "127.0.0.1:0", "--max-rate", "1e9"],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of every vehicle", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let tcp_addr = tcp_addr_of(&nmea);
+    let pub_ = Watcher::new(broker.port, &[format!("{ROOT}/nothing")]);
+    for i in 0..4_100u32 {
+        pub_.publish(
+            &topic(&format!("oneoff{i}"), "NODE_REPORT"),
+            report_json(0, 0.0),
+        );
+        // Each name's report is held for a USM_TIME; the next report of
+        // the same name, or its USM_TIME, sends it out.
+        pub_.publish(&topic(&format!("oneoff{i}"), "USM_TIME"), "1700000000");
+    }
+    assert!(
+        nmea.wait_log("vehicles served: forgot", Duration::from_secs(120)),
+        "the table never filled: {}",
+        nmea.log()
+    );
+    // The late vehicle reports (with its clock) every 0.2 s from now on.
+    let late_mmsi = usim::nmea::default_mmsi("late");
+    let mut k = 0u32;
+    let report = |k: &mut u32| {
+        pub_.publish(
+            &topic("late", "NODE_REPORT"),
+            report_json(*k, f64::from(*k) * 0.2),
+        );
+        pub_.publish(
+            &topic("late", "USM_TIME"),
+            format!("{}", 1.7e9 + f64::from(*k) * 0.2),
+        );
+        *k += 1;
+    };
+    for _ in 0..5 {
+        report(&mut k);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A plotter connects now: every vehicle's static data comes first.
+    let mut plotter = TcpStream::connect(&tcp_addr).unwrap();
+    let mut text = String::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) && !text.contains("!AIVDM,1,1") {
+        let (more, closed) = tcp_read(&mut plotter, Duration::from_secs(1), usize::MAX);
+        assert!(!closed, "plotter closed: {}", nmea.log());
+        text.push_str(&more);
+        report(&mut k);
+    }
+    let lines: Vec<String> = text.lines().map(|l| format!("{l}\n")).collect();
+    let decoded = decode(dir.path(), &lines);
+    let late: Vec<&serde_json::Value> = decoded
+        .iter()
+        .filter(|d| d["mmsi"].as_u64() == Some(u64::from(late_mmsi)))
+        .collect();
+    assert!(
+        late.iter()
+            .any(|d| d["msg_type"] == 5 && d["shipname"] == "LATE"),
+        "no type 5 of the late vehicle at connect ({} messages): {}",
+        decoded.len(),
+        nmea.log()
+    );
+    assert!(
+        late.iter().any(|d| d["msg_type"] == 1),
+        "no position report of the late vehicle: {}",
+        nmea.log()
+    );
+    // The statics at connect name at most 4,096 vehicles: the table is bounded.
+    let statics = decoded.iter().filter(|d| d["msg_type"] == 5).count();
+    assert!((100..=4096).contains(&statics), "{statics} statics");
+    assert!(!nmea.log().contains("panicked"));
+}
+
+/// Issue 37 item 11: 10,000 one-off MMSIs in one burst fill the AIS input
+/// table; a target heard after them is still published.
+#[test]
+fn an_ais_target_heard_after_10000_one_off_mmsis_is_published() {
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/ais/366999999")]);
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut nmea, ais_port) = mqtt_util::on_fresh_port("usim nmea --ais-in", |ais_port| {
+        let mut nmea = spawn_nmea(
+            dir.path(),
+            broker.port,
+            &[
+                "--all",
+                "--udp",
+                &sink.local_addr().unwrap().to_string(),
+                "--ais-in",
+                &format!("127.0.0.1:{ais_port}"),
+            ],
+        );
+        nmea.wait_holding(mqtt_util::Proto::Udp, ais_port, mqtt_util::START)?;
+        Ok((nmea, ais_port))
+    });
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let line = |mmsi: u32| {
+        let p = usim::nmea::ais::Position {
+            mmsi,
+            lat: 43.8,
+            lon: -70.3,
+            sog_ms: 1.0,
+            cog_deg: 90.0,
+            heading_deg: 90.0,
+            rot_deg_min: 0.0,
+            utc_second: 5,
+        };
+        let mut out = Vec::new();
+        usim::nmea::ais::frame(&mut out, "AI", "VDM", &usim::nmea::ais::type1_bits(&p), 0);
+        out
+    };
+    // Many lines per datagram (a loopback socket buffer holds a few
+    // hundred datagrams), paced so that none is lost.
+    let out = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut dgram = Vec::new();
+    for i in 0..10_000u32 {
+        dgram.extend(line(201_000_000 + i));
+        if dgram.len() > 60_000 || i == 9_999 {
+            out.send_to(&dgram, ("127.0.0.1", ais_port)).unwrap();
+            dgram.clear();
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    out.send_to(&line(366_999_999), ("127.0.0.1", ais_port))
+        .unwrap();
+    let m = watch
+        .wait_after(
+            0,
+            &format!("{ROOT}/ais/366999999"),
+            Duration::from_secs(20),
+            |_| true,
+        )
+        .unwrap_or_else(|| panic!("the new target was not published: {}", nmea.log()));
+    let j: serde_json::Value = serde_json::from_str(&m.payload).unwrap();
+    assert_eq!(j["mmsi"].as_u64(), Some(366_999_999));
+    nmea.signal(libc::SIGINT);
+    assert!(nmea.wait_exit(Duration::from_secs(60)).is_some());
+    // Every one of the 10,001 was decoded (none refused) and the table
+    // forgot exactly one, the first of the burst: the burst did fill it.
+    let log = nmea.log();
+    assert!(
+        log.contains("(0 input lines refused, 0 never published"),
+        "{log}"
+    );
+    assert!(log.contains(" 10001 AIS targets published"), "{log}");
+    assert!(log.contains("1 AIS targets forgotten"), "{log}");
+}
+
+/// Issue 37 item 12: 64 idle sockets from one host do not lock a chart
+/// plotter out, even one on the same host: the host keeps at most 8, the
+/// plotter gets in and is served.
+#[test]
+fn sixty_four_idle_sockets_from_one_host_do_not_lock_a_plotter_out() {
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &["--vehicles", "own", "--own", "own", "--tcp", "127.0.0.1:0"],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of own", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let tcp_addr = tcp_addr_of(&nmea);
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(&tcp_addr).unwrap())
+        .collect();
+    // 64 from one address: 56 of them closed (logged at 1, 2, 4, ... 32).
+    assert!(
+        nmea.wait_log("32 closed so far", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    let mut plotter = TcpStream::connect(&tcp_addr).unwrap();
+    let pub_ = Watcher::new(broker.port, &[format!("{ROOT}/nothing")]);
+    let mut text = String::new();
+    let t0 = Instant::now();
+    let mut k = 0u32;
+    while t0.elapsed() < Duration::from_secs(30) && !text.contains("$GPGGA") {
+        pub_.publish(&topic("own", "NODE_REPORT"), report_json(k, f64::from(k)));
+        pub_.publish(
+            &topic("own", "USM_TIME"),
+            format!("{}", 1.7e9 + f64::from(k)),
+        );
+        k += 1;
+        let (more, closed) = tcp_read(&mut plotter, Duration::from_millis(500), usize::MAX);
+        assert!(!closed, "the plotter was refused: {}", nmea.log());
+        text.push_str(&more);
+    }
+    assert!(
+        text.contains("$GPGGA"),
+        "no GGA for the plotter: {}",
+        nmea.log()
+    );
+    // Of the 64 idle sockets only 7 are still open (8 per address with the plotter).
+    std::thread::sleep(Duration::from_millis(500));
+    let open = idle
+        .into_iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            let mut buf = [0u8; 65_536];
+            loop {
+                match (&*s).read(&mut buf) {
+                    Ok(0) => return false,
+                    Ok(_) => continue,
+                    Err(_) => return true,
+                }
+            }
+        })
+        .count();
+    assert_eq!(open, 7, "{}", nmea.log());
+}

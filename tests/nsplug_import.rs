@@ -304,3 +304,31 @@ fn framework_keys_are_silent_and_typos_get_a_suggestion() {
     );
     assert!(err.contains("did you mean `turn_rate`?"), "{err}");
 }
+
+/// Issue 37 item 14: an include bomb. 200,000 `#include big.moos` of an
+/// 8 MiB file whose text sits in an `#ifdef NEVER` block add few lines
+/// but would read 1.6 TB (over an hour); the bytes read across includes
+/// are bounded (64 MiB), so the import fails at once naming the line.
+#[test]
+fn an_include_bomb_is_refused_by_the_bytes_it_reads() {
+    let big = format!("#ifdef NEVER\n{}\n#endif\n", "x".repeat(8 << 20));
+    let top = "#include big.moos\n".repeat(200_000);
+    let dir = mission(&[("alpha.moos", &top), ("big.moos", &big)]);
+    let t0 = std::time::Instant::now();
+    let o = usim(
+        dir.path(),
+        &["import-moos", "alpha.moos", "-o", "alpha.toml"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("alpha.moos:8:") && err.contains("64 MiB"),
+        "the error names the include that crossed the bound: {err}"
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(60),
+        "not bounded: {:?}",
+        t0.elapsed()
+    );
+    assert!(!dir.path().join("alpha.toml").exists());
+}

@@ -593,8 +593,9 @@ fn every_usim_command_in_docs_parses_as_written() {
 }
 
 /// The `mosquitto_pub`/`mosquitto_sub` commands in docs/ run as written
-/// against a real mosquitto (on a free port: `-p PORT` added, and `-W 2`
-/// so a subscriber stops): the broker accepts them.
+/// against a real mosquitto and against the embedded broker (on a free
+/// port: `-p PORT` added, and `-W 2` so a subscriber stops): both accept
+/// them, empty client id included (mosquitto's clients' default).
 #[test]
 fn mosquitto_commands_in_docs_run_against_mosquitto() {
     let cmds: Vec<DocCommand> = doc_commands()
@@ -602,30 +603,32 @@ fn mosquitto_commands_in_docs_run_against_mosquitto() {
         .filter(|c| c.words[0].starts_with("mosquitto_"))
         .collect();
     assert!(cmds.len() >= 3, "{cmds:#?}");
-    let Some(broker) = Broker::start(BrokerKind::Mosquitto) else {
-        return; // SKIPPED said (required in CI)
-    };
-    let port = broker.url().rsplit(':').next().unwrap().to_string();
-    for c in &cmds {
-        let mut cmd = Command::new(&c.words[0]);
-        cmd.args(&c.words[1..])
-            .args(["-h", "127.0.0.1", "-p", &port]);
-        let sub = c.words[0] == "mosquitto_sub";
-        if sub {
-            cmd.args(["-W", "2"]);
+    for kind in [BrokerKind::Mosquitto, BrokerKind::Embedded] {
+        let Some(broker) = Broker::start(kind) else {
+            return; // SKIPPED said (required in CI)
+        };
+        let port = broker.url().rsplit(':').next().unwrap().to_string();
+        for c in &cmds {
+            let mut cmd = Command::new(&c.words[0]);
+            cmd.args(&c.words[1..])
+                .args(["-h", "127.0.0.1", "-p", &port]);
+            let sub = c.words[0] == "mosquitto_sub";
+            if sub {
+                cmd.args(["-W", "2"]);
+            }
+            let out = cmd
+                .output()
+                .unwrap_or_else(|e| panic!("{}: {e}", c.words[0]));
+            // mosquitto_sub -W exits 27 when the time is up with no error
+            let ok = out.status.success() || (sub && out.status.code() == Some(27));
+            assert!(
+                ok,
+                "{}: `{}` failed against {kind:?} ({:?}): {}",
+                c.file,
+                c.line,
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", c.words[0]));
-        // mosquitto_sub -W exits 27 when the time is up with no error
-        let ok = out.status.success() || (sub && out.status.code() == Some(27));
-        assert!(
-            ok,
-            "{}: `{}` failed ({:?}): {}",
-            c.file,
-            c.line,
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
 }

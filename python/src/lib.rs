@@ -13,6 +13,9 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValue
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+mod snapshot;
+use snapshot::{FJournal, FOp, PostVal, ResetOp, Source, VJournal, VOp, VOrigin};
+
 use usim::batch::{BatchFleet, Field};
 use usim::command::{self, Command, Payload};
 use usim::config::{self, ConfigError as RConfigError, VehicleConfig};
@@ -21,7 +24,7 @@ use usim::model::trig::MathMode;
 use usim::model::{Actuator, PubValue, Snapshot, Vehicle as RVehicle};
 
 create_exception!(
-    _usim,
+    usim_marine,
     ConfigError,
     PyValueError,
     "A vehicle config, mission or sweep file that could not be loaded. \
@@ -29,11 +32,20 @@ create_exception!(
      `line` (int or None) and `key` (str or None) hold the same."
 );
 create_exception!(
-    _usim,
+    usim_marine,
     MessageError,
     PyValueError,
     "A message (`post`, a setpoint) the vehicle refuses, as over MQTT: the \
      attributes `var`, `payload` and `reason` say which and why."
+);
+
+create_exception!(
+    usim_marine,
+    SetpointWarning,
+    pyo3::exceptions::PyUserWarning,
+    "A setpoint the vehicle takes but a caller seldom means: a thrust outside \
+     the nominal ±100 percent (DESIRED_THRUST is used unclipped, as uSimMarine \
+     uses it; DESIRED_THRUST_L and _R are clipped to ±100)."
 );
 
 /// Largest replay output held in memory by default, bytes.
@@ -196,9 +208,27 @@ fn parse_math(math: Option<&str>) -> PyResult<Option<MathMode>> {
 }
 
 fn load_vehicle_config(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<VehicleConfig> {
+    Ok(load_vehicle_config_src(obj, math)?.0)
+}
+
+/// A vehicle config and the text it was parsed from (for snapshots).
+fn load_vehicle_config_src(
+    obj: &Bound<'_, PyAny>,
+    math: Option<&str>,
+) -> PyResult<(VehicleConfig, Source)> {
     let py = obj.py();
     let (path, text) = source_of(obj, "vehicle config")?;
-    let mut cfg = config::parse_vehicle(&path, &text).map_err(|e| config_error(py, &e))?;
+    let cfg = parse_config_text(py, &path, &text, math)?;
+    Ok((cfg, Source::new(&path, text)))
+}
+
+fn parse_config_text(
+    py: Python<'_>,
+    path: &Path,
+    text: &str,
+    math: Option<&str>,
+) -> PyResult<VehicleConfig> {
+    let mut cfg = config::parse_vehicle(path, text).map_err(|e| config_error(py, &e))?;
     if let Some(m) = parse_math(math)? {
         cfg.params.math = m;
     }
@@ -206,9 +236,24 @@ fn load_vehicle_config(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<V
 }
 
 fn load_mission(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<Mission> {
+    Ok(load_mission_src(obj, math)?.0)
+}
+
+/// A mission and the text it was parsed from (for snapshots).
+fn load_mission_src(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<(Mission, Source)> {
     let py = obj.py();
     let (path, text) = source_of(obj, "mission")?;
-    let mut m = mission::parse(&path, &text).map_err(|e| config_error(py, &e))?;
+    let m = parse_mission_text(py, &path, &text, math)?;
+    Ok((m, Source::new(&path, text)))
+}
+
+fn parse_mission_text(
+    py: Python<'_>,
+    path: &Path,
+    text: &str,
+    math: Option<&str>,
+) -> PyResult<Mission> {
+    let mut m = mission::parse(path, text).map_err(|e| config_error(py, &e))?;
     if let Some(mm) = parse_math(math)? {
         for i in 0..m.vehicle_count() {
             m.vehicle_at_mut(i).params.math = mm;
@@ -217,32 +262,112 @@ fn load_mission(obj: &Bound<'_, PyAny>, math: Option<&str>) -> PyResult<Mission>
     Ok(m)
 }
 
+/// The value of a post as given: a `str`, a `bool` or a number.
+fn post_value(var: &str, value: &Bound<'_, PyAny>) -> PyResult<PostVal> {
+    if value.is_instance_of::<PyString>() {
+        Ok(PostVal::Text(value.extract()?))
+    } else if value.is_instance_of::<PyBool>() {
+        Ok(PostVal::Bool(value.extract()?))
+    } else if let Ok(v) = value.extract::<f64>() {
+        Ok(PostVal::Num(v))
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{var}: the value must be a str, a number or a bool"
+        )))
+    }
+}
+
+/// The payload text of a post (an MQTT payload).
+fn post_text(val: &PostVal) -> String {
+    match val {
+        PostVal::Text(s) => s.clone(),
+        PostVal::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
+        PostVal::Num(v) => command::fmt_num(*v),
+    }
+}
+
 /// Parse `value` for `var` exactly as an MQTT payload (a `str`) or a
 /// mission value (a number or bool); NaN/inf and out-of-bounds values are
 /// refused with [`MessageError`].
-fn parse_post(py: Python<'_>, var: &str, value: &Bound<'_, PyAny>) -> PyResult<Command> {
-    let cmd = if value.is_instance_of::<PyString>() {
-        let s: String = value.extract()?;
-        command::parse_text(var, &s)
-    } else if value.is_instance_of::<PyBool>() {
-        let b: bool = value.extract()?;
-        command::parse_text(var, if b { "true" } else { "false" })
-    } else if let Ok(v) = value.extract::<f64>() {
-        command::parse(var, &Payload::Number(v))
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "{var}: the value must be a str, a number or a bool"
-        )));
+fn parse_post(py: Python<'_>, var: &str, value: &PostVal) -> PyResult<Command> {
+    let cmd = match value {
+        PostVal::Text(s) => command::parse_text(var, s),
+        PostVal::Bool(b) => command::parse_text(var, if *b { "true" } else { "false" }),
+        PostVal::Num(v) => command::parse(var, &Payload::Number(*v)),
     }
     .map_err(|e| message_error(py, &e))?;
     if let Err(reason) = command::check_bounds(&cmd) {
-        let payload = value.str().map(|s| s.to_string()).unwrap_or_default();
         return Err(message_error(
             py,
-            &command::MessageError::new(var, payload, reason),
+            &command::MessageError::new(var, post_text(value), reason),
         ));
     }
     Ok(cmd)
+}
+
+/// What `usim post` checks before sending, for a vehicle of `variant`:
+/// a message that model does not read (`DESIRED_HEADING` to a classic
+/// vehicle) is refused with the reason; a thrust outside ±100 % warns
+/// ([`SetpointWarning`], see [`thrust_warning`]).
+fn check_post(
+    py: Python<'_>,
+    var: &str,
+    value: &PostVal,
+    cmd: &Command,
+    variant: usim::model::ModelVariant,
+    who: &str,
+) -> PyResult<()> {
+    use usim::model::ModelVariant;
+    let text = post_text(value);
+    if let Err(e) = usim::mqtt::tools::accepted_by(var, &text, variant) {
+        let (runs, other) = match variant {
+            ModelVariant::Classic => ("classic", ModelVariant::V22),
+            ModelVariant::V22 => ("v22", ModelVariant::Classic),
+        };
+        let reason = if usim::mqtt::tools::accepted_by(var, &text, other).is_ok() {
+            let other = if runs == "classic" { "v22" } else { "classic" };
+            format!(
+                "{who} runs the {runs} model, which does not read {var}: only the {other} model \
+                 reads it (model = \"{other}\" in the vehicle's config); not queued \
+                 (check=False queues it anyway, and the vehicle drops it)"
+            )
+        } else {
+            format!(
+                "{}; not queued (check=False queues it anyway, and the vehicle drops it)",
+                e.reason
+            )
+        };
+        return Err(message_error(
+            py,
+            &command::MessageError::new(var, text, reason),
+        ));
+    }
+    if let Command::DesiredThrust(v) | Command::DesiredThrustL(v) | Command::DesiredThrustR(v) = cmd
+    {
+        if v.abs() > 100.0 {
+            let msg = thrust_warning(who, var, *v, "");
+            PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 2)?;
+        }
+    }
+    Ok(())
+}
+
+/// The [`SetpointWarning`] text for thrust `v` percent of `var` beyond
+/// ±100: `DESIRED_THRUST` is used unclipped (as uSimMarine uses it; a
+/// thrust map saturates at its last pair, a thrust factor does not), the
+/// differential `_L` / `_R` are clipped to ±100.
+fn thrust_warning(who: &str, var: &str, v: f64, tail: &str) -> std::ffi::CString {
+    let what = if var == "DESIRED_THRUST" {
+        "the model uses it unclipped, as uSimMarine does (a thrust map saturates at its last \
+         pair, a thrust factor does not)"
+    } else {
+        "the model clips it to ±100, as uSimMarine does"
+    };
+    std::ffi::CString::new(format!(
+        "{who}: {var} = {} is outside the nominal -100..100 percent: {what}{tail}",
+        command::fmt_num(v)
+    ))
+    .unwrap_or_default()
 }
 
 /// The payload a parsed command carries, as Python (a float or a str).
@@ -630,7 +755,7 @@ impl State {
     }
 }
 
-/// Vehicle(config, *, start_time=0.0, dt=0.1, math=None)
+/// Vehicle(config, *, start_time=0.0, dt=0.1, math=None, history_bytes=256 MiB)
 ///
 /// One simulated vehicle (classic uSimMarine or V22 with its embedded PID,
 /// as the config's `model` says), stepped by hand.
@@ -638,15 +763,21 @@ impl State {
 /// config: a vehicle config file path, its TOML text, or a dict of the
 /// same keys (docs/config.md). start_time: clock at start-up, s.
 /// dt: the default step, s. math: "libm" or "fast" overrides the config's
-/// trigonometry.
+/// trigonometry. history_bytes: the budget of the history kept for
+/// `pickle` (0: none; `copy.deepcopy` needs none).
 ///
 /// `post(var, value)` queues a message exactly as an MQTT payload
 /// (`DESIRED_THRUST`, percent; `DESIRED_RUDDER`, percent; `DESIRED_HEADING`,
 /// degrees; ...); it is handled at the next step's clock, as a replay does.
 /// `state` has units in its field docstrings (m, m/s, degrees, radians).
+/// A Vehicle pickles (its history is replayed: bit for bit the same
+/// vehicle) and deep-copies (a clone).
 #[pyclass(module = "usim_marine")]
+#[derive(Clone)]
 struct Vehicle {
-    v: RVehicle,
+    /// Boxed: the model is 64-byte aligned and a Python object's memory is
+    /// not (a pyclass field of it would be a misaligned reference).
+    v: Box<RVehicle>,
     start_time: f64,
     dt: f64,
     k: u64,
@@ -655,6 +786,8 @@ struct Vehicle {
     uniform: Option<f64>,
     queue: Vec<Command>,
     dropped: Vec<String>,
+    /// What made this vehicle, for `pickle`.
+    journal: VJournal,
 }
 
 impl Vehicle {
@@ -686,21 +819,110 @@ impl Vehicle {
             )))
         }
     }
+
+    /// Queue a parsed post (checked first when `check`).
+    fn post_value(&mut self, py: Python<'_>, var: &str, val: PostVal, check: bool) -> PyResult<()> {
+        let cmd = parse_post(py, var, &val)?;
+        if check {
+            check_post(py, var, &val, &cmd, self.v.params().variant, "this vehicle")?;
+        }
+        if self.queue.len() >= 100_000 {
+            return Err(PyValueError::new_err(
+                "more than 100,000 messages queued without a step",
+            ));
+        }
+        self.queue.push(cmd);
+        self.journal.post(var, val);
+        Ok(())
+    }
+
+    fn step_dt(&mut self, dt: Option<f64>) -> PyResult<()> {
+        let dt = Self::check_dt(dt.unwrap_or(self.dt))?;
+        let rel = match self.uniform {
+            Some(u) if u == dt => (self.k + 1) as f64 * dt,
+            None if self.k == 0 => dt,
+            _ => self.rel + dt,
+        };
+        let uniform = match self.uniform {
+            Some(u) if u == dt => Some(u),
+            None if self.k == 0 => Some(dt),
+            _ => None,
+        };
+        self.advance(rel)?;
+        self.uniform = uniform;
+        self.journal.step(dt);
+        Ok(())
+    }
+
+    fn step_to_t(&mut self, t: f64) -> PyResult<()> {
+        if t.is_nan() || t <= self.rel {
+            return Err(PyValueError::new_err(format!(
+                "step_to: t = {t} s must be after the current time {} s",
+                self.rel
+            )));
+        }
+        self.advance(t)?;
+        self.uniform = None;
+        self.journal.step_to(t);
+        Ok(())
+    }
+
+    /// Rebuild a vehicle from a snapshot (`__reduce__`'s state).
+    fn restore(py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (head, ops) = VJournal::from_py(state)?;
+        let math = head.math.clone();
+        let mut v = match &head.origin {
+            VOrigin::Config(src) => {
+                let cfg = parse_config_text(py, Path::new(&src.path), &src.text, math.as_deref())?;
+                Self::from_config(&cfg, head.start_time, head.dt, head.journal_like())?
+            }
+            VOrigin::Mission { src, index } => {
+                let m = parse_mission_text(py, Path::new(&src.path), &src.text, math.as_deref())?;
+                if *index >= m.vehicle_count() {
+                    return Err(PyValueError::new_err(
+                        "snapshot: no such vehicle in its mission",
+                    ));
+                }
+                Self::from_config(
+                    m.vehicle_at(*index),
+                    head.start_time,
+                    head.dt,
+                    head.journal_like(),
+                )?
+            }
+        };
+        for (j, op) in ops.into_iter().enumerate() {
+            let r = match op {
+                VOp::Post(var, val) => v.post_value(py, &var, val, false),
+                VOp::Steps(bits, n) => (0..n).try_for_each(|i| {
+                    if i % 65_536 == 65_535 {
+                        py.check_signals()?;
+                    }
+                    v.step_dt(Some(f64::from_bits(bits)))
+                }),
+                VOp::StepTo(t) => v.step_to_t(t),
+            };
+            r.map_err(|e| PyValueError::new_err(format!("snapshot: operation {j}: {e}")))?;
+        }
+        Ok(v)
+    }
 }
 
 #[pymethods]
 impl Vehicle {
     #[new]
-    #[pyo3(signature = (config, *, start_time=0.0, dt=0.1, math=None))]
+    #[pyo3(signature = (config, *, start_time=0.0, dt=0.1, math=None, history_bytes=snapshot::DEFAULT_HISTORY_BYTES))]
     fn new(
         config: &Bound<'_, PyAny>,
         start_time: f64,
         dt: f64,
         math: Option<&str>,
+        history_bytes: u64,
     ) -> PyResult<Self> {
         guard(|| {
-            let cfg = load_vehicle_config(config, math)?;
-            Self::from_config(&cfg, start_time, dt)
+            let (cfg, src) = load_vehicle_config_src(config, math)?;
+            let j = VJournal::new(VOrigin::Config(src), math, start_time, dt, history_bytes);
+            Self::from_config(&cfg, start_time, dt, j)
         })
     }
 
@@ -717,7 +939,7 @@ impl Vehicle {
         math: Option<&str>,
     ) -> PyResult<Self> {
         guard(|| {
-            let m = load_mission(mission, math)?;
+            let (m, src) = load_mission_src(mission, math)?;
             let i = match vehicle {
                 None => 0,
                 Some(v) if v.is_instance_of::<PyString>() => {
@@ -738,24 +960,37 @@ impl Vehicle {
                 mission::Timing::Uniform(dt) => *dt,
                 mission::Timing::Pattern(p) => p.first().copied().unwrap_or(0.1),
             };
-            Self::from_config(m.vehicle_at(i), m.start_time, dt)
+            let j = VJournal::new(
+                VOrigin::Mission { src, index: i },
+                math,
+                m.start_time,
+                dt,
+                snapshot::DEFAULT_HISTORY_BYTES,
+            );
+            Self::from_config(m.vehicle_at(i), m.start_time, dt, j)
         })
     }
 
+    /// post(var, value, *, check=True)
+    ///
     /// Queue message `var` = `value` for the next step, parsed as an MQTT
     /// payload (`str`) or a mission value (number, bool). Raises
     /// `MessageError` (a `ValueError`) naming the variable for an unknown
-    /// variable, a malformed, NaN/inf or out-of-bounds value.
-    fn post(&mut self, py: Python<'_>, var: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// variable, a malformed, NaN/inf or out-of-bounds value, and (with
+    /// `check`, as `usim post` checks) for a message this vehicle's model
+    /// does not read (`DESIRED_HEADING` to a classic vehicle). A thrust
+    /// outside ±100 % warns (`SetpointWarning`) and is queued.
+    #[pyo3(signature = (var, value, *, check=true))]
+    fn post(
+        &mut self,
+        py: Python<'_>,
+        var: &str,
+        value: &Bound<'_, PyAny>,
+        check: bool,
+    ) -> PyResult<()> {
         guard(|| {
-            let cmd = parse_post(py, var, value)?;
-            if self.queue.len() >= 100_000 {
-                return Err(PyValueError::new_err(
-                    "more than 100,000 messages queued without a step",
-                ));
-            }
-            self.queue.push(cmd);
-            Ok(())
+            let val = post_value(var, value)?;
+            self.post_value(py, var, val, check)
         })
     }
 
@@ -767,36 +1002,14 @@ impl Vehicle {
     /// `usim replay` computes it.
     #[pyo3(signature = (dt=None))]
     fn step(&mut self, dt: Option<f64>) -> PyResult<()> {
-        guard(|| {
-            let dt = Self::check_dt(dt.unwrap_or(self.dt))?;
-            let rel = match self.uniform {
-                Some(u) if u == dt => (self.k + 1) as f64 * dt,
-                None if self.k == 0 => dt,
-                _ => self.rel + dt,
-            };
-            self.uniform = match self.uniform {
-                Some(u) if u == dt => Some(u),
-                None if self.k == 0 => Some(dt),
-                _ => None,
-            };
-            self.advance(rel)
-        })
+        guard(|| self.step_dt(dt))
     }
 
     /// step_to(t)
     ///
     /// One iteration at mission time `t` s (after the last step's).
     fn step_to(&mut self, t: f64) -> PyResult<()> {
-        guard(|| {
-            if t.is_nan() || t <= self.rel {
-                return Err(PyValueError::new_err(format!(
-                    "step_to: t = {t} s must be after the current time {} s",
-                    self.rel
-                )));
-            }
-            self.uniform = None;
-            self.advance(t)
-        })
+        guard(|| self.step_to_t(t))
     }
 
     /// run_until(t, dt=None)
@@ -878,6 +1091,40 @@ impl Vehicle {
         self.v.params().variant == usim::model::ModelVariant::V22
     }
 
+    /// The whole model state as text (every field, exact floats): equal
+    /// texts are bit-identical vehicles (the snapshot tests compare them).
+    fn _debug_state(&self) -> String {
+        format!(
+            "{:?} k={} rel={:?} uniform={:?} queue={:?} dropped={:?}",
+            self.v, self.k, self.rel, self.uniform, self.queue, self.dropped
+        )
+    }
+
+    fn __copy__(&mut self) -> Self {
+        self.journal.freeze();
+        self.clone()
+    }
+
+    fn __deepcopy__(&mut self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.journal.freeze();
+        self.clone()
+    }
+
+    /// Pickle support: the history, replayed by `usim_marine._restore_vehicle`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some(why) = self.journal.refusal() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(why));
+        }
+        let f = py.import("usim_marine")?.getattr("_restore_vehicle")?;
+        (f, (self.journal.to_py(py)?,)).into_pyobject(py)
+    }
+
+    /// Rebuild a pickled vehicle (used by `pickle`; state from `__reduce__`).
+    #[staticmethod]
+    fn _restore(py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Self> {
+        guard(|| Self::restore(py, state))
+    }
+
     fn __repr__(&self) -> String {
         let s = self.v.snapshot();
         format!(
@@ -887,8 +1134,26 @@ impl Vehicle {
     }
 }
 
+impl VJournal {
+    /// An empty history with this one's header.
+    fn journal_like(&self) -> VJournal {
+        VJournal::new(
+            self.origin.clone(),
+            self.math.as_deref(),
+            self.start_time,
+            self.dt,
+            self.limit,
+        )
+    }
+}
+
 impl Vehicle {
-    fn from_config(cfg: &VehicleConfig, start_time: f64, dt: f64) -> PyResult<Self> {
+    fn from_config(
+        cfg: &VehicleConfig,
+        start_time: f64,
+        dt: f64,
+        journal: VJournal,
+    ) -> PyResult<Self> {
         let dt = Self::check_dt(dt)?;
         if !(start_time.is_finite() && start_time.abs() <= command::limits::TIME_S) {
             return Err(PyValueError::new_err(format!(
@@ -897,7 +1162,7 @@ impl Vehicle {
             )));
         }
         Ok(Vehicle {
-            v: RVehicle::new(cfg, start_time),
+            v: Box::new(RVehicle::new(cfg, start_time)),
             start_time,
             dt,
             k: 0,
@@ -905,6 +1170,7 @@ impl Vehicle {
             uniform: None,
             queue: Vec::new(),
             dropped: Vec::new(),
+            journal,
         })
     }
 }
@@ -926,7 +1192,8 @@ fn actuator_of(name: &str) -> PyResult<Actuator> {
 }
 
 /// Fleet(config, n=None, *, dt=0.1, start_time=0.0, actions=("thrust", "rudder"),
-///       state=("x", "y", "speed", "heading"), math=None)
+///       state=("x", "y", "speed", "heading"), math=None, max_bytes=4 GiB,
+///       history_bytes=256 MiB)
 ///
 /// `n` vehicles stepped together from arrays: the batch interface for
 /// reinforcement learning and Monte Carlo.
@@ -938,23 +1205,294 @@ fn actuator_of(name: &str) -> PyResult<Actuator> {
 /// CSV column names (`x`, `y` m; `speed`, `sog` m/s; `heading`, `hog`
 /// degrees; `t` s; `depth` m; `pitch`, `yaw` rad; `drift_x`, `drift_y` m/s;
 /// `lat`, `lon` degrees and the actuator columns cost more per step).
+/// max_bytes: a fleet that would need more memory is refused (`ValueError`)
+/// before anything is allocated. history_bytes: the budget of the history
+/// kept for `pickle` (0: none).
 ///
 /// `step(actions)` takes an (n, k) float array of setpoints (k =
 /// len(actions)), steps every vehicle once (the setpoints are handled as
 /// the messages `DESIRED_THRUST`, ... at the step's clock) and returns
 /// the (n, m) float64 state array `Fleet.state`, written in place: the
 /// same array every step (copy it to keep a history). NaN, inf or
-/// out-of-bounds setpoints raise `MessageError` and change nothing.
+/// out-of-bounds setpoints raise `MessageError` and change nothing; so
+/// does a step whose clock would pass 1e12 s (as `Vehicle` refuses).
+/// A Fleet pickles (its history is replayed: bit for bit the same fleet)
+/// and deep-copies (a clone).
 #[pyclass(module = "usim_marine")]
 struct Fleet {
     fleet: BatchFleet,
     state: Py<PyArray2<f64>>,
+    journal: FJournal,
+    /// A thrust past ±100 % was warned about (once per fleet).
+    warned: bool,
+}
+
+/// The arguments of `Fleet.reset`, checked.
+struct ResetArgs {
+    seed: Option<u64>,
+    idx: Vec<usize>,
+    start: Option<Vec<f64>>,
+    drift: Option<Vec<f64>>,
+    start_radius: f64,
+    heading_spread: f64,
+    max_drift: f64,
+}
+
+impl Fleet {
+    /// A fleet of `params` and the header of its history.
+    fn build(
+        py: Python<'_>,
+        params: Vec<usim::model::Params>,
+        journal: FJournal,
+        acts: Vec<Actuator>,
+        fields: Vec<Field>,
+    ) -> PyResult<Self> {
+        let nveh = params.len();
+        let w = fields.len();
+        let fleet =
+            BatchFleet::new(params, journal.start_time, journal.dt, acts, fields).map_err(|e| {
+                if e.0.contains("does not fit in memory") {
+                    pyo3::exceptions::PyMemoryError::new_err(e.0)
+                } else {
+                    PyValueError::new_err(e.0)
+                }
+            })?;
+        let arr = PyArray2::<f64>::zeros(py, [nveh, w], false);
+        {
+            let mut rw = arr.readwrite();
+            fleet
+                .write_state(rw.as_slice_mut()?)
+                .map_err(|e| PyRuntimeError::new_err(e.0))?;
+        }
+        Ok(Fleet {
+            fleet,
+            state: arr.unbind(),
+            journal,
+            warned: false,
+        })
+    }
+
+    /// Parse the column names.
+    fn columns(
+        actions: &Option<Vec<String>>,
+        state: &Option<Vec<String>>,
+    ) -> PyResult<(Vec<Actuator>, Vec<Field>)> {
+        let acts = match actions {
+            None => vec![Actuator::Thrust, Actuator::Rudder],
+            Some(names) => names
+                .iter()
+                .map(|s| actuator_of(s))
+                .collect::<PyResult<_>>()?,
+        };
+        let fields = match state {
+            None => vec![Field::X, Field::Y, Field::Speed, Field::Heading],
+            Some(names) => names
+                .iter()
+                .map(|s| {
+                    Field::from_name(s).ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "unknown state column {s:?}: one of {}",
+                            Snapshot::VALUE_NAMES.join(", ")
+                        ))
+                    })
+                })
+                .collect::<PyResult<_>>()?,
+        };
+        Ok((acts, fields))
+    }
+
+    /// Restart the vehicles of `a`; records what took effect. On an error
+    /// the vehicles before the bad one stay reset (and are recorded).
+    fn do_reset(&mut self, a: ResetArgs) -> PyResult<()> {
+        let mut done = 0;
+        let mut err = None;
+        for (j, &i) in a.idx.iter().enumerate() {
+            let r = match a.seed {
+                Some(s) if a.start.is_none() && a.drift.is_none() => {
+                    self.fleet
+                        .reset_random(i, s, a.start_radius, a.heading_spread, a.max_drift)
+                }
+                _ => self.fleet.reset_vehicle(
+                    i,
+                    a.start
+                        .as_ref()
+                        .map(|v| (v[3 * j], v[3 * j + 1], v[3 * j + 2])),
+                    a.drift.as_ref().map(|v| (v[2 * j], v[2 * j + 1])),
+                ),
+            };
+            if let Err(e) = r {
+                err = Some(PyValueError::new_err(e.0));
+                break;
+            }
+            done = j + 1;
+        }
+        if done > 0 {
+            self.journal.reset(ResetOp {
+                idx: a.idx[..done].to_vec(),
+                seed: a.seed,
+                start: a.start.map(|v| v[..3 * done].to_vec()),
+                drift: a.drift.map(|v| v[..2 * done].to_vec()),
+                start_radius: a.start_radius,
+                heading_spread: a.heading_spread,
+                max_drift: a.max_drift,
+            });
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn do_post(
+        &mut self,
+        py: Python<'_>,
+        i: usize,
+        var: &str,
+        val: PostVal,
+        check: bool,
+    ) -> PyResult<()> {
+        let n = self.fleet.len();
+        if i >= n {
+            return Err(PyValueError::new_err(format!(
+                "no vehicle {i} in a fleet of {n}"
+            )));
+        }
+        let cmd = parse_post(py, var, &val)?;
+        if check {
+            let variant = self.fleet.vehicles()[i].params().variant;
+            check_post(py, var, &val, &cmd, variant, &format!("vehicle {i}"))?;
+        }
+        // Recorded even when the vehicle refuses it: a refused message may
+        // have been applied in part (a WIND_CONDITIONS up to its bad
+        // element), and the replay must do the same.
+        let r = self.fleet.send(i, cmd);
+        self.journal.post(i, var, val);
+        r.map_err(|e| MessageError::new_err(e.0))
+    }
+
+    fn do_drift(&mut self, a: &[f64]) -> PyResult<()> {
+        let n = self.fleet.len();
+        if a.len() != 2 * n {
+            return Err(PyValueError::new_err(format!(
+                "drift must have shape ({n}, 2)"
+            )));
+        }
+        for i in 0..n {
+            for (j, c) in [Command::DriftX(a[2 * i]), Command::DriftY(a[2 * i + 1])]
+                .into_iter()
+                .enumerate()
+            {
+                if let Err(reason) = command::check_bounds(&c) {
+                    return Err(MessageError::new_err(format!(
+                        "vehicle {i}: {} = {}: {reason}",
+                        c.var(),
+                        a[2 * i + j]
+                    )));
+                }
+            }
+        }
+        let mut first_err = None;
+        for i in 0..n {
+            for c in [Command::DriftX(a[2 * i]), Command::DriftY(a[2 * i + 1])] {
+                if let Err(e) = self.fleet.send(i, c) {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        // Recorded whatever was refused: the rest took effect.
+        self.journal.drift(a);
+        match first_err {
+            Some(e) => Err(MessageError::new_err(e.0)),
+            None => Ok(()),
+        }
+    }
+
+    fn write_state_array(&self, py: Python<'_>) -> PyResult<()> {
+        let target = self.state.bind(py).clone();
+        let mut rw = target
+            .try_readwrite()
+            .map_err(|e| PyValueError::new_err(format!("the state array is borrowed: {e}")))?;
+        self.fleet
+            .write_state(rw.as_slice_mut()?)
+            .map_err(|e| PyRuntimeError::new_err(e.0))
+    }
+
+    /// Rebuild a pickled fleet: its constructor, then its history.
+    fn restore(py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (head, ops) = FJournal::from_py(state)?;
+        let math = head.math.clone();
+        let mut parsed = Vec::with_capacity(head.sources.len());
+        for s in &head.sources {
+            parsed
+                .push(parse_config_text(py, Path::new(&s.path), &s.text, math.as_deref())?.params);
+        }
+        if head.n == 0 || head.n > usim::batch::MAX_VEHICLES {
+            return Err(PyValueError::new_err("snapshot: bad fleet size"));
+        }
+        let params = if head.which.is_empty() {
+            vec![parsed[0].clone(); head.n]
+        } else {
+            head.which.iter().map(|&w| parsed[w].clone()).collect()
+        };
+        let (acts, fields) = Self::columns(&Some(head.actions.clone()), &Some(head.state.clone()))?;
+        let n = head.n;
+        let k = acts.len();
+        let w = fields.len();
+        let mut f = Self::build(py, params, head, acts, fields)?;
+        let mut out = vec![0.0; n * w];
+        for (j, op) in ops.into_iter().enumerate() {
+            let r = match op {
+                FOp::Step(sp) if sp.len() == n * k => f
+                    .fleet
+                    .step(&sp, &mut out)
+                    .map(|_| f.journal.step(&sp))
+                    .map_err(|e| PyValueError::new_err(e.0)),
+                FOp::Step(_) => Err(PyValueError::new_err("setpoints of the wrong size")),
+                // A post to a vehicle that is reset later may be refused
+                // in the replay (its state before that reset is not kept):
+                // nothing depends on it.
+                FOp::Post { i, var, val } => {
+                    let _ = f.do_post(py, i, &var, val, false);
+                    Ok(())
+                }
+                FOp::Drift(d) => {
+                    let _ = f.do_drift(&d);
+                    Ok(())
+                }
+                FOp::Reset(r) => {
+                    let r = std::sync::Arc::unwrap_or_clone(r);
+                    let ok = r.idx.iter().all(|&i| i < n)
+                        && r.start.as_ref().is_none_or(|v| v.len() == 3 * r.idx.len())
+                        && r.drift.as_ref().is_none_or(|v| v.len() == 2 * r.idx.len());
+                    if ok {
+                        f.do_reset(ResetArgs {
+                            seed: r.seed,
+                            idx: r.idx,
+                            start: r.start,
+                            drift: r.drift,
+                            start_radius: r.start_radius,
+                            heading_spread: r.heading_spread,
+                            max_drift: r.max_drift,
+                        })
+                    } else {
+                        Err(PyValueError::new_err("reset of the wrong size"))
+                    }
+                }
+            };
+            r.map_err(|e| PyValueError::new_err(format!("snapshot: operation {j}: {e}")))?;
+            if j % 4096 == 4095 {
+                py.check_signals()?;
+            }
+        }
+        f.write_state_array(py)?;
+        Ok(f)
+    }
 }
 
 #[pymethods]
 impl Fleet {
     #[new]
-    #[pyo3(signature = (config, n=None, *, dt=0.1, start_time=0.0, actions=None, state=None, math=None))]
+    #[pyo3(signature = (config, n=None, *, dt=0.1, start_time=0.0, actions=None, state=None, math=None, max_bytes=DEFAULT_MAX_BYTES, history_bytes=snapshot::DEFAULT_HISTORY_BYTES))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -965,68 +1503,83 @@ impl Fleet {
         actions: Option<Vec<String>>,
         state: Option<Vec<String>>,
         math: Option<&str>,
+        max_bytes: u64,
+        history_bytes: u64,
     ) -> PyResult<Self> {
         guard(|| {
+            let (acts, fields) = Self::columns(&actions, &state)?;
             let is_list = config.is_instance_of::<PyList>() || config.is_instance_of::<PyTuple>();
-            let params = if is_list {
-                if n.is_some_and(|n| n != config.len().unwrap_or(0)) {
+            let count = if is_list {
+                let len = config.len().unwrap_or(0);
+                if n.is_some_and(|n| n != len) {
                     return Err(PyValueError::new_err(
                         "n must be omitted or equal the number of configs",
                     ));
                 }
-                let mut out = Vec::new();
-                for c in config.try_iter()? {
-                    out.push(load_vehicle_config(&c?, math)?.params);
-                }
-                out
+                len
             } else {
-                let n = n.ok_or_else(|| {
+                n.ok_or_else(|| {
                     PyValueError::new_err("Fleet(config, n): n is needed with one config")
-                })?;
-                if n == 0 || n > usim::batch::MAX_VEHICLES {
-                    return Err(PyValueError::new_err(format!(
-                        "n must be in 1..={}, not {n}",
-                        usim::batch::MAX_VEHICLES
-                    )));
-                }
-                vec![load_vehicle_config(config, math)?.params; n]
+                })?
             };
-            let acts = match actions {
-                None => vec![Actuator::Thrust, Actuator::Rudder],
-                Some(names) => names
-                    .iter()
-                    .map(|s| actuator_of(s))
-                    .collect::<PyResult<_>>()?,
-            };
-            let fields = match state {
-                None => vec![Field::X, Field::Y, Field::Speed, Field::Heading],
-                Some(names) => names
-                    .iter()
-                    .map(|s| {
-                        Field::from_name(s).ok_or_else(|| {
-                            PyValueError::new_err(format!(
-                                "unknown state column {s:?}: one of {}",
-                                Snapshot::VALUE_NAMES.join(", ")
-                            ))
-                        })
-                    })
-                    .collect::<PyResult<_>>()?,
-            };
-            let nveh = params.len();
-            let w = fields.len();
-            let fleet = BatchFleet::new(params, start_time, dt, acts, fields)
-                .map_err(|e| PyValueError::new_err(e.0))?;
-            let arr = PyArray2::<f64>::zeros(py, [nveh, w], false);
-            {
-                let mut rw = arr.readwrite();
-                fleet
-                    .write_state(rw.as_slice_mut()?)
-                    .map_err(|e| PyRuntimeError::new_err(e.0))?;
+            if count == 0 || count > usim::batch::MAX_VEHICLES {
+                return Err(PyValueError::new_err(format!(
+                    "n must be in 1..={}, not {count}",
+                    usim::batch::MAX_VEHICLES
+                )));
             }
-            Ok(Fleet {
-                fleet,
-                state: arr.unbind(),
-            })
+            // The size first (issue 37): nothing is allocated for a fleet
+            // that would not fit.
+            let need = BatchFleet::bytes_needed(count, fields.len());
+            if need > max_bytes {
+                return Err(PyValueError::new_err(format!(
+                    "a fleet of {count} vehicles would need about {:.1} GiB ({} bytes per \
+                     vehicle), more than max_bytes = {max_bytes}: use fewer vehicles or raise \
+                     max_bytes",
+                    need as f64 / (1u64 << 30) as f64,
+                    need / count as u64
+                )));
+            }
+            let (params, sources, which) = if is_list {
+                let mut params = Vec::with_capacity(count);
+                let mut sources: Vec<Source> = Vec::new();
+                let mut which = Vec::with_capacity(count);
+                for c in config.try_iter()? {
+                    let (cfg, src) = load_vehicle_config_src(&c?, math)?;
+                    params.push(cfg.params);
+                    let at = match sources.iter().position(|s| *s == src) {
+                        Some(at) => at,
+                        None => {
+                            sources.push(src);
+                            sources.len() - 1
+                        }
+                    };
+                    which.push(at);
+                }
+                (params, sources, which)
+            } else {
+                let (cfg, src) = load_vehicle_config_src(config, math)?;
+                let mut params = Vec::new();
+                params.try_reserve_exact(count).map_err(|e| {
+                    pyo3::exceptions::PyMemoryError::new_err(format!(
+                        "a fleet of {count} vehicles does not fit in memory ({e})"
+                    ))
+                })?;
+                params.resize(count, cfg.params);
+                (params, vec![src], Vec::new())
+            };
+            let journal = FJournal::new(
+                sources,
+                which,
+                count,
+                math,
+                dt,
+                start_time,
+                acts.iter().map(|a| a.name().to_string()).collect(),
+                fields.iter().map(|f| f.name().to_string()).collect(),
+                history_bytes,
+            );
+            Self::build(py, params, journal, acts, fields)
         })
     }
 
@@ -1073,11 +1626,26 @@ impl Fleet {
             let o = rw
                 .as_slice_mut()
                 .map_err(|_| PyValueError::new_err("out must be a C-contiguous float64 array"))?;
+            // Warned before stepping: a warning turned into an error
+            // (`-W error`) leaves the fleet unchanged, like any refusal.
+            if !self.warned {
+                if let Some((i, act, v)) = self.fleet.thrust_beyond_nominal(setpoints) {
+                    let msg = thrust_warning(
+                        &format!("vehicle {i}"),
+                        act.name(),
+                        v,
+                        " (warned once per fleet)",
+                    );
+                    PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 1)?;
+                    self.warned = true;
+                }
+            }
             let fleet = &mut self.fleet;
             let r = py
                 .detach(|| catch_unwind(AssertUnwindSafe(|| fleet.step(setpoints, o))))
                 .map_err(panic_error)?;
             r.map_err(|e| MessageError::new_err(e.0))?;
+            self.journal.step(setpoints);
         }
         Ok(target)
     }
@@ -1115,7 +1683,9 @@ impl Fleet {
             }
             let rows = |a: &Option<PyReadonlyArray2<'py, f64>>, w: usize, what: &str| match a {
                 None => Ok(None),
-                Some(a) if a.shape() == [idx.len(), w] => Ok(Some(a.as_array().to_owned())),
+                Some(a) if a.shape() == [idx.len(), w] => {
+                    Ok(Some(a.as_array().iter().copied().collect::<Vec<f64>>()))
+                }
                 Some(a) => Err(PyValueError::new_err(format!(
                     "{what} must have shape ({}, {w}), not {:?}",
                     idx.len(),
@@ -1124,49 +1694,39 @@ impl Fleet {
             };
             let start = rows(&start, 3, "start")?;
             let drift = rows(&drift, 2, "drift")?;
-            for (j, &i) in idx.iter().enumerate() {
-                let r = match seed {
-                    Some(s) if start.is_none() && drift.is_none() => {
-                        self.fleet
-                            .reset_random(i, s, start_radius, heading_spread, max_drift)
-                    }
-                    _ => self.fleet.reset_vehicle(
-                        i,
-                        start.as_ref().map(|a| (a[[j, 0]], a[[j, 1]], a[[j, 2]])),
-                        drift.as_ref().map(|a| (a[[j, 0]], a[[j, 1]])),
-                    ),
-                };
-                r.map_err(|e| PyValueError::new_err(e.0))?;
-            }
-            let target = self.state.bind(py).clone();
-            {
-                let mut rw = target.try_readwrite().map_err(|e| {
-                    PyValueError::new_err(format!("the state array is borrowed: {e}"))
-                })?;
-                self.fleet
-                    .write_state(rw.as_slice_mut()?)
-                    .map_err(|e| PyRuntimeError::new_err(e.0))?;
-            }
-            Ok(target)
+            let r = self.do_reset(ResetArgs {
+                seed,
+                idx,
+                start,
+                drift,
+                start_radius,
+                heading_spread,
+                max_drift,
+            });
+            // The state array shows what took effect, even on an error.
+            self.write_state_array(py)?;
+            r?;
+            Ok(self.state.bind(py).clone())
         })
     }
 
-    /// post(i, var, value)
+    /// post(i, var, value, *, check=True)
     ///
     /// Send one message to vehicle `i`, handled now at its next step's
-    /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed as `Vehicle.post`.
+    /// clock (e.g. `post(3, "DRIFT_X", 0.4)`); parsed and checked as
+    /// `Vehicle.post` (`check=False` sends what the check refuses).
+    #[pyo3(signature = (i, var, value, *, check=true))]
     fn post(
         &mut self,
         py: Python<'_>,
         i: usize,
         var: &str,
         value: &Bound<'_, PyAny>,
+        check: bool,
     ) -> PyResult<()> {
         guard(|| {
-            let cmd = parse_post(py, var, value)?;
-            self.fleet
-                .send(i, cmd)
-                .map_err(|e| MessageError::new_err(e.0))
+            let val = post_value(var, value)?;
+            self.do_post(py, i, var, val, check)
         })
     }
 
@@ -1183,29 +1743,8 @@ impl Fleet {
                     drift.shape()
                 )));
             }
-            let a = drift.as_array();
-            for i in 0..n {
-                for (j, c) in [Command::DriftX(a[[i, 0]]), Command::DriftY(a[[i, 1]])]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if let Err(reason) = command::check_bounds(&c) {
-                        return Err(MessageError::new_err(format!(
-                            "vehicle {i}: {} = {}: {reason}",
-                            c.var(),
-                            a[[i, j]]
-                        )));
-                    }
-                }
-            }
-            for i in 0..n {
-                for c in [Command::DriftX(a[[i, 0]]), Command::DriftY(a[[i, 1]])] {
-                    self.fleet
-                        .send(i, c)
-                        .map_err(|e| MessageError::new_err(e.0))?;
-                }
-            }
-            Ok(())
+            let a: Vec<f64> = drift.as_array().iter().copied().collect();
+            self.do_drift(&a)
         })
     }
 
@@ -1261,6 +1800,44 @@ impl Fleet {
         PyArray1::from_vec(py, v)
     }
 
+    /// Bytes of history kept for `pickle` now (bounded by `history_bytes`).
+    #[getter]
+    fn history_bytes(&self) -> u64 {
+        self.journal.held_bytes()
+    }
+
+    /// The whole state of every vehicle as text (exact floats): equal
+    /// texts are bit-identical fleets (the snapshot tests compare them).
+    fn _debug_state(&self) -> String {
+        let ks: Vec<u64> = (0..self.fleet.len())
+            .map(|i| self.fleet.iterations(i))
+            .collect();
+        format!("{:?} k={ks:?}", self.fleet.vehicles())
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        self.clone_fleet(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.clone_fleet(py)
+    }
+
+    /// Pickle support: the history, replayed by `usim_marine._restore_fleet`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some(why) = self.journal.refusal() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(why));
+        }
+        let f = py.import("usim_marine")?.getattr("_restore_fleet")?;
+        (f, (self.journal.to_py(py)?,)).into_pyobject(py)
+    }
+
+    /// Rebuild a pickled fleet (used by `pickle`; state from `__reduce__`).
+    #[staticmethod]
+    fn _restore(py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Self> {
+        guard(|| Self::restore(py, state))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Fleet(n={}, dt={}, actions={:?}, state={:?})",
@@ -1270,6 +1847,97 @@ impl Fleet {
             self.state_names()
         )
     }
+}
+
+impl Fleet {
+    /// A copy: the vehicles cloned, a new state array, the history shared.
+    fn clone_fleet(&self, py: Python<'_>) -> PyResult<Self> {
+        let arr = self.state.bind(py);
+        let copy = PyArray2::<f64>::zeros(py, [arr.shape()[0], arr.shape()[1]], false);
+        {
+            let src = arr.readonly();
+            let mut rw = copy.readwrite();
+            rw.as_slice_mut()?.copy_from_slice(src.as_slice()?);
+        }
+        Ok(Fleet {
+            fleet: self.fleet.clone(),
+            state: copy.unbind(),
+            journal: self.journal.clone(),
+            warned: self.warned,
+        })
+    }
+}
+
+/// _render_scene(width, height, extent, vessels, goals=(), cpa_lines=()) -> ndarray
+///
+/// A top-down frame (usim's own plotting code, `usim::plot::scene`) as an
+/// (height, width, 3) uint8 array. extent: (x min, y min, x max, y max) m;
+/// vessels: (x, y m, heading degrees, length m, track) with track an (k, 2)
+/// float array of past x, y or None; goals: (x, y, radius m, active);
+/// cpa_lines: ((x, y), (x, y)) m. The GIL is released while drawing.
+#[pyfunction]
+#[pyo3(signature = (width, height, extent, vessels, goals=Vec::new(), cpa_lines=Vec::new()))]
+#[allow(clippy::type_complexity)]
+fn _render_scene<'py>(
+    py: Python<'py>,
+    width: u32,
+    height: u32,
+    extent: (f64, f64, f64, f64),
+    vessels: Vec<(f64, f64, f64, f64, Option<PyReadonlyArray2<'py, f64>>)>,
+    goals: Vec<(f64, f64, f64, bool)>,
+    cpa_lines: Vec<((f64, f64), (f64, f64))>,
+) -> PyResult<Bound<'py, numpy::PyArray3<u8>>> {
+    use usim::plot::scene::{self, Goal, Scene, SceneVessel};
+    let mut vs = Vec::with_capacity(vessels.len());
+    for (x, y, heading, length, track) in vessels {
+        let track = match track {
+            None => Vec::new(),
+            Some(t) if t.shape().len() == 2 && t.shape()[1] == 2 => {
+                let a = t.as_array();
+                let skip = a.nrows().saturating_sub(scene::MAX_TRACK);
+                a.rows()
+                    .into_iter()
+                    .skip(skip)
+                    .map(|r| (r[0], r[1]))
+                    .collect()
+            }
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "a track must have shape (k, 2), not {:?}",
+                    t.shape()
+                )))
+            }
+        };
+        vs.push(SceneVessel {
+            x,
+            y,
+            heading,
+            length,
+            track,
+        });
+    }
+    let sc = Scene {
+        width,
+        height,
+        extent,
+        vessels: vs,
+        goals: goals
+            .into_iter()
+            .map(|(x, y, radius, active)| Goal {
+                x,
+                y,
+                radius,
+                active,
+            })
+            .collect(),
+        cpa_lines,
+    };
+    let rgb = py
+        .detach(|| catch_unwind(AssertUnwindSafe(|| scene::render_rgb(&sc))))
+        .map_err(panic_error)?
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    let flat = PyArray1::from_vec(py, rgb);
+    flat.reshape([height as usize, width as usize, 3])
 }
 
 /// _bench_native(config, n, steps) -> float
@@ -1313,6 +1981,7 @@ fn _usim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("MessageError", py.get_type::<MessageError>())?;
+    m.add("SetpointWarning", py.get_type::<SetpointWarning>())?;
     m.add_class::<Vehicle>()?;
     m.add_class::<Fleet>()?;
     m.add_class::<State>()?;
@@ -1320,6 +1989,7 @@ fn _usim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_mission_info, m)?)?;
     m.add_function(wrap_pyfunction!(_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_native, m)?)?;
+    m.add_function(wrap_pyfunction!(_render_scene, m)?)?;
     m.add("CSV_HEADER", usim::replay::csv::HEADER)?;
     let _ = Path::new("");
     Ok(())

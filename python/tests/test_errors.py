@@ -105,3 +105,78 @@ def test_fleet_refuses_bad_setpoints_and_shapes():
         f.set_drift(np.full((4, 2), np.nan))
     with pytest.raises(usim.MessageError):
         f.post(0, "DRIFT_X", "inf")
+
+
+def test_a_setpoint_the_model_does_not_read_raises_as_usim_post_refuses():
+    """`usim post` checks a message as the vehicle will before sending it
+    and refuses what the vehicle would drop (--no-check sends it anyway):
+    Vehicle.post and Fleet.post do the same (check=False), never only
+    filling `dropped`."""
+    v = usim.Vehicle(KAYAK)
+    with pytest.raises(usim.MessageError) as e:
+        v.post("DESIRED_HEADING", 90.0)
+    msg = str(e.value)
+    assert e.value.var == "DESIRED_HEADING"
+    assert "classic" in msg and "v22" in msg and "check=False" in msg
+    v.step()
+    assert v.dropped == []                      # refused, not queued
+    v.post("DESIRED_HEADING", 90.0, check=False)
+    v.step()
+    assert len(v.dropped) == 1 and "DESIRED_HEADING" in v.dropped[0]
+    # The V22 model reads it.
+    usim.Vehicle(REPO / "configs" / "v22_pid_boat.toml").post("DESIRED_HEADING", 90.0)
+    f = usim.Fleet(KAYAK, 3)
+    with pytest.raises(usim.MessageError, match="vehicle 1.*classic"):
+        f.post(1, "DESIRED_HEADING", "90")
+    with pytest.raises(ValueError, match="no vehicle 3"):
+        f.post(3, "DESIRED_THRUST", 10.0)
+
+
+def test_a_thrust_past_100_percent_warns_and_is_used():
+    v = usim.Vehicle(KAYAK)
+    with pytest.warns(usim.SetpointWarning, match=r"DESIRED_THRUST = 500 .*-100\.\.100"):
+        v.post("DESIRED_THRUST", 500)
+    for _ in range(50):
+        v.step()
+    assert v.dropped == [] and v.state.speed > 0.0
+    with pytest.warns(usim.SetpointWarning):
+        v.post("DESIRED_THRUST", "-150")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v.post("DESIRED_THRUST", 100.0)        # nominal: no warning
+        with pytest.raises(usim.SetpointWarning):
+            v.post("DESIRED_THRUST", 101.0)     # an error filter: not queued
+    f = usim.Fleet(KAYAK, 2)
+    a = np.array([[50.0, 0.0], [500.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(usim.SetpointWarning, match="vehicle 1"):
+            f.step(a)
+    assert f.iterations.tolist() == [0, 0], "a step refused by the filter changes nothing"
+    with pytest.warns(usim.SetpointWarning, match="warned once per fleet"):
+        f.step(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.step(a)                               # once per fleet
+    assert f.iterations.tolist() == [2, 2]
+
+
+def test_the_namespace_and_the_error_names():
+    public = {n for n in dir(usim) if not n.startswith("_")}
+    # `envs` is the submodule, there when gymnasium is installed.
+    assert public - {"envs"} == set(usim.__all__), public ^ set(usim.__all__)
+    for name in ("Any", "Dict", "List", "Optional", "annotations"):
+        assert not hasattr(usim, name)
+    for cls in (usim.ConfigError, usim.MessageError, usim.SetpointWarning,
+                usim.Vehicle, usim.Fleet, usim.State):
+        assert cls.__module__ == "usim_marine", cls
+    assert repr(usim.ConfigError) == "<class 'usim_marine.ConfigError'>"
+    import traceback
+
+    try:
+        usim.Vehicle('name = "k"\nturn_rat = 60\n')
+    except usim.ConfigError as e:
+        last = traceback.format_exception_only(type(e), e)[-1]
+    assert last.startswith("usim_marine.ConfigError: "), last

@@ -13,7 +13,9 @@ use crate::moos_import;
 #[command(
     after_help = "The file is expanded as nsplug does first (#include with <tag>, #define, \
 #ifdef/#ifndef/#elseifdef/#else/#endif, $(MACRO), %(MACRO), $(MACRO=DEFAULT)); \
-an undefined macro is an error naming its file:line.\n\
+an undefined macro is an error naming its file:line. Bounds: includes nest at most 32 \
+deep; at most 1,000,000 lines and 64 MiB are read in all (an include counted each time \
+it is read) and 16 MiB written.\n\
 MOOS's rules: blanks removed, keys case-insensitive, `//` comments; \
 LatOrigin/LongOrigin and Community come from the mission file; pNodeReporter's \
 platform_type/platform_length are read. Another app's block (pMarinePIDV22) is read only \

@@ -62,8 +62,11 @@ pub struct RunArgs {
 only for this host's own clients (127.0.0.1, ::1), so local vehicles still connect when\n\
 other hosts fill the rest; at most 64 connections per other address; a client has 5 s to\n\
 send its MQTT CONNECT (at most 64 KiB) or is closed; client ids with `$`, `+`, `#`, `/` or\n\
-control characters are refused (CONNACK \"identifier rejected\"); payloads up to 32 KiB.\n\
-A connection over a limit is closed at once and logged (rate-limited)."
+control characters are refused (CONNACK \"identifier rejected\"); an empty client id (what\n\
+mosquitto_pub/mosquitto_sub send) is given one (\"auto-...\") with a clean session, refused\n\
+without; payloads up to 32 KiB. At a connection limit the connection idle longest (nothing\n\
+sent since its CONNECT but pings) is closed to admit the new one; if none is idle, the new\n\
+connection is closed at once. Both are logged (rate-limited)."
 )]
 pub struct BrokerArgs {
     /// Listen address (loopback by default; 0.0.0.0:1883 opens it to the network).

@@ -10,12 +10,17 @@ use super::live::ToolArgs;
 use crate::mqtt::nmea_bridge::{self, NmeaOptions};
 use crate::nmea::{check_talker, Identity, Options, Selection};
 
+/// First repeat of a vehicle's AIS static data, s (then 2×, 4×, … up to
+/// `--static-interval`): a listener started after the bridge learns the
+/// names soon.
+pub const STATIC_WARMUP_S: f64 = 30.0;
+
 /// Arguments of `usim nmea`.
 #[derive(Debug, clap::Args)]
 #[command(
     group(clap::ArgGroup::new("which").required(true).args(["vehicles", "all"])),
     group(clap::ArgGroup::new("out").required(true).multiple(true).args(["udp", "tcp"])),
-    after_help = "Examples:\n  usim nmea --all --own alpha --udp 127.0.0.1:10110          # OpenCPN: UDP input on port 10110\n  usim nmea --all --own alpha --tcp 0.0.0.0:10110 --config configs/kayak.toml\n  gpsd -N -n udp://127.0.0.1:10110 & gpspipe -w              # gpsd reads it\n\nOwn ship: GGA, RMC, VTG, HDT, ZDA (DPT under water) and !AIVDO; every other vehicle: !AIVDM\ntype 1 at the class A intervals and type 5 every 6 min. Vehicles need a lat/lon origin."
+    after_help = "Examples:\n  usim nmea --all --own alpha --udp 127.0.0.1:10110          # OpenCPN: UDP input on port 10110\n  usim nmea --all --own alpha --tcp 0.0.0.0:10110 --config configs/kayak.toml\n  gpsd -N -n udp://127.0.0.1:10110 & gpspipe -w              # gpsd reads it\n\nOwn ship: GGA, RMC, VTG, HDT, ZDA (DPT under water) and !AIVDO; every other vehicle: !AIVDM\ntype 1 at the class A intervals and type 5 at first sight, after 30 s, 1, 2 and 4 min, then every\n6 min (--static-interval); a TCP client gets every vehicle's type 5 when it connects.\nVehicles need a lat/lon origin.\n\nLimits: 4096 vehicles and 10000 AIS input targets (a new one makes it forget the one heard\nleast recently), 64 TCP clients and 8 per IP address (a new connection always gets in: the\nlongest-connected client of its own address, or when all 64 are taken of the address holding\nthe most, is closed), 1024 queued reports per TCP client (a client further behind is dropped)."
 )]
 pub struct NmeaArgs {
     /// Vehicles to serve, comma-separated.
@@ -106,6 +111,7 @@ pub fn run(a: NmeaArgs) -> anyhow::Result<ExitCode> {
             .map(|s| positive("--ais-interval", s))
             .transpose()?,
         static_interval_s: positive("--static-interval", a.static_interval)?,
+        static_warmup_s: STATIC_WARMUP_S,
     };
     let mut identities = Vec::new();
     for path in &a.config {
@@ -164,8 +170,8 @@ pub fn run(a: NmeaArgs) -> anyhow::Result<ExitCode> {
         );
     }))?;
     eprintln!(
-        "usim: {} reports, {} lines sent, {} dropped by --max-rate, {} UDP errors, {} slow TCP clients dropped, {} vehicles refused, {} AIS targets published ({} input lines refused)",
-        s.reports, s.lines, s.rate_dropped, s.udp_errors, s.slow_clients, s.refused, s.ais_published, s.ais_bad
+        "usim: {} reports, {} lines sent, {} dropped by --max-rate, {} UDP errors, {} slow TCP clients dropped, {} TCP clients closed to make room, {} vehicles refused, {} forgotten, {} AIS targets published ({} input lines refused, {} never published: MQTT queue full), {} AIS targets forgotten",
+        s.reports, s.lines, s.rate_dropped, s.udp_errors, s.slow_clients, s.displaced_clients, s.refused, s.forgotten, s.ais_published, s.ais_bad, s.ais_unpublished, s.ais_forgotten
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,70 @@ const V22_MAIL: &[&str] = &[
     "WIND_CONDITIONS",
 ];
 
+/// Longest step of the vehicle's clock followed at once, real s (× the
+/// warp in MOOS s): a longer (or backward) change of the MOOS clock is a
+/// clock correction, not time that passed.
+pub const MAX_CLOCK_STEP: f64 = 10.0;
+
+/// The vehicle's clock over the MOOS clock: equal to it, except that a
+/// jump of the MOOS clock (backwards, or forward by more than
+/// [`MAX_CLOCK_STEP`]: a skew correction after the DB host's clock was
+/// set) is not stepped across. The vehicle then advances one nominal
+/// iteration, and catches up with the MOOS clock by at most one more
+/// iteration's length per iteration (never backwards, never a jump).
+#[derive(Debug, Clone)]
+pub struct ModelClock {
+    last: f64,
+    offset: f64,
+    nominal: f64,
+    max_step: f64,
+}
+
+impl ModelClock {
+    /// A clock at MOOS time `start` (s), iterations of `nominal` MOOS s,
+    /// under time warp `warp`.
+    pub fn new(start: f64, nominal: f64, warp: f64) -> ModelClock {
+        ModelClock {
+            last: start,
+            offset: 0.0,
+            nominal,
+            max_step: (MAX_CLOCK_STEP * warp).max(10.0 * nominal),
+        }
+    }
+
+    /// The vehicle's time for MOOS time `moos` (s), and the MOOS clock's
+    /// jump when one was not followed.
+    pub fn next(&mut self, moos: f64) -> (f64, Option<f64>) {
+        let d = moos + self.offset - self.last;
+        if !(0.0..=self.max_step).contains(&d) {
+            // (NaN too) not followed: one nominal iteration instead.
+            self.last += self.nominal;
+            if moos.is_finite() {
+                self.offset = self.last - moos;
+            }
+            return (self.last, Some(d));
+        }
+        if self.offset != 0.0 {
+            // Catch up by at most one iteration's length.
+            let c = self.offset.clamp(-self.nominal, self.nominal);
+            self.offset -= c;
+        }
+        let t = moos + self.offset;
+        let t = if t.is_finite() {
+            t.max(self.last)
+        } else {
+            self.last + self.nominal
+        };
+        self.last = t;
+        (t, None)
+    }
+
+    /// Vehicle time minus MOOS time, s (0 but after a jump).
+    pub fn offset(&self) -> f64 {
+        self.offset
+    }
+}
+
 /// A vehicle and its community, read from a `.moos` file.
 #[derive(Debug, Clone)]
 pub struct MoosVehicle {
@@ -204,6 +268,8 @@ pub struct AppSummary {
     pub bad_messages: u64,
     /// Connections made.
     pub connections: u64,
+    /// Jumps of the MOOS clock not stepped across ([`ModelClock`]).
+    pub clock_jumps: u64,
 }
 
 /// Run until `stop` is set.
@@ -248,6 +314,7 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         length_m: cfg.platform_length,
     });
     let start_clock = conn.moos_time();
+    let mut model_clock = ModelClock::new(start_clock, 1.0 / cfg.app_tick, opts.time_warp);
     let mut vehicle = Vehicle::new(cfg, start_clock);
     let mut caster = AppCaster::new(
         &opts.app_name,
@@ -300,7 +367,15 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         while let Some(ev) = conn.try_recv() {
             mail.push(ev);
         }
-        let clock = conn.moos_time();
+        let (clock, jump) = model_clock.next(conn.moos_time());
+        if let Some(j) = jump {
+            summary.clock_jumps += 1;
+            warn!(
+                "the MOOS clock jumped by {j:.3} s: not stepped across; the vehicle's clock \
+                 catches up ({:.3} s behind)",
+                -model_clock.offset()
+            );
+        }
         for ev in mail.drain(..) {
             let m = match ev {
                 Incoming::Mail(m) => m,
@@ -375,4 +450,34 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         cfg.name, summary.iterations, summary.skipped
     );
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_clock_never_steps_across_a_jump() {
+        let mut c = ModelClock::new(100.0, 0.25, 1.0);
+        assert_eq!(c.next(100.25), (100.25, None));
+        assert_eq!(c.next(100.5), (100.5, None));
+        // A correction of an hour: one nominal step, then catching up.
+        let (t, j) = c.next(3700.75);
+        assert_eq!((t, j), (100.75, Some(3600.25)));
+        let (t, j) = c.next(3701.0);
+        assert_eq!((t, j), (101.25, None));
+        // Backwards and absurd: never back, never NaN.
+        let (t, j) = c.next(-1e300);
+        assert_eq!(t, 101.5);
+        assert!(j.is_some());
+        let (t, _) = c.next(f64::NAN);
+        assert_eq!(t, 101.75);
+        // Back to the MOOS clock it follows again, catching up 0.25 s a step.
+        let (t0, _) = c.next(101.75 + 0.25);
+        let (t1, _) = c.next(101.75 + 0.5);
+        assert!(t1 - t0 >= 0.25 && t1 - t0 <= 0.5);
+        // Real stalls (seconds) are time that passed: followed.
+        let mut c = ModelClock::new(0.0, 0.25, 10.0);
+        assert_eq!(c.next(60.0), (60.0, None));
+    }
 }

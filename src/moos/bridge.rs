@@ -27,8 +27,8 @@ use tracing::{info, warn};
 
 use super::codec::{DataType, Message};
 use super::conn::{Conn, ConnOptions, Incoming};
-use super::log_safe;
 use super::wildcard::{wild_match, Filter};
+use super::{log_safe, unix_now};
 use crate::mqtt::endpoint::{BrokerUrl, ConnectSpec};
 
 /// Default mirror patterns: what `usim view` (the helm's `VIEW_*`
@@ -42,8 +42,48 @@ pub const DEFAULT_MIRROR: &[&str] = &[
     "VIEW_*",
 ];
 pub use crate::mqtt::topics::MOOS_MODEL;
-/// Own MQTT payloads remembered per topic for echo suppression.
+
+/// The MOOS auxiliary source (`SrcAux`, which the MOOSDB forwards with the
+/// mail) of every posting a bridge makes from MQTT: no bridge mirrors such
+/// mail back onto MQTT, so no configuration of bridges can loop.
+pub const FROM_MQTT_AUX: &str = "usim_bridge:mqtt";
+/// Values the community posted on a `--to-moos` variable remembered per
+/// topic for echo suppression.
 const ECHO_MEMORY: usize = 64;
+/// How long after the community posted a value an equal MQTT message on
+/// that variable's topic counts as a mirror's echo, real s.
+pub const ECHO_WINDOW: f64 = 2.0;
+/// Largest MQTT packet the bridge publishes, bytes (the client's outgoing
+/// limit, [`crate::mqtt::endpoint::MAX_OUTGOING_PACKET`]): a larger mirrored
+/// value is dropped and logged, never sent (which would drop the
+/// connection).
+pub const MAX_MQTT_OUT: usize = crate::mqtt::endpoint::MAX_OUTGOING_PACKET;
+/// Largest MQTT payload posted into the MOOSDB, bytes; larger messages on a
+/// `--to-moos` topic are dropped and logged.
+pub const MAX_TO_MOOS_PAYLOAD: usize = 64 * 1024;
+/// A vehicle whose NODE_REPORT has not come for this long, real s, is gone:
+/// the retained `status` and `model` the bridge set for it are cleared.
+pub const VEHICLE_TIMEOUT: f64 = 10.0;
+/// Most vehicles the bridge announces at once (retained `status`/`model`);
+/// reports of further names are still mirrored, without a status.
+pub const MAX_VEHICLES: usize = 4096;
+/// Distinct names (bad topics, oversize values) logged one line each;
+/// beyond, only counts.
+const MAX_LOGGED_NAMES: usize = 1024;
+/// MOOS variables whose latest value completes the community's own
+/// vehicle's NODE_REPORT where the MOOS report lacks a field.
+const NAV_FILL: &[(&str, &str)] = &[
+    ("NAV_SPEED", "speed"),
+    ("NAV_HEADING", "heading"),
+    ("NAV_DEPTH", "depth"),
+    ("NAV_LAT", "lat"),
+    ("NAV_LONG", "lon"),
+    ("NAV_SPEED_OVER_GROUND", "sog"),
+    ("NAV_HEADING_OVER_GROUND", "hog"),
+    ("NAV_PITCH", "pitch"),
+    ("NAV_YAW", "yaw"),
+    ("NAV_ALTITUDE", "altitude"),
+];
 
 /// One MQTT publication to make.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,13 +96,24 @@ pub struct MqttOut {
     pub retain: bool,
 }
 
-/// One MOOS posting to make.
+/// One MOOS posting to make (with [`FROM_MQTT_AUX`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum MoosPost {
     /// A double.
     Double(String, f64),
     /// A string.
     Text(String, String),
+}
+
+/// A vehicle seen in NODE_REPORTs.
+#[derive(Debug, Clone)]
+struct Seen {
+    /// Reports mirrored (the JSON's `k`).
+    k: u64,
+    /// Real time of the last report, s.
+    last: f64,
+    /// Whether the bridge set its retained status and model.
+    announced: bool,
 }
 
 /// The bridge's decisions.
@@ -74,8 +125,51 @@ pub struct Mirror {
     patterns: Vec<String>,
     to_moos: HashSet<String>,
     types: HashMap<String, DataType>,
-    recent: HashMap<String, VecDeque<Vec<u8>>>,
-    online: HashSet<String>,
+    /// Per `--to-moos` topic: (payload as mirrored, real time seen).
+    recent: HashMap<String, VecDeque<(Vec<u8>, f64)>>,
+    vehicles: HashMap<String, Seen>,
+    announced: usize,
+    /// Latest values of [`NAV_FILL`] in the community.
+    nav: HashMap<&'static str, f64>,
+    logged: HashSet<u64>,
+    warnings: Vec<String>,
+    /// MOOS values not mirrored: not a valid topic.
+    pub bad_topics: u64,
+    /// Values dropped as too large (either way).
+    pub oversize: u64,
+}
+
+/// Why a topic level (a MOOS variable or community name) cannot be part of
+/// an MQTT topic: empty, an MQTT wildcard or NUL, a control character (C0,
+/// DEL, C1: brokers refuse them), a Unicode noncharacter (U+FFFE, U+FDD0…),
+/// or longer than a topic may be (65,535 bytes).
+pub fn topic_level_problem(s: &str) -> Option<&'static str> {
+    if s.is_empty() {
+        return Some("is empty");
+    }
+    if s.len() > 65_000 {
+        return Some("is longer than an MQTT topic may be");
+    }
+    for c in s.chars() {
+        if matches!(c, '+' | '#') {
+            return Some("has an MQTT wildcard (+ or #)");
+        }
+        if c.is_control() {
+            return Some("has a control character");
+        }
+        let u = c as u32;
+        if (0xFDD0..=0xFDEF).contains(&u) || u & 0xFFFE == 0xFFFE {
+            return Some("has a Unicode noncharacter");
+        }
+    }
+    None
+}
+
+fn name_hash(s: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
 }
 
 impl Mirror {
@@ -95,13 +189,25 @@ impl Mirror {
             to_moos: to_moos.iter().cloned().collect(),
             types: HashMap::new(),
             recent: HashMap::new(),
-            online: HashSet::new(),
+            vehicles: HashMap::new(),
+            announced: 0,
+            nav: HashMap::new(),
+            logged: HashSet::new(),
+            warnings: Vec::new(),
+            bad_topics: 0,
+            oversize: 0,
         }
     }
 
     /// The community (it may become known only at the welcome).
     pub fn set_community(&mut self, c: &str) {
         self.community = c.to_string();
+        if let Some(why) = topic_level_problem(c) {
+            self.warnings.push(format!(
+                "community {} {why}: nothing of it can be mirrored onto MQTT",
+                log_safe(c, 80)
+            ));
+        }
     }
 
     /// The MQTT topic of a MOOS variable.
@@ -109,28 +215,83 @@ impl Mirror {
         format!("{}/{}/{}", self.root, self.community, var)
     }
 
-    /// MQTT subscriptions for the `--to-moos` variables.
+    /// MQTT subscriptions for the `--to-moos` variables (those that make a
+    /// valid topic).
     pub fn subscriptions(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.to_moos.iter().map(|var| self.topic(var)).collect();
+        if topic_level_problem(&self.community).is_some() {
+            return Vec::new();
+        }
+        let mut v: Vec<String> = self
+            .to_moos
+            .iter()
+            .filter(|var| topic_level_problem(var).is_none())
+            .map(|var| self.topic(var))
+            .collect();
         v.sort();
         v
     }
 
-    fn remember(&mut self, topic: &str, payload: &[u8]) {
+    /// Log lines the last calls produced (the runtime writes them).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Log `line` if `name` was not logged before (bounded).
+    fn warn_once(&mut self, name: &str, line: impl FnOnce() -> String) {
+        if self.logged.len() < MAX_LOGGED_NAMES {
+            if self.logged.insert(name_hash(name)) {
+                self.warnings.push(line());
+            }
+        } else if self.logged.len() == MAX_LOGGED_NAMES {
+            self.logged.insert(u64::MAX);
+            self.warnings.push(format!(
+                "{MAX_LOGGED_NAMES} names logged: further skipped or dropped values are only counted"
+            ));
+        }
+    }
+
+    fn remember(&mut self, topic: &str, payload: &[u8], now: f64) {
         let q = self.recent.entry(topic.to_string()).or_default();
-        q.push_back(payload.to_vec());
+        while q.front().is_some_and(|(_, t)| now - t > ECHO_WINDOW) {
+            q.pop_front();
+        }
+        q.push_back((payload.to_vec(), now));
         if q.len() > ECHO_MEMORY {
             q.pop_front();
         }
     }
 
-    /// A MOOS mail message: what to publish on MQTT.
-    pub fn from_moos(&mut self, m: &Message) -> Vec<MqttOut> {
+    /// `out` unless the packet would be over [`MAX_MQTT_OUT`] (then logged).
+    fn push_checked(&mut self, out: &mut Vec<MqttOut>, o: MqttOut, var: &str) {
+        // Fixed header (≤ 5 bytes) + topic length (2) + topic + payload.
+        if o.topic.len() + o.payload.len() + 7 > MAX_MQTT_OUT {
+            self.oversize += 1;
+            let n = o.payload.len();
+            self.warn_once(var, || {
+                format!(
+                    "MOOS {} of {n} bytes not mirrored: over the {MAX_MQTT_OUT}-byte MQTT packet limit \
+                     (further oversize values of it are dropped silently)",
+                    log_safe(var, 80)
+                )
+            });
+            return;
+        }
+        out.push(o);
+    }
+
+    /// A MOOS mail message at real time `now` (s): what to publish on MQTT.
+    pub fn from_moos(&mut self, m: &Message, now: f64) -> Vec<MqttOut> {
         if m.data_type != DataType::NotSet {
             self.types.entry(m.key.clone()).or_insert(m.data_type);
         }
-        if m.source == self.own_name {
+        // Our own postings, and every bridge's postings from MQTT.
+        if m.source == self.own_name || m.source_aux == FROM_MQTT_AUX {
             return Vec::new();
+        }
+        if m.data_type == DataType::Double && m.dval.is_finite() {
+            if let Some((var, _)) = NAV_FILL.iter().find(|(v, _)| *v == m.key) {
+                self.nav.insert(var, m.dval);
+            }
         }
         if !self.patterns.iter().any(|p| wild_match(p, &m.key)) {
             return Vec::new();
@@ -139,27 +300,7 @@ impl Mirror {
         if (m.key == "NODE_REPORT" || m.key == "NODE_REPORT_LOCAL")
             && m.data_type == DataType::String
         {
-            if let Some((name, json)) = node_report_json(&m.sval) {
-                if crate::mqtt::topics::Topics::new(&self.root, &name).is_ok() {
-                    if self.online.insert(name.clone()) {
-                        out.push(MqttOut {
-                            topic: format!("{}/{}/status", self.root, name),
-                            payload: b"online".to_vec(),
-                            retain: true,
-                        });
-                        out.push(MqttOut {
-                            topic: format!("{}/{}/{}", self.root, name, crate::mqtt::topics::MODEL),
-                            payload: MOOS_MODEL.as_bytes().to_vec(),
-                            retain: true,
-                        });
-                    }
-                    out.push(MqttOut {
-                        topic: format!("{}/{}/NODE_REPORT", self.root, name),
-                        payload: json.into_bytes(),
-                        retain: false,
-                    });
-                }
-            }
+            self.node_report(m, now, &mut out);
             // The raw string keeps its own topic unless the JSON took it.
             if name_of(&m.sval).as_deref() == Some(self.community.as_str())
                 && m.key == "NODE_REPORT"
@@ -178,31 +319,171 @@ impl Mirror {
             DataType::Binary => m.bytes.clone(),
             DataType::NotSet => return out,
         };
+        let problem = topic_level_problem(&m.key).or(topic_level_problem(&self.community));
+        if let Some(why) = problem {
+            self.bad_topics += 1;
+            let key = m.key.clone();
+            self.warn_once(&key, || {
+                format!(
+                    "MOOS variable {} {why}: not a valid MQTT topic, not mirrored (logged once)",
+                    log_safe(&key, 80)
+                )
+            });
+            return out;
+        }
         let topic = self.topic(&m.key);
         if self.to_moos.contains(&m.key) {
-            self.remember(&topic, &payload);
+            self.remember(&topic, &payload, now);
         }
-        out.push(MqttOut {
+        let o = MqttOut {
             topic,
             payload,
             retain: false,
-        });
+        };
+        self.push_checked(&mut out, o, &m.key);
         out
     }
 
-    /// An MQTT message: what to post into the MOOSDB (`None`: not ours,
-    /// our own echo, or not UTF-8).
-    pub fn from_mqtt(&mut self, topic: &str, payload: &[u8]) -> Option<MoosPost> {
+    /// A MOOS node report: usim's NODE_REPORT JSON of its vehicle, and the
+    /// retained status and model when the vehicle is new.
+    fn node_report(&mut self, m: &Message, now: f64, out: &mut Vec<MqttOut>) {
+        let Some(mut r) = NodeReport::parse(&m.sval) else {
+            return;
+        };
+        if crate::mqtt::topics::Topics::new(&self.root, &r.name).is_err() {
+            return;
+        }
+        if r.name == self.community {
+            // The community's own vehicle: what the report lacks, from its NAV_*.
+            for (var, field) in NAV_FILL {
+                if let Some(v) = self.nav.get(var) {
+                    r.fill(field, *v);
+                }
+            }
+        }
+        let new = !self.vehicles.contains_key(&r.name);
+        let announce = new && self.announced < MAX_VEHICLES;
+        if new && !announce {
+            let name = r.name.clone();
+            self.warn_once(&name, || {
+                format!(
+                    "{MAX_VEHICLES} vehicles announced: {} is mirrored without a retained status",
+                    log_safe(&name, 80)
+                )
+            });
+        }
+        if new && self.vehicles.len() >= 2 * MAX_VEHICLES {
+            return;
+        }
+        let seen = self.vehicles.entry(r.name.clone()).or_insert(Seen {
+            k: 0,
+            last: now,
+            announced: false,
+        });
+        seen.k += 1;
+        seen.last = now;
+        if announce {
+            seen.announced = true;
+            self.announced += 1;
+            out.push(MqttOut {
+                topic: format!("{}/{}/status", self.root, r.name),
+                payload: b"online".to_vec(),
+                retain: true,
+            });
+            out.push(MqttOut {
+                topic: format!("{}/{}/{}", self.root, r.name, crate::mqtt::topics::MODEL),
+                payload: MOOS_MODEL.as_bytes().to_vec(),
+                retain: true,
+            });
+        }
+        let json = r.to_json(seen.k, m.time);
+        out.push(MqttOut {
+            topic: format!("{}/{}/NODE_REPORT", self.root, r.name),
+            payload: json.into_bytes(),
+            retain: false,
+        });
+    }
+
+    fn clear(&self, name: &str) -> [MqttOut; 2] {
+        [
+            MqttOut {
+                topic: format!("{}/{}/status", self.root, name),
+                payload: Vec::new(),
+                retain: true,
+            },
+            MqttOut {
+                topic: format!("{}/{}/{}", self.root, name, crate::mqtt::topics::MODEL),
+                payload: Vec::new(),
+                retain: true,
+            },
+        ]
+    }
+
+    /// At real time `now` (s): the retained status and model of every
+    /// vehicle silent for [`VEHICLE_TIMEOUT`] cleared (empty retained
+    /// payloads), and the vehicle forgotten.
+    pub fn expire(&mut self, now: f64) -> Vec<MqttOut> {
+        let gone: Vec<String> = self
+            .vehicles
+            .iter()
+            .filter(|(_, s)| !(now - s.last <= VEHICLE_TIMEOUT))
+            .map(|(n, _)| n.clone())
+            .collect();
+        let mut out = Vec::new();
+        for n in gone {
+            if let Some(s) = self.vehicles.remove(&n) {
+                if s.announced {
+                    self.announced -= 1;
+                    out.extend(self.clear(&n));
+                    self.warnings.push(format!(
+                        "vehicle {n}: no NODE_REPORT for {VEHICLE_TIMEOUT} s: its retained status cleared"
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The bridge stops: every retained status and model it set, cleared.
+    pub fn shutdown(&mut self) -> Vec<MqttOut> {
+        let mut names: Vec<String> = self
+            .vehicles
+            .drain()
+            .filter(|(_, s)| s.announced)
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        self.announced = 0;
+        names.iter().flat_map(|n| self.clear(n)).collect()
+    }
+
+    /// An MQTT message at real time `now` (s): what to post into the
+    /// MOOSDB (`None`: not ours, a mirror's echo of a value the community
+    /// just posted, oversize, or not UTF-8).
+    pub fn from_mqtt(&mut self, topic: &str, payload: &[u8], now: f64) -> Option<MoosPost> {
         let prefix = format!("{}/{}/", self.root, self.community);
         let var = topic.strip_prefix(&prefix)?;
         if !self.to_moos.contains(var) {
             return None;
         }
-        if let Some(q) = self.recent.get_mut(topic) {
-            if let Some(i) = q.iter().position(|p| p == payload) {
-                q.remove(i);
+        if let Some(q) = self.recent.get(topic) {
+            if q.iter()
+                .any(|(p, t)| p.as_slice() == payload && now - t <= ECHO_WINDOW)
+            {
                 return None;
             }
+        }
+        if payload.len() > MAX_TO_MOOS_PAYLOAD {
+            self.oversize += 1;
+            let (var, n) = (var.to_string(), payload.len());
+            self.warn_once(topic, || {
+                format!(
+                    "MQTT {} of {n} bytes not posted into the MOOSDB: over {MAX_TO_MOOS_PAYLOAD} bytes \
+                     (further oversize messages there are dropped silently)",
+                    log_safe(&prefix, 80) + &log_safe(&var, 80)
+                )
+            });
+            return None;
         }
         let text = std::str::from_utf8(payload).ok()?;
         let number = text.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -225,50 +506,110 @@ fn name_of(report: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// A MOOS node report (`NAME=..,X=..,Y=..,SPD=..,HDG=..,DEP=..,LAT=..,
-/// LON=..,TIME=..,...`) as usim's `NODE_REPORT` JSON (x, y m; speed m/s;
-/// heading deg; depth m; lat/lon deg; t = the report's TIME, MOOS s).
-/// `None` without a usable NAME or X/Y; fields that are not finite
-/// numbers are left out.
-pub fn node_report_json(report: &str) -> Option<(String, String)> {
-    let mut name = None;
-    let mut fields: Vec<(&str, f64)> = Vec::new();
-    for kv in report.split(',').take(64) {
-        let Some((k, v)) = kv.split_once('=') else {
-            continue;
+/// The fields of usim's NODE_REPORT JSON a MOOS report can fill, in the
+/// CSV's column order; every other column is `null` (not known on the MOOS
+/// side).
+const REPORT_FIELDS: &[&str] = &[
+    "t", "x", "y", "speed", "heading", "depth", "altitude", "pitch", "yaw", "sog", "hog", "lat",
+    "lon",
+];
+
+/// A MOOS node report, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeReport {
+    /// `NAME`.
+    pub name: String,
+    /// Known fields (keys of [`REPORT_FIELDS`]), finite.
+    fields: Vec<(&'static str, f64)>,
+}
+
+impl NodeReport {
+    /// A MOOS node report (`NAME=..,X=..,Y=..,SPD=..,HDG=..,DEP=..,LAT=..,
+    /// LON=..,TIME=..,...`, pNodeReporter's form). `None` without a usable
+    /// NAME or X/Y; fields that are not finite numbers are left out.
+    pub fn parse(report: &str) -> Option<NodeReport> {
+        let mut name = None;
+        let mut r = NodeReport {
+            name: String::new(),
+            fields: Vec::new(),
         };
-        let k = k.trim().to_ascii_uppercase();
-        let v = v.trim();
-        if k == "NAME" {
-            name = Some(v.to_string());
-            continue;
-        }
-        let key = match k.as_str() {
-            "X" => "x",
-            "Y" => "y",
-            "SPD" => "speed",
-            "HDG" => "heading",
-            "DEP" => "depth",
-            "LAT" => "lat",
-            "LON" => "lon",
-            "TIME" => "t",
-            _ => continue,
-        };
-        if let Some(x) = v.parse::<f64>().ok().filter(|x| x.is_finite()) {
-            if !fields.iter().any(|(f, _)| *f == key) {
-                fields.push((key, x));
+        for kv in report.split(',').take(64) {
+            let Some((k, v)) = kv.split_once('=') else {
+                continue;
+            };
+            let k = k.trim().to_ascii_uppercase();
+            let v = v.trim();
+            if k == "NAME" {
+                name = Some(v.to_string());
+                continue;
+            }
+            let key = match k.as_str() {
+                "X" => "x",
+                "Y" => "y",
+                "SPD" => "speed",
+                "HDG" => "heading",
+                "DEP" => "depth",
+                "LAT" => "lat",
+                "LON" => "lon",
+                "TIME" => "t",
+                "YAW" => "yaw",
+                _ => continue,
+            };
+            if let Some(x) = v.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                r.fill(key, x);
             }
         }
+        r.name = name.filter(|n| !n.is_empty())?;
+        (r.get("x").is_some() && r.get("y").is_some()).then_some(r)
     }
-    let name = name.filter(|n| !n.is_empty())?;
-    if !(fields.iter().any(|(k, _)| *k == "x") && fields.iter().any(|(k, _)| *k == "y")) {
-        return None;
+
+    /// A field's value.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
-    let mut obj = serde_json::Map::new();
-    for (k, v) in fields {
-        obj.insert(k.to_string(), serde_json::Value::from(v));
+
+    /// Set `key` (of [`REPORT_FIELDS`]) unless it is known already.
+    fn fill(&mut self, key: &str, v: f64) {
+        if !v.is_finite() || self.get(key).is_some() {
+            return;
+        }
+        if let Some(k) = REPORT_FIELDS.iter().find(|f| **f == key) {
+            self.fields.push((k, v));
+        }
     }
-    Some((name, serde_json::Value::Object(obj).to_string()))
+
+    /// usim's NODE_REPORT JSON: every column of the replay's CSV (`k` the
+    /// report's index, `t` its TIME else `mail_time`, `sog`/`hog` the
+    /// speed/heading over ground else the speed and heading, `nav_speed`/
+    /// `nav_heading` the speed and heading; unknown columns `null`).
+    pub fn to_json(&self, k: u64, mail_time: f64) -> String {
+        let mut obj = serde_json::Map::new();
+        let num = |v: Option<f64>| v.map_or(serde_json::Value::Null, serde_json::Value::from);
+        let speed = self.get("speed");
+        let heading = self.get("heading");
+        for col in crate::replay::csv::HEADER.split(',') {
+            let v = match col {
+                "k" => Some(k as f64),
+                "t" => self.get("t").or(Some(mail_time).filter(|t| t.is_finite())),
+                "sog" => self.get("sog").or(speed),
+                "hog" => self.get("hog").or(heading),
+                "nav_speed" => speed,
+                "nav_heading" => heading,
+                c => self.get(c),
+            };
+            obj.insert(col.to_string(), num(v));
+        }
+        serde_json::Value::Object(obj).to_string()
+    }
+}
+
+/// A MOOS node report as usim's `NODE_REPORT` JSON ([`NodeReport::to_json`]
+/// with `k` 0): its vehicle's name and the JSON. `None` without a usable
+/// NAME or X/Y.
+pub fn node_report_json(report: &str) -> Option<(String, String)> {
+    let r = NodeReport::parse(report)?;
+    let j = r.to_json(0, f64::NAN);
+    Some((r.name, j))
 }
 
 /// Bridge settings.
@@ -300,6 +641,26 @@ pub fn run_bridge(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Result<
     rt.block_on(bridge_async(opts, stop))
 }
 
+fn publish_all(client: &rumqttc::AsyncClient, outs: Vec<MqttOut>, dropped: &mut u64) {
+    for o in outs {
+        if client
+            .try_publish(o.topic, QoS::AtMostOnce, o.retain, o.payload)
+            .is_err()
+        {
+            *dropped += 1;
+            if dropped.is_power_of_two() {
+                warn!("MQTT outgoing queue full: {dropped} publications dropped so far");
+            }
+        }
+    }
+}
+
+fn log_warnings(m: &mut Mirror) {
+    for w in m.take_warnings() {
+        warn!("{w}");
+    }
+}
+
 async fn bridge_async(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
     let conn = Conn::start(ConnOptions {
         host: opts.host.clone(),
@@ -326,24 +687,40 @@ async fn bridge_async(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Res
         &opts.mirror,
         &opts.to_moos,
     )));
-    let spec = ConnectSpec::new(
+    let mut spec = ConnectSpec::new(
         opts.broker.clone(),
         format!("usim-moos-bridge-{}-{}", opts.moos_name, std::process::id()),
     );
+    // Any packet the broker may send is read (and an oversize one dropped
+    // by the mirror): a retained message over a smaller limit would break
+    // the connection again at every resubscription.
+    spec.max_incoming_packet = crate::mqtt::record::MAX_MQTT_PACKET;
     let (client, mut eventloop) = spec.client(4096)?;
     // MOOS events on a thread of their own; they publish straight on MQTT.
     let (ready_tx, mut ready_rx) = tokio::sync::watch::channel(Vec::<String>::new());
     let (m2, c2, s2) = (Arc::clone(&mirror), client.clone(), Arc::clone(&stop));
     let moos_thread = std::thread::spawn(move || {
         let mut dropped = 0u64;
+        let mut last_expiry = unix_now();
         while !s2.load(Ordering::SeqCst) {
-            let Some(ev) = conn.recv_timeout(Duration::from_millis(200)) else {
+            let ev = conn.recv_timeout(Duration::from_millis(200));
+            let now = unix_now();
+            if now - last_expiry >= 1.0 {
+                last_expiry = now;
+                let mut m = m2.lock().unwrap_or_else(|e| e.into_inner());
+                let outs = m.expire(now);
+                log_warnings(&mut m);
+                drop(m);
+                publish_all(&c2, outs, &mut dropped);
+            }
+            let Some(ev) = ev else {
                 continue;
             };
             match ev {
                 Incoming::Connected(w) => {
                     let mut m = m2.lock().unwrap_or_else(|e| e.into_inner());
                     m.set_community(&w.community);
+                    log_warnings(&mut m);
                     let _ = ready_tx.send(m.subscriptions());
                     info!(
                         "mirroring community {} onto MQTT",
@@ -351,18 +728,11 @@ async fn bridge_async(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Res
                     );
                 }
                 Incoming::Mail(msg) => {
-                    let outs = m2.lock().unwrap_or_else(|e| e.into_inner()).from_moos(&msg);
-                    for o in outs {
-                        if c2
-                            .try_publish(o.topic, QoS::AtMostOnce, o.retain, o.payload)
-                            .is_err()
-                        {
-                            dropped += 1;
-                            if dropped.is_power_of_two() {
-                                warn!("MQTT outgoing queue full: {dropped} publications dropped so far");
-                            }
-                        }
-                    }
+                    let mut m = m2.lock().unwrap_or_else(|e| e.into_inner());
+                    let outs = m.from_moos(&msg, now);
+                    log_warnings(&mut m);
+                    drop(m);
+                    publish_all(&c2, outs, &mut dropped);
                 }
                 Incoming::Disconnected(_) => {}
             }
@@ -390,10 +760,13 @@ async fn bridge_async(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Res
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let post = mirror.lock().unwrap_or_else(|e| e.into_inner()).from_mqtt(&p.topic, &p.payload);
+                    let mut m = mirror.lock().unwrap_or_else(|e| e.into_inner());
+                    let post = m.from_mqtt(&p.topic, &p.payload, unix_now());
+                    log_warnings(&mut m);
+                    drop(m);
                     match post {
-                        Some(MoosPost::Double(var, v)) => poster.notify_double(&var, v),
-                        Some(MoosPost::Text(var, s)) => poster.notify_string(&var, &s),
+                        Some(MoosPost::Double(var, v)) => poster.notify_aux(&var, Ok(v), FROM_MQTT_AUX),
+                        Some(MoosPost::Text(var, s)) => poster.notify_aux(&var, Err(&s), FROM_MQTT_AUX),
                         None => {}
                     }
                 }
@@ -411,14 +784,46 @@ async fn bridge_async(opts: BridgeOptions, stop: Arc<AtomicBool>) -> anyhow::Res
             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
     }
-    let _ = client.try_disconnect();
     let _ = moos_thread.join();
+    // Clear the retained statuses set, then disconnect (at most 3 s).
+    let clears = mirror.lock().unwrap_or_else(|e| e.into_inner()).shutdown();
+    let n = clears.len() / 2;
+    if connected {
+        let mut dropped = 0;
+        publish_all(&client, clears, &mut dropped);
+        let _ = client.try_disconnect();
+        let flushed = tokio::time::timeout(Duration::from_secs(3), async {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        if n > 0 {
+            if flushed.is_ok() && dropped == 0 {
+                info!("cleared the retained status of {n} MOOS vehicles");
+            } else {
+                warn!("the retained status of some of {n} MOOS vehicles may not be cleared");
+            }
+        }
+    } else if n > 0 {
+        warn!("not connected to the broker: the retained status of {n} MOOS vehicles stays");
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mail(m: Message, source: &str) -> Message {
+        Message {
+            source: source.into(),
+            ..m
+        }
+    }
 
     #[test]
     fn node_reports_become_json() {
@@ -430,9 +835,96 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
         assert_eq!(v["x"], 12.5);
         assert_eq!(v["heading"], 90.0);
+        // Over ground: the report's speed and heading; every CSV column.
+        assert_eq!(
+            (v["sog"].as_f64(), v["hog"].as_f64()),
+            (Some(1.2), Some(90.0))
+        );
+        assert_eq!(v["t"], 1700000000.5);
+        for col in crate::replay::csv::HEADER.split(',') {
+            assert!(v.get(col).is_some(), "{col} in {j}");
+        }
+        assert!(v["thrust"].is_null());
         assert!(crate::view::protocol::Report::parse(j.as_bytes()).is_ok());
         assert!(node_report_json("NAME=a,X=nan,Y=1").is_none());
         assert!(node_report_json("X=1,Y=1").is_none());
+    }
+
+    #[test]
+    fn the_community_vehicle_is_completed_from_its_nav() {
+        let mut m = Mirror::new("usim", "alpha", "bridge", &["*".into()], &[]);
+        for (var, v) in [
+            ("NAV_SPEED", 2.0),
+            ("NAV_HEADING", 45.0),
+            ("NAV_SPEED_OVER_GROUND", 2.5),
+        ] {
+            m.from_moos(&mail(Message::notify_double(var, v, 5.0), "sim"), 1.0);
+        }
+        let r = mail(
+            Message::notify_string("NODE_REPORT_LOCAL", "NAME=alpha,X=1,Y=2", 7.0),
+            "nr",
+        );
+        let out = m.from_moos(&r, 1.0);
+        let j: serde_json::Value = serde_json::from_slice(
+            &out.iter()
+                .find(|o| o.topic == "usim/alpha/NODE_REPORT")
+                .unwrap()
+                .payload,
+        )
+        .unwrap();
+        assert_eq!(j["k"], 1.0);
+        assert_eq!(j["t"], 7.0);
+        assert_eq!(
+            (j["speed"].as_f64(), j["heading"].as_f64()),
+            (Some(2.0), Some(45.0))
+        );
+        assert_eq!(
+            (j["sog"].as_f64(), j["hog"].as_f64()),
+            (Some(2.5), Some(45.0))
+        );
+        let out = m.from_moos(&r, 2.0);
+        assert_eq!(out.len(), 2, "no second status: {out:?}");
+        // Another vehicle's report is not completed from alpha's NAV_*.
+        let b = mail(
+            Message::notify_string("NODE_REPORT", "NAME=bravo,X=1,Y=2", 7.0),
+            "nr",
+        );
+        let out = m.from_moos(&b, 2.0);
+        let j: serde_json::Value = serde_json::from_slice(
+            &out.iter()
+                .find(|o| o.topic == "usim/bravo/NODE_REPORT")
+                .unwrap()
+                .payload,
+        )
+        .unwrap();
+        assert!(j["sog"].is_null() && j["speed"].is_null());
+    }
+
+    #[test]
+    fn statuses_are_cleared_when_a_vehicle_goes_and_at_shutdown() {
+        let mut m = Mirror::new("usim", "c", "bridge", &["NODE_REPORT*".into()], &[]);
+        let r = |n: &str| {
+            mail(
+                Message::notify_string("NODE_REPORT", &format!("NAME={n},X=1,Y=2"), 1.0),
+                "nr",
+            )
+        };
+        let out = m.from_moos(&r("a"), 0.0);
+        assert!(out
+            .iter()
+            .any(|o| o.topic == "usim/a/status" && o.retain && o.payload == b"online"));
+        m.from_moos(&r("b"), 5.0);
+        assert!(m.expire(9.0).is_empty());
+        let out = m.expire(10.5);
+        let topics: Vec<&str> = out.iter().map(|o| o.topic.as_str()).collect();
+        assert_eq!(topics, ["usim/a/status", "usim/a/model"]);
+        assert!(out.iter().all(|o| o.retain && o.payload.is_empty()));
+        // a comes back: announced again.
+        let out = m.from_moos(&r("a"), 11.0);
+        assert!(out.iter().any(|o| o.topic == "usim/a/status"));
+        let out = m.shutdown();
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|o| o.retain && o.payload.is_empty()));
     }
 
     #[test]
@@ -444,25 +936,74 @@ mod tests {
             &["*".into()],
             &["DEPLOY".into(), "SPEED".into()],
         );
-        let mut s = Message::notify_string("DEPLOY", "true", 1.0);
-        s.source = "pHelm".into();
-        let out = m.from_moos(&s);
+        let s = mail(Message::notify_string("DEPLOY", "true", 1.0), "pHelm");
+        let out = m.from_moos(&s, 100.0);
         assert_eq!(out[0].topic, "usim/alpha/DEPLOY");
-        // Our own publication comes back once: not posted.
-        assert_eq!(m.from_mqtt("usim/alpha/DEPLOY", b"true"), None);
+        // The mirror coming back (ours or another bridge's): not posted.
+        assert_eq!(m.from_mqtt("usim/alpha/DEPLOY", b"true", 100.1), None);
+        assert_eq!(m.from_mqtt("usim/alpha/DEPLOY", b"true", 100.2), None);
+        // The same value from MQTT later is a command again.
+        assert_eq!(
+            m.from_mqtt("usim/alpha/DEPLOY", b"true", 103.0),
+            Some(MoosPost::Text("DEPLOY".into(), "true".into()))
+        );
         // A string variable stays a string even when it looks like a number.
         assert_eq!(
-            m.from_mqtt("usim/alpha/DEPLOY", b"1"),
+            m.from_mqtt("usim/alpha/DEPLOY", b"1", 100.3),
             Some(MoosPost::Text("DEPLOY".into(), "1".into()))
         );
         assert_eq!(
-            m.from_mqtt("usim/alpha/SPEED", b"2.5"),
+            m.from_mqtt("usim/alpha/SPEED", b"2.5", 100.3),
             Some(MoosPost::Double("SPEED".into(), 2.5))
         );
-        // Mail the bridge wrote is not mirrored back.
-        let mut own = Message::notify_double("SPEED", 2.5, 1.0);
-        own.source = "bridge".into();
-        assert!(m.from_moos(&own).is_empty());
-        assert_eq!(m.from_mqtt("usim/beta/SPEED", b"1"), None);
+        // Mail the bridge wrote is not mirrored back, nor any bridge's
+        // posting from MQTT (another bridge of the community).
+        let own = mail(Message::notify_double("SPEED", 2.5, 1.0), "bridge");
+        assert!(m.from_moos(&own, 100.4).is_empty());
+        let mut other = mail(Message::notify_double("SPEED", 2.5, 1.0), "bridge2");
+        other.source_aux = FROM_MQTT_AUX.into();
+        assert!(m.from_moos(&other, 100.4).is_empty());
+        assert_eq!(m.from_mqtt("usim/beta/SPEED", b"1", 100.5), None);
+    }
+
+    #[test]
+    fn oversize_and_bad_names_are_dropped_and_logged_once() {
+        let mut m = Mirror::new("usim", "alpha", "bridge", &["*".into()], &["CMD".into()]);
+        let big = "x".repeat(70_000);
+        for _ in 0..3 {
+            let out = m.from_moos(&mail(Message::notify_string("BIG", &big, 1.0), "a"), 1.0);
+            assert!(out.is_empty());
+        }
+        assert_eq!(m.oversize, 3);
+        assert_eq!(m.take_warnings().len(), 1);
+        // Just under the packet limit is sent.
+        let fits = "x".repeat(MAX_MQTT_OUT - 7 - "usim/alpha/BIG".len());
+        assert_eq!(
+            m.from_moos(&mail(Message::notify_string("BIG", &fits, 1.0), "a"), 1.0)
+                .len(),
+            1
+        );
+        for name in [
+            "A\u{1b}B",
+            "A\0",
+            "A\u{7f}",
+            "A\u{85}",
+            "A\u{fffe}",
+            "A+",
+            "A#",
+            "",
+        ] {
+            for _ in 0..2 {
+                let out = m.from_moos(&mail(Message::notify_double(name, 1.0, 1.0), "a"), 1.0);
+                assert!(out.is_empty(), "{name:?}");
+            }
+        }
+        assert_eq!(m.take_warnings().len(), 8);
+        assert_eq!(m.bad_topics, 16);
+        assert_eq!(m.from_mqtt("usim/alpha/CMD", big.as_bytes(), 1.0), None);
+        assert_eq!(m.oversize, 4);
+        assert_eq!(m.take_warnings().len(), 1);
+        assert!(topic_level_problem("NAV_X").is_none());
+        assert!(topic_level_problem("héllo/ok").is_none());
     }
 }

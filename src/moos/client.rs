@@ -14,6 +14,18 @@ pub const TIMING_PERIOD: f64 = 1.0;
 /// Largest number of messages waiting to be sent before the oldest are
 /// dropped (a DB that does not read).
 pub const MAX_OUTBOX: usize = 50_000;
+/// Largest clock skew accepted from a timing echo, real s (× the warp in
+/// MOOS s): hosts a day apart are not one community.
+pub const MAX_SKEW: f64 = 86_400.0;
+/// Longest round trip of a timing echo that is used, real s: the echo must
+/// carry the time of a timing message we sent no longer ago than this.
+pub const MAX_ECHO_RTT: f64 = 10.0;
+/// A measured skew further than this from the estimate, real s (× the
+/// warp), is an outlier: ignored unless [`OUTLIER_RUN`] in a row agree.
+pub const SKEW_GATE: f64 = 1.0;
+/// Consecutive outliers within [`SKEW_GATE`] of each other that move the
+/// estimate there at once (the DB host's clock was set).
+pub const OUTLIER_RUN: u32 = 5;
 
 /// Where the client is in its life.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +81,14 @@ pub struct Client {
     last_timing: Option<f64>,
     skew: f64,
     estimate_skew: bool,
+    skew_known: bool,
+    /// Consecutive outliers: count and the latest.
+    outliers: (u32, f64),
+    /// Timing echoes not used: not finite, not ours, too slow, or a skew
+    /// over [`MAX_SKEW`].
+    pub echoes_refused: u64,
+    /// Times the estimate moved at once to a run of outliers.
+    pub skew_reseats: u64,
     /// What the last welcome said.
     pub welcome: Option<Welcome>,
     /// Outgoing messages dropped because the outbox was full.
@@ -94,6 +114,10 @@ impl Client {
             last_timing: None,
             skew: 0.0,
             estimate_skew: false,
+            skew_known: false,
+            outliers: (0, 0.0),
+            echoes_refused: 0,
+            skew_reseats: 0,
             welcome: None,
             dropped: 0,
             own_host: own_host.to_string(),
@@ -262,6 +286,18 @@ impl Client {
         self.push(m);
     }
 
+    /// Post a double or a string at real Unix time `unix` with the
+    /// auxiliary source `aux` (MOOS's `SrcAux`, forwarded by the DB).
+    pub fn notify_aux(&mut self, var: &str, value: Result<f64, &str>, aux: &str, unix: f64) {
+        let t = self.moos_time(unix);
+        let mut m = match value {
+            Ok(v) => Message::notify_double(var, v, t),
+            Err(s) => Message::notify_string(var, s, t),
+        };
+        m.source_aux = aux.to_string();
+        self.push(m);
+    }
+
     /// Post a message stamped with MOOS time `moos_time` (s), e.g. a
     /// simulator's iteration time: a double or a string.
     pub fn notify_at(&mut self, var: &str, value: Result<f64, &str>, moos_time: f64) {
@@ -303,6 +339,61 @@ impl Client {
         Some(encode_packet(&msgs))
     }
 
+    /// The current skew estimate, MOOS s.
+    pub fn skew(&self) -> f64 {
+        self.skew
+    }
+
+    /// A timing echo at real time `unix`: (sent, DB, received) measure the
+    /// skew as the DB's time minus ours at the midpoint. Bounded and
+    /// filtered: an echo must carry a send time of ours at most
+    /// [`MAX_ECHO_RTT`] old and a skew within [`MAX_SKEW`]; the first
+    /// measure sets the estimate and later ones move it by a tenth of the
+    /// difference (MOOS's filter, MOOSCommClient.cpp `UpdateMOOSSkew`),
+    /// except outliers beyond [`SKEW_GATE`], used only when
+    /// [`OUTLIER_RUN`] in a row agree.
+    fn on_echo(&mut self, m: &Message, unix: f64) {
+        let now = unix * self.warp;
+        let rtt = now - m.time;
+        let sent_by_us = self
+            .last_timing
+            .is_some_and(|t| m.time >= (t - MAX_ECHO_RTT) * self.warp - 1e-6);
+        let measured = m.dval - (m.time + now) / 2.0;
+        let ok = m.dval.is_finite()
+            && m.time.is_finite()
+            && sent_by_us
+            && rtt >= -1e-3 * self.warp
+            && rtt <= MAX_ECHO_RTT * self.warp
+            && measured.is_finite()
+            && measured.abs() <= MAX_SKEW * self.warp;
+        if !ok {
+            self.echoes_refused += 1;
+            return;
+        }
+        if !self.skew_known {
+            self.skew = measured;
+            self.skew_known = true;
+            return;
+        }
+        let gate = SKEW_GATE * self.warp;
+        if (measured - self.skew).abs() <= gate {
+            self.outliers.0 = 0;
+            self.skew = 0.9 * self.skew + 0.1 * measured;
+            return;
+        }
+        let (n, last) = self.outliers;
+        self.outliers = if n > 0 && (measured - last).abs() <= gate {
+            (n + 1, measured)
+        } else {
+            (1, measured)
+        };
+        if self.outliers.0 >= OUTLIER_RUN {
+            self.skew = measured;
+            self.outliers = (0, 0.0);
+            self.skew_reseats += 1;
+        }
+    }
+
     /// A packet from the DB (after the welcome): returns the mail (`N`
     /// messages), updating the skew from a `T` echo. A `K` here is an
     /// error (the DB poisoned us).
@@ -315,16 +406,7 @@ impl Client {
         for m in msgs {
             match m.msg_type {
                 MsgType::Notify => mail.push(m),
-                MsgType::Timing
-                    if self.estimate_skew && m.dval.is_finite() && m.time.is_finite() =>
-                {
-                    // (sent, DB, received): the DB's time at the midpoint.
-                    let mid = (m.time + unix * self.warp) / 2.0;
-                    let s = m.dval - mid;
-                    if s.is_finite() {
-                        self.skew = s;
-                    }
-                }
+                MsgType::Timing if self.estimate_skew => self.on_echo(&m, unix),
                 MsgType::Poison => {
                     self.on_disconnect();
                     return Err(HandshakeError::Poisoned(m.sval));
@@ -385,5 +467,83 @@ mod tests {
         // Nothing queued and the timing message was just sent: quiet.
         assert!(b.poll_send(1000.4).is_none());
         assert!(b.poll_send(1001.3).is_some());
+    }
+
+    /// A client welcomed by a DB on another host, at `unix`.
+    fn remote_client(unix: f64) -> Client {
+        let mut c = Client::new("app", 1.0, "here");
+        c.hello(unix);
+        let w = Message {
+            msg_type: MsgType::Welcome,
+            data_type: DataType::Double,
+            source_aux: "hostname=there".into(),
+            community: "c".into(),
+            ..Message::default()
+        };
+        c.on_welcome(&[w]).unwrap();
+        c
+    }
+
+    /// The echo of our last timing message, the DB at `db` (MOOS s),
+    /// received at `unix`.
+    fn echo(c: &mut Client, sent: f64, db: f64, unix: f64) {
+        let time = match c.poll_send(sent) {
+            Some(p) => {
+                let t = decode_packet(&p).unwrap().remove(0);
+                assert_eq!(t.msg_type, MsgType::Timing);
+                t.time
+            }
+            None => c.last_timing.unwrap() * c.warp,
+        };
+        let e = Message {
+            msg_type: MsgType::Timing,
+            data_type: DataType::Double,
+            dval: db,
+            time,
+            ..Message::default()
+        };
+        c.on_packet(vec![e], unix).unwrap();
+    }
+
+    #[test]
+    fn the_skew_is_bounded_and_filtered() {
+        let mut c = remote_client(1000.0);
+        // The first sane echo sets it: DB 3 s ahead.
+        echo(&mut c, 1000.0, 1003.05, 1000.1);
+        assert!((c.skew() - 3.0).abs() < 1e-9);
+        // Absurd ones are refused: 1e300, NaN, a day and more off.
+        for db in [1e300, f64::NAN, 1001.0 + 2.0 * MAX_SKEW, -1e300] {
+            echo(&mut c, 1001.0, db, 1001.1);
+        }
+        assert_eq!(c.echoes_refused, 4);
+        assert!((c.skew() - 3.0).abs() < 1e-9);
+        // An echo of a time we never sent (in the future, or long ago).
+        let p = c.poll_send(1002.0).unwrap();
+        let t = decode_packet(&p).unwrap().remove(0);
+        for time in [5000.0, 900.0] {
+            let e = Message {
+                dval: 1005.0,
+                time,
+                ..t.clone()
+            };
+            c.on_packet(vec![e], 1002.1).unwrap();
+        }
+        assert_eq!(c.echoes_refused, 6);
+        // Within the gate: a tenth of the way, as MOOS filters it.
+        echo(&mut c, 1003.0, 1006.55, 1003.1);
+        assert!((c.skew() - 3.05).abs() < 1e-9, "{}", c.skew());
+        // One outlier (an hour): ignored; five in a row: taken.
+        echo(&mut c, 1004.0, 4604.05, 1004.1);
+        assert!((c.skew() - 3.05).abs() < 1e-9);
+        for i in 0..4 {
+            let t = 1005.0 + i as f64;
+            echo(&mut c, t, t + 3600.05, t + 0.1);
+        }
+        assert!((c.skew() - 3600.0).abs() < 1e-9, "{}", c.skew());
+        assert_eq!(c.skew_reseats, 1);
+        // On one host there is no estimate at all.
+        let mut local = Client::new("app", 1.0, "here");
+        local.hello(0.0);
+        assert_eq!(local.skew(), 0.0);
     }
 }

@@ -193,6 +193,12 @@ impl Poster {
         self.inner.client().notify_string(var, v, unix_now());
         self.inner.wake.notify_all();
     }
+
+    /// Post a double or a string now with the auxiliary source `aux`.
+    pub fn notify_aux(&self, var: &str, v: Result<f64, &str>, aux: &str) {
+        self.inner.client().notify_aux(var, v, aux, unix_now());
+        self.inner.wake.notify_all();
+    }
 }
 
 fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
@@ -352,7 +358,28 @@ fn reader_loop(
         }
         match read_packet(&mut stream, &mut reader) {
             Ok(msgs) => {
-                let r = inner.client().on_packet(msgs, unix_now());
+                let r = {
+                    let mut c = inner.client();
+                    let (refused, reseats) = (c.echoes_refused, c.skew_reseats);
+                    let r = c.on_packet(msgs, unix_now());
+                    if c.echoes_refused > refused && c.echoes_refused.is_power_of_two() {
+                        warn!(
+                            "MOOS timing echo refused (not finite, not ours, over {} s of round trip \
+                             or a skew over {} s): {} so far",
+                            super::client::MAX_ECHO_RTT,
+                            super::client::MAX_SKEW,
+                            c.echoes_refused
+                        );
+                    }
+                    if c.skew_reseats > reseats {
+                        warn!(
+                            "the MOOSDB's clock moved: clock skew now {:.3} s (the vehicle's clock \
+                             catches up without a jump)",
+                            c.skew()
+                        );
+                    }
+                    r
+                };
                 match r {
                     Ok(mail) => {
                         for m in mail {

@@ -6,9 +6,10 @@
 //! `MOOSTimeWarp`, s), used for message times, registration intervals and
 //! the 2 s `DB_*` postings; and `real`, unwarped seconds from any fixed
 //! origin, used for `ClientTimeout` only.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::codec::{DataType, Message, MsgType};
+use super::db_summary::{self, Latency, ReadWrite, VarLine};
 use super::wildcard::Filter;
 
 /// Held mail per client before the oldest is dropped, messages.
@@ -17,8 +18,23 @@ pub const MAX_HELD_MESSAGES: usize = 20_000;
 pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
 /// Largest number of wildcard filters one client may hold.
 pub const MAX_FILTERS: usize = 1024;
-/// How often the DB posts `DB_TIME`, `DB_UPTIME`, `DB_CLIENTS`, MOOS s.
+/// How often the DB posts `DB_TIME`, `DB_UPTIME`, `DB_CLIENTS`,
+/// `DB_VARSUMMARY`, `DB_QOS` and `DB_RWSUMMARY`, MOOS s.
 pub const DB_POST_PERIOD: f64 = 2.0;
+/// The variables the MOOSDB makes at start, before anyone writes them
+/// (with their data types): listed by `VAR_SUMMARY` from the start.
+const DB_OWN_VARS: [(&str, DataType); 7] = [
+    ("DB_TIME", DataType::Double),
+    ("DB_UPTIME", DataType::Double),
+    ("DB_CLIENTS", DataType::Double),
+    ("DB_EVENT", DataType::String),
+    ("DB_VARSUMMARY", DataType::String),
+    ("DB_QOS", DataType::String),
+    ("DB_RWSUMMARY", DataType::String),
+];
+/// The writer the MOOSDB shows for its own variables before their first
+/// write (its name before the community is read).
+const DB_PRESET_WRITER: &str = "MOOSDB#1";
 
 /// DB settings.
 #[derive(Debug, Clone)]
@@ -49,6 +65,12 @@ struct Client {
     dropped: u64,
     last_rx_real: f64,
     filters: Vec<Filter>,
+    /// The lowest number free when it connected, as a socket descriptor
+    /// is: the MOOSDB lists its clients by descriptor, highest first.
+    slot: usize,
+    /// Latencies of its timing messages, once it has sent or been sent a
+    /// packet (the MOOSDB's audit, `DB_QOS`).
+    audit: Option<Latency>,
 }
 
 #[derive(Debug, Default)]
@@ -63,6 +85,16 @@ struct Var {
     last: Option<Message>,
     writes: u64,
     subs: BTreeMap<String, Sub>,
+    /// Everyone who ever wrote it (kept after they leave, as the MOOSDB does).
+    writers: BTreeSet<String>,
+    /// When the DB last wrote it, MOOS s (−1: never).
+    written_time: f64,
+    /// One of the DB's own variables, not yet written.
+    preset: bool,
+    /// Write frequency, Hz, and the time and write count it was last updated at.
+    freq: f64,
+    stats_time: f64,
+    stats_writes: u64,
 }
 
 impl Var {
@@ -72,6 +104,43 @@ impl Var {
             last: None,
             writes: 0,
             subs: BTreeMap::new(),
+            writers: BTreeSet::new(),
+            written_time: -1.0,
+            preset: false,
+            freq: 0.0,
+            stats_time: -1.0,
+            stats_writes: 0,
+        }
+    }
+
+    /// Its last writer as the MOOSDB shows it (empty: never written).
+    fn who(&self) -> &str {
+        match &self.last {
+            Some(m) => &m.source,
+            None if self.preset => DB_PRESET_WRITER,
+            None => "",
+        }
+    }
+
+    /// A write at MOOS time `now`: the writer, the count and the write
+    /// frequency, updated as `CMOOSDB::OnNotify` does (an IIR filter over
+    /// windows longer than 0.5 s; 0 after a gap over 10 s).
+    fn count_write(&mut self, writer: &str, now: f64) {
+        self.written_time = now;
+        if !self.writers.contains(writer) {
+            self.writers.insert(writer.to_string());
+        }
+        self.writes += 1;
+        let dt = now - self.stats_time;
+        let n = self.writes - self.stats_writes;
+        if dt > 0.5 {
+            if dt > 10.0 {
+                self.freq = 0.0;
+            } else {
+                self.freq = 0.5 * self.freq + 0.5 / (dt / n as f64);
+            }
+            self.stats_writes = self.writes;
+            self.stats_time = now;
         }
     }
 }
@@ -118,12 +187,20 @@ pub struct Db {
 impl Db {
     /// A DB started at MOOS time `now` (s).
     pub fn new(cfg: DbConfig, now: f64) -> Db {
+        let mut vars = HashMap::new();
+        for (name, data_type) in DB_OWN_VARS {
+            let mut v = Var::new();
+            v.data_type = data_type;
+            v.preset = true;
+            v.written_time = now;
+            vars.insert(name.to_string(), v);
+        }
         Db {
             name: format!("MOOSDB_{}", cfg.community),
             cfg,
             start: now,
             clients: BTreeMap::new(),
-            vars: HashMap::new(),
+            vars,
             last_db_post: None,
             events: Vec::new(),
         }
@@ -182,6 +259,8 @@ impl Db {
             )));
         }
         let asynchronous = hello.key == "asynchronous";
+        let used: BTreeSet<usize> = self.clients.values().map(|c| c.slot).collect();
+        let slot = (0..).find(|n| !used.contains(n)).unwrap_or(0);
         self.clients.insert(
             name.clone(),
             Client {
@@ -191,6 +270,8 @@ impl Db {
                 dropped: 0,
                 last_rx_real: real,
                 filters: Vec::new(),
+                slot,
+                audit: None,
             },
         );
         self.post_own("DB_EVENT", None, Some(&format!("connected={name}")), now);
@@ -238,6 +319,14 @@ impl Db {
         };
         c.last_rx_real = real;
         let asynchronous = c.asynchronous;
+        let audit = c.audit.get_or_insert_with(Latency::default);
+        // The latency of a leading timing message (`ServerAudit`), ms.
+        if let Some(t) = msgs.first().filter(|m| m.msg_type == MsgType::Timing) {
+            let ms = (now - t.time) * 1000.0;
+            if ms.is_finite() {
+                audit.add(ms);
+            }
+        }
         let mut lead: Option<Message> = None;
         if !asynchronous {
             lead = Some(Message {
@@ -253,6 +342,8 @@ impl Db {
             lead = Some(t);
         }
         let mut any_notify = false;
+        // Replies to server requests, in the order the MOOSDB makes them.
+        let mut replies = Vec::new();
         for m in msgs {
             match m.msg_type {
                 MsgType::Notify => {
@@ -267,11 +358,16 @@ impl Db {
                 }
                 MsgType::WildcardRegister => self.on_wildcard(from, &m, now, true),
                 MsgType::WildcardUnregister => self.on_wildcard(from, &m, now, false),
-                MsgType::ServerRequest if m.key == "ALL" => self.all_request(from, now),
+                MsgType::ServerRequest => self.server_request(&m, now, &mut replies),
                 _ => {}
             }
         }
         self.maybe_post_db_vars(now);
+        // The MOOSDB puts each reply at the front of the packet, then the
+        // held mail before them all: held mail first, replies reversed.
+        for r in replies.into_iter().rev() {
+            self.hold(from, r);
+        }
         let mut out = Vec::new();
         let mut reply: Vec<Message> = lead.into_iter().collect();
         if let Some(c) = self.clients.get_mut(from) {
@@ -312,6 +408,7 @@ impl Db {
         let mut out = Vec::new();
         for (name, c) in self.clients.iter_mut() {
             if c.asynchronous && !c.held.is_empty() {
+                c.audit.get_or_insert_with(Latency::default);
                 c.held_bytes = 0;
                 out.push(Outgoing {
                     to: name.clone(),
@@ -352,8 +449,11 @@ impl Db {
         // NAV_X). A wildcard filter stored since then has not seen it.
         let first_write = self.vars.get(&m.key).is_none_or(|v| v.last.is_none());
         let var = self.vars.entry(m.key.clone()).or_insert_with(Var::new);
-        if var.data_type == DataType::NotSet {
+        if first_write {
+            // The first write fixes the type (the DB's own variables are
+            // made with one that their first write may change).
             var.data_type = m.data_type;
+            var.preset = false;
         } else if var.data_type != m.data_type {
             self.events.push(Event::TypeMismatch {
                 client: from.to_string(),
@@ -373,7 +473,7 @@ impl Db {
                 }
             }
         }
-        var.writes += 1;
+        var.count_write(&m.source, now);
         var.last = Some(m.clone());
         let mut due = Vec::new();
         for (cname, s) in var.subs.iter_mut() {
@@ -473,36 +573,190 @@ impl Db {
         }
     }
 
-    fn all_request(&mut self, from: &str, now: f64) {
-        let mut msgs: Vec<Message> = self
-            .vars
-            .values()
-            .filter_map(|v| v.last.clone())
-            .map(|mut m| {
-                m.time -= self.start;
-                m
-            })
-            .collect();
-        msgs.sort_by(|a, b| a.key.cmp(&b.key));
-        let _ = now;
-        for m in msgs {
-            self.hold(from, m);
+    /// A `Q` message (`CMOOSDB::DoServerRequest`): `ALL`, then keys
+    /// containing `PROC_SUMMARY`, `VAR_SUMMARY` or `DB_CLEAR`; each reply
+    /// carries the request's id (−2, which `ServerRequest` waits for).
+    fn server_request(&mut self, req: &Message, now: f64, replies: &mut Vec<Message>) {
+        let reply = |key: &str, sval: String, time: f64| Message {
+            id: req.id,
+            msg_type: MsgType::Notify,
+            data_type: DataType::String,
+            source: self.name.clone(),
+            key: key.to_string(),
+            sval,
+            time,
+            dval: -1.0,
+            ..Message::default()
+        };
+        if req.key == "ALL" {
+            for name in self.sorted_names() {
+                let v = &self.vars[name];
+                let mut m = Message {
+                    id: req.id,
+                    msg_type: MsgType::Notify,
+                    data_type: v.data_type,
+                    source: v.who().to_string(),
+                    key: name.to_string(),
+                    dval2: v.freq,
+                    ..Message::default()
+                };
+                if let Some(l) = &v.last {
+                    m.sval = l.sval.clone();
+                    m.bytes = l.bytes.clone();
+                    m.source_aux = l.source_aux.clone();
+                    m.dval = l.dval;
+                    m.community = l.community.clone();
+                }
+                m.time = v.written_time - self.start;
+                if m.time < 0.0 {
+                    m.time = -1.0;
+                }
+                replies.push(m);
+            }
+        } else if req.key.contains("PROC_SUMMARY") {
+            for rw in self.read_write() {
+                replies.push(reply(
+                    "PROC_SUMMARY",
+                    db_summary::proc_summary(&rw),
+                    now - self.start,
+                ));
+            }
+        } else if req.key.contains("VAR_SUMMARY") {
+            let names = self.sorted_names().join(",");
+            replies.push(reply("VAR_SUMMARY", names, now));
+        } else if req.key.contains("DB_CLEAR") {
+            self.clear(now);
         }
     }
 
+    /// `DB_CLEAR`: every variable forgets its value and writers (its
+    /// subscribers stay), all held mail goes, and the start time is now.
+    fn clear(&mut self, now: f64) {
+        for v in self.vars.values_mut() {
+            v.last = None;
+            v.preset = false;
+            v.writers.clear();
+            v.written_time = -1.0;
+            v.writes = 0;
+            v.freq = 0.0;
+        }
+        for c in self.clients.values_mut() {
+            c.held.clear();
+            c.held_bytes = 0;
+        }
+        self.start = now;
+    }
+
+    /// Variable names in name order (the MOOSDB's map order).
+    fn sorted_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.vars.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Client names as the MOOSDB lists them (`GetClientNames`): by
+    /// socket descriptor, highest first.
+    fn listed_clients(&self) -> Vec<&str> {
+        let mut c: Vec<(usize, &str)> = self
+            .clients
+            .iter()
+            .map(|(n, c)| (c.slot, n.as_str()))
+            .collect();
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        c.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// What each client subscribes to and has written, in the order of
+    /// [`Db::listed_clients`], each list in variable-name order.
+    fn read_write(&self) -> Vec<ReadWrite> {
+        let mut by_client: HashMap<&str, ReadWrite> = HashMap::new();
+        for name in self.sorted_names() {
+            let v = &self.vars[name];
+            for s in v.subs.keys() {
+                by_client
+                    .entry(s.as_str())
+                    .or_default()
+                    .subscribes
+                    .push(name.to_string());
+            }
+            for w in &v.writers {
+                by_client
+                    .entry(w.as_str())
+                    .or_default()
+                    .publishes
+                    .push(name.to_string());
+            }
+        }
+        self.listed_clients()
+            .into_iter()
+            .map(|n| {
+                let mut rw = by_client.remove(n).unwrap_or_default();
+                rw.name = n.to_string();
+                rw
+            })
+            .collect()
+    }
+
+    /// The `DB_VARSUMMARY` text of the variables now.
+    fn var_summary(&self) -> String {
+        let names = self.sorted_names();
+        let lines: Vec<VarLine<'_>> = names
+            .iter()
+            .map(|&name| {
+                let v = &self.vars[name];
+                let (dval, sval): (f64, &[u8]) = match &v.last {
+                    Some(l) if v.data_type == DataType::Binary => (l.dval, &l.bytes),
+                    Some(l) => (l.dval, l.sval.as_bytes()),
+                    None => (-1.0, b""),
+                };
+                VarLine {
+                    name,
+                    written_time: v.written_time,
+                    who: v.who(),
+                    freq: v.freq,
+                    type_byte: v.data_type.byte(),
+                    dval,
+                    sval,
+                }
+            })
+            .collect();
+        db_summary::var_summary(&lines)
+    }
+
+    /// The `DB_QOS` text. A client whose name holds `=` or `,` is left
+    /// out: the MOOS client library's parser of `DB_QOS` would throw on it
+    /// and take down every client that monitors comms status.
+    fn qos(&self) -> String {
+        let audited: Vec<(&str, Latency)> = self
+            .clients
+            .iter()
+            .filter(|(n, _)| !n.contains(['=', ',']))
+            .filter_map(|(n, c)| c.audit.map(|a| (n.as_str(), a)))
+            .collect();
+        db_summary::qos(&audited)
+    }
+
+    /// Every 2 MOOS s, when a packet arrives (`CMOOSDB::OnRxPkt`): the
+    /// DB's own variables, in the MOOSDB's order.
     fn maybe_post_db_vars(&mut self, now: f64) {
-        if self.last_db_post.is_some_and(|t| now - t < DB_POST_PERIOD) {
+        if self.last_db_post.is_some_and(|t| now - t <= DB_POST_PERIOD) {
             return;
         }
         self.last_db_post = Some(now);
         self.post_own("DB_TIME", Some(now), None, now);
         self.post_own("DB_UPTIME", Some(now - self.start), None, now);
         let mut clients = String::new();
-        for n in self.clients.keys() {
+        for n in self.listed_clients() {
             clients.push_str(n);
             clients.push(',');
         }
         self.post_own("DB_CLIENTS", None, Some(&clients), now);
+        let summary = self.var_summary();
+        self.post_own("DB_VARSUMMARY", None, Some(&summary), now);
+        let qos = self.qos();
+        self.post_own("DB_QOS", None, Some(&qos), now);
+        let rw = db_summary::rw_summary(&self.read_write());
+        self.post_own("DB_RWSUMMARY", None, Some(&rw), now);
     }
 
     /// A posting by the DB itself.
@@ -664,6 +918,77 @@ mod tests {
         // The app's own registration keeps its (zero) interval: it gets each write too.
         let out = d.on_packet("app", vec![post("app", "NAV_X", 9.0)], 101.0, 0.0);
         assert!(out.iter().any(|o| o.to == "app"));
+    }
+
+    /// What pLogger and uMS ask of the DB (CMOOSDB::DoServerRequest,
+    /// UpdateReadWriteSummaryVar, UpdateDBClientsVar in MOOSDB.cpp).
+    #[test]
+    fn server_requests_and_summaries() {
+        let mut d = db();
+        d.handshake(&hello("app"), 100.0, 0.0).unwrap();
+        d.handshake(&hello("log"), 100.0, 0.0).unwrap();
+        d.on_packet("app", vec![post("app", "NAV_X", 1.0)], 100.5, 0.0);
+        // The first packet brought the first summaries: DB_VARSUMMARY,
+        // built before it is written, lists itself as not yet written.
+        let first = d.vars["DB_VARSUMMARY"].last.clone().unwrap().sval;
+        let own = first
+            .lines()
+            .find(|l| l.starts_with("DB_VARSUMMARY "))
+            .unwrap();
+        assert!(own.contains(" MOOSDB#1 "), "{own}");
+        d.on_packet("log", vec![reg("log", "NAV_X", 0.0)], 100.5, 0.0);
+        // pLogger's ServerRequest("VAR_SUMMARY"): id -2, every variable
+        // (the DB's own from the start) in name order, comma-separated.
+        let q = Message {
+            id: -2,
+            msg_type: MsgType::ServerRequest,
+            key: "VAR_SUMMARY".into(),
+            ..Message::default()
+        };
+        let out = d.on_packet("log", vec![q], 100.5, 0.0);
+        let r = out[0].msgs.iter().find(|m| m.key == "VAR_SUMMARY").unwrap();
+        assert_eq!(
+            (r.id, r.msg_type, r.data_type),
+            (-2, MsgType::Notify, DataType::String)
+        );
+        assert_eq!(r.source, "MOOSDB_c");
+        assert_eq!(
+            r.sval,
+            "DB_CLIENTS,DB_EVENT,DB_QOS,DB_RWSUMMARY,DB_TIME,DB_UPTIME,DB_VARSUMMARY,NAV_X"
+        );
+        // After 2 s the DB posts its summaries; clients listed newest
+        // socket first; a subscriber sees who reads and writes what.
+        d.on_packet("log", vec![reg("log", "DB_RWSUMMARY", 0.0)], 100.6, 0.0);
+        let out = d.on_packet("app", vec![post("app", "NAV_X", 2.0)], 103.0, 0.0);
+        let got: Vec<&Message> = out
+            .iter()
+            .filter(|o| o.to == "log")
+            .flat_map(|o| o.msgs.iter())
+            .collect();
+        let rw = got.iter().rev().find(|m| m.key == "DB_RWSUMMARY").unwrap();
+        assert_eq!(rw.sval, "log=DB_RWSUMMARY:NAV_X&,app=&NAV_X");
+        assert_eq!(rw.source, "MOOSDB_c");
+        let v = &d.vars["DB_CLIENTS"];
+        assert_eq!(v.last.as_ref().unwrap().sval, "log,app,");
+        assert_eq!(v.data_type, DataType::String);
+        // No timing messages yet: the audit's initial figures.
+        assert_eq!(
+            d.vars["DB_QOS"].last.as_ref().unwrap().sval,
+            "app=0:0:1e+09:0,log=0:0:1e+09:0,"
+        );
+        let summary = &d.vars["DB_VARSUMMARY"].last.as_ref().unwrap().sval;
+        let nav = summary.lines().find(|l| l.starts_with("NAV_X ")).unwrap();
+        assert!(nav.contains(" app "), "{nav}");
+        assert!(nav.ends_with("Hz D  2.0"), "{nav}");
+        let own = summary
+            .lines()
+            .find(|l| l.starts_with("DB_VARSUMMARY "))
+            .unwrap();
+        assert!(own.contains(" MOOSDB_c "), "{own}");
+        // A freed slot is reused, as a socket descriptor is.
+        d.disconnect("app", 103.0);
+        d.handshake(&hello("new"), 103.0, 0.0).unwrap();
+        assert_eq!(d.listed_clients(), vec!["log", "new"]);
     }
 
     #[test]

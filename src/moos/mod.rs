@@ -5,6 +5,7 @@
 //! * [`wildcard`]: MOOS's glob matching and wildcard registrations.
 //! * [`client`]: an asynchronous client's state machine.
 //! * [`db`]: the MOOSDB's logic.
+//! * [`db_summary`]: the text of the DB's summary variables.
 //! * [`mission`]: the mission-wide keys of a `.moos` file.
 //! * [`appcast`]: appcasts (`APPCAST` on `APPCAST_REQ`, for uMAC).
 //!
@@ -20,6 +21,7 @@ pub mod client;
 pub mod codec;
 pub mod conn;
 pub mod db;
+pub mod db_summary;
 pub mod mission;
 pub mod server;
 pub mod wildcard;

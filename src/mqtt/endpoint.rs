@@ -92,6 +92,10 @@ impl fmt::Display for BrokerUrl {
     }
 }
 
+/// Largest MQTT packet any usim client sends, bytes (a larger one is an
+/// error of the client's event loop, which drops the connection).
+pub const MAX_OUTGOING_PACKET: usize = 64 * 1024;
+
 /// Everything needed to open one MQTT connection.
 #[derive(Debug, Clone)]
 pub struct ConnectSpec {
@@ -149,7 +153,7 @@ impl ConnectSpec {
         let mut o = MqttOptions::new(&self.client_id, &self.url.host, self.url.port);
         o.set_keep_alive(self.keep_alive.max(Duration::from_secs(1)));
         o.set_clean_session(true);
-        o.set_max_packet_size(self.max_incoming_packet, 64 * 1024);
+        o.set_max_packet_size(self.max_incoming_packet, MAX_OUTGOING_PACKET);
         o.set_inflight(self.inflight.max(1));
         if let Some((user, pass)) = &self.credentials {
             o.set_credentials(user, pass);

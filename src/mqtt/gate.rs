@@ -43,7 +43,8 @@ pub enum ConnectCheck {
     Accept {
         /// Length of the CONNECT packet in `buf`, bytes.
         len: usize,
-        /// The client id.
+        /// The client id; empty (with clean session) when the gate must
+        /// assign one ([`with_client_id`]).
         client_id: String,
     },
     /// A well-formed CONNECT we refuse with CONNACK return code `code`.
@@ -164,7 +165,21 @@ pub fn check_connect(buf: &[u8]) -> ConnectCheck {
             why: "client id is not UTF-8".into(),
         };
     };
-    if let Some(why) = bad_text(id, "client id", MAX_CLIENT_ID_BYTES) {
+    // MQTT 3.1.1 §3.1.3.1: a server may take a zero-byte client id, and
+    // must then assign one; with clean session 0 it must refuse it.
+    // mosquitto_pub and mosquitto_sub send an empty id by default.
+    if id.is_empty() && flags & 0x02 == 0 {
+        return ConnectCheck::Refuse {
+            code: RC_BAD_CLIENT_ID,
+            why: "empty client id without clean session (MQTT 3.1.1 §3.1.3.1)".into(),
+        };
+    }
+    let bad_id = if id.is_empty() {
+        None
+    } else {
+        bad_text(id, "client id", MAX_CLIENT_ID_BYTES)
+    };
+    if let Some(why) = bad_id {
         return ConnectCheck::Refuse {
             code: RC_BAD_CLIENT_ID,
             why,
@@ -201,6 +216,43 @@ pub fn check_connect(buf: &[u8]) -> ConnectCheck {
     }
 }
 
+/// Byte offset, in a CONNECT body, of the client id's length field: the
+/// protocol name "MQTT" (2 + 4), the level, the flags and the keep-alive
+/// (MQTT 3.1.1 §3.1.2) come first, always 10 bytes at level 4.
+const CLIENT_ID_AT: usize = 10;
+
+/// The CONNECT `packet` (whole, as [`check_connect`] accepted it with an
+/// empty client id) with the client id `id` in place of the empty one: how
+/// the gate assigns an id where MQTT 3.1.1 §3.1.3.1 lets the server do so
+/// (rumqttd refuses an empty id). `None` if `packet` is not such a CONNECT.
+pub fn with_client_id(packet: &[u8], id: &str) -> Option<Vec<u8>> {
+    let mut i = 1;
+    while packet.get(i)? & 0x80 != 0 {
+        i += 1;
+    }
+    let body = packet.get(i + 1..)?;
+    if body.get(CLIENT_ID_AT..CLIENT_ID_AT + 2)? != [0, 0] || id.len() > MAX_CLIENT_ID_BYTES {
+        return None;
+    }
+    let mut new_body = Vec::with_capacity(body.len() + id.len());
+    new_body.extend_from_slice(&body[..CLIENT_ID_AT]);
+    new_body.extend((id.len() as u16).to_be_bytes());
+    new_body.extend_from_slice(id.as_bytes());
+    new_body.extend_from_slice(&body[CLIENT_ID_AT + 2..]);
+    let mut out = vec![0x10];
+    let mut n = new_body.len();
+    loop {
+        let b = (n % 128) as u8;
+        n /= 128;
+        out.push(if n > 0 { b | 0x80 } else { b });
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(new_body);
+    Some(out)
+}
+
 /// Follows the packets a client sends after its CONNECT (sans-IO), to
 /// find a DISCONNECT. rumqttd 0.20 handles a DISCONNECT and then the
 /// closed socket as two disconnections of one connection id (it does not
@@ -217,6 +269,9 @@ pub struct Framer {
     skip: usize,
     /// The fixed header read so far (type byte and length bytes).
     header: Vec<u8>,
+    /// A packet other than PINGREQ and DISCONNECT has begun (the client
+    /// is not idle: [`Admission::active`]).
+    pub active: bool,
 }
 
 impl Framer {
@@ -252,6 +307,7 @@ impl Framer {
             let header_len = self.header.len();
             self.header.clear();
             self.skip = len;
+            self.active |= kind != 12 && kind != 14;
             if kind == 14 {
                 return Ok(Some(i.saturating_sub(header_len)));
             }
@@ -296,36 +352,85 @@ pub fn is_local(ip: IpAddr) -> bool {
     }
 }
 
-/// Counts of open connections (sans-IO admission rule).
+/// One open connection's number, in the order they were admitted.
+pub type ConnId = u64;
+
+/// What [`Admission::admit`] decided for a new connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    /// The new connection's number (give it back to [`Admission::release`]).
+    pub id: ConnId,
+    /// A connection to close now to make room: the one idle longest (it
+    /// has sent nothing but its CONNECT, or not even that, since it was
+    /// admitted). Its slot is already free.
+    pub shed: Option<ConnId>,
+}
+
+/// Open connections and the admission rule (sans-IO): the caps of
+/// [`GateLimits`], and at the total cap the shedding of idle connections,
+/// longest idle first, so that clients that do nothing cannot keep a
+/// vehicle of this host out (issue 37 item 17). "Idle" means nothing but
+/// the CONNECT (and keep-alive pings) since admission: every usim
+/// vehicle, recorder or tool subscribes or publishes at once.
 #[derive(Debug, Default)]
 pub struct Admission {
-    total: usize,
     per_ip: HashMap<IpAddr, usize>,
+    /// Every open connection's address.
+    open: HashMap<ConnId, IpAddr>,
+    /// The idle ones, oldest first (numbers grow with admission time).
+    idle: std::collections::BTreeSet<ConnId>,
+    next: ConnId,
 }
 
 impl Admission {
     /// Admit a new connection from `ip` under `limits` (and count it), or
-    /// say why not.
-    pub fn admit(&mut self, ip: IpAddr, limits: &GateLimits) -> Result<(), &'static str> {
+    /// say why not. When the cap that applies to `ip` is reached exactly
+    /// (all connections for this host's clients, all but the reserved ones
+    /// for others), the connection idle longest is shed to make room; if
+    /// none is idle, the new one is refused.
+    pub fn admit(&mut self, ip: IpAddr, limits: &GateLimits) -> Result<Admitted, &'static str> {
         let local = is_local(ip);
-        if self.total >= limits.max_connections {
-            return Err("the broker's connection limit is reached");
-        }
-        if !local && self.total + limits.reserved_local >= limits.max_connections {
-            return Err("only slots reserved for this host's clients are left");
-        }
-        let n = self.per_ip.entry(ip).or_insert(0);
-        if !local && *n >= limits.per_ip {
+        if !local && self.per_ip.get(&ip).copied().unwrap_or(0) >= limits.per_ip {
             return Err("too many connections from this address");
         }
-        *n += 1;
-        self.total += 1;
-        Ok(())
+        let cap = if local {
+            limits.max_connections
+        } else {
+            limits.max_connections.saturating_sub(limits.reserved_local)
+        };
+        let mut shed = None;
+        if self.total() >= cap {
+            let victim = self.idle.first().copied().filter(|_| self.total() == cap);
+            let Some(victim) = victim else {
+                return Err(if local {
+                    "the broker's connection limit is reached and no connection is idle"
+                } else {
+                    "only slots reserved for this host's clients are left"
+                });
+            };
+            self.release(victim);
+            shed = Some(victim);
+        }
+        *self.per_ip.entry(ip).or_insert(0) += 1;
+        let id = self.next;
+        self.next += 1;
+        self.open.insert(id, ip);
+        self.idle.insert(id);
+        Ok(Admitted { id, shed })
     }
 
-    /// A connection from `ip` closed.
-    pub fn release(&mut self, ip: IpAddr) {
-        self.total = self.total.saturating_sub(1);
+    /// Connection `id` sent a packet other than a keep-alive ping: it is
+    /// no longer a candidate for shedding.
+    pub fn active(&mut self, id: ConnId) {
+        self.idle.remove(&id);
+    }
+
+    /// Connection `id` closed (or was shed); a second call does nothing.
+    pub fn release(&mut self, id: ConnId) {
+        let Some(ip) = self.open.remove(&id) else {
+            return;
+        };
+        self.idle.remove(&id);
         if let Some(n) = self.per_ip.get_mut(&ip) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -336,20 +441,38 @@ impl Admission {
 
     /// Open connections.
     pub fn total(&self) -> usize {
-        self.total
+        self.open.len()
     }
+}
+
+/// The admission rule and the way to close a shed connection.
+#[derive(Default)]
+struct Connections {
+    admission: Admission,
+    /// Wakes connection `id`'s task to close it.
+    close: HashMap<ConnId, Arc<tokio::sync::Notify>>,
 }
 
 /// Releases its slot when the connection task ends.
 struct Slot {
-    ip: IpAddr,
-    admission: Arc<Mutex<Admission>>,
+    id: ConnId,
+    conns: Arc<Mutex<Connections>>,
+}
+
+impl Slot {
+    /// The connection sent a packet other than a ping (see [`Admission::active`]).
+    fn active(&self) {
+        if let Ok(mut c) = self.conns.lock() {
+            c.admission.active(self.id);
+        }
+    }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        if let Ok(mut a) = self.admission.lock() {
-            a.release(self.ip);
+        if let Ok(mut c) = self.conns.lock() {
+            c.admission.release(self.id);
+            c.close.remove(&self.id);
         }
     }
 }
@@ -395,7 +518,13 @@ pub fn spawn_gate(
 }
 
 async fn serve(listener: TcpListener, upstream: SocketAddr, limits: GateLimits) {
-    let admission = Arc::new(Mutex::new(Admission::default()));
+    let conns = Arc::new(Mutex::new(Connections::default()));
+    // Client ids the gate assigns: unique in this broker (a process-start
+    // stamp and a counter), never of the form usim's own clients use.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut assigned: u64 = 0;
     loop {
         let (sock, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -407,28 +536,59 @@ async fn serve(listener: TcpListener, upstream: SocketAddr, limits: GateLimits) 
             }
         };
         let ip = peer.ip();
-        let admitted = admission
+        let close = Arc::new(tokio::sync::Notify::new());
+        let admitted = conns
             .lock()
             .map_err(|_| "internal error")
-            .and_then(|mut a| a.admit(ip, &limits));
-        if let Err(why) = admitted {
-            tracing::warn!("broker: refused a connection from {ip}: {why}");
-            drop(sock);
-            continue;
+            .and_then(|mut c| {
+                let a = c.admission.admit(ip, &limits)?;
+                if let Some(victim) = a.shed.and_then(|v| c.close.remove(&v)) {
+                    victim.notify_one();
+                }
+                c.close.insert(a.id, Arc::clone(&close));
+                Ok(a)
+            });
+        let a = match admitted {
+            Ok(a) => a,
+            Err(why) => {
+                tracing::warn!("broker: refused a connection from {ip}: {why}");
+                drop(sock);
+                continue;
+            }
+        };
+        if a.shed.is_some() {
+            tracing::info!(
+                "broker: at the connection limit: closed the connection idle longest to admit {ip}"
+            );
         }
+        assigned += 1;
+        let auto_id = format!("auto-{stamp:016x}-{assigned}");
         let slot = Slot {
-            ip,
-            admission: Arc::clone(&admission),
+            id: a.id,
+            conns: Arc::clone(&conns),
         };
         tokio::spawn(async move {
-            let _slot = slot;
-            handle(sock, peer, upstream, limits.connect_timeout).await;
+            tokio::select! {
+                _ = handle(sock, peer, upstream, limits.connect_timeout, &slot, &auto_id) => {}
+                _ = close.notified() => {
+                    tracing::debug!("broker: shed the idle connection from {peer}");
+                }
+            }
+            drop(slot);
         });
     }
 }
 
-/// Read and check the CONNECT, then forward both ways until either side closes.
-async fn handle(mut sock: TcpStream, peer: SocketAddr, upstream: SocketAddr, timeout: Duration) {
+/// Read and check the CONNECT (assigning `auto_id` to a client that sent
+/// an empty id), then forward both ways until either side closes.
+async fn handle(
+    mut sock: TcpStream,
+    peer: SocketAddr,
+    upstream: SocketAddr,
+    timeout: Duration,
+    slot: &Slot,
+    auto_id: &str,
+) {
     let _ = sock.set_nodelay(true);
     let mut buf = Vec::with_capacity(256);
     let first = tokio::time::timeout(timeout, async {
@@ -464,13 +624,25 @@ async fn handle(mut sock: TcpStream, peer: SocketAddr, upstream: SocketAddr, tim
             let _ = sock.shutdown().await;
         }
         Ok(Some(ConnectCheck::Incomplete)) => {}
-        Ok(Some(ConnectCheck::Accept { len, .. })) => {
+        Ok(Some(ConnectCheck::Accept { len, client_id })) => {
+            let (first, len) = if client_id.is_empty() {
+                // MQTT 3.1.1 §3.1.3.1: the server assigns the id.
+                let Some(mut packet) = with_client_id(&buf[..len], auto_id) else {
+                    return;
+                };
+                let n = packet.len();
+                packet.extend_from_slice(&buf[len..]);
+                tracing::debug!("broker: {peer} sent an empty client id: assigned {auto_id}");
+                (packet, n)
+            } else {
+                (buf, len)
+            };
             let Ok(up) = TcpStream::connect(upstream).await else {
                 tracing::debug!("broker gate: cannot reach the broker core at {upstream}");
                 return;
             };
             let _ = up.set_nodelay(true);
-            forward(sock, up, buf, len).await;
+            forward(sock, up, first, len, slot).await;
         }
     }
 }
@@ -481,7 +653,7 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 /// Forward `first` (the CONNECT, `connect_len` bytes, and what followed
 /// it) and then both directions, until either side closes or the client
 /// sends DISCONNECT (not forwarded, see [`Framer`]).
-async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: usize) {
+async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: usize, slot: &Slot) {
     let (mut cr, mut cw) = sock.into_split();
     let (mut ur, mut uw) = up.into_split();
     let mut down = tokio::spawn(async move {
@@ -494,7 +666,12 @@ async fn forward(sock: TcpStream, up: TcpStream, first: Vec<u8>, connect_len: us
     let mut from = connect_len;
     // `pending[..from]` was checked already (the CONNECT); a malformed
     // length ends the forwarding.
+    let mut active = false;
     while let Ok(found) = framer.feed(&pending[from..]) {
+        if framer.active && !active {
+            active = true;
+            slot.active();
+        }
         // Up to a DISCONNECT (not included), or everything.
         let end = found.map_or(pending.len(), |start| from + start);
         if uw.write_all(&pending[..end]).await.is_err() || found.is_some() {
@@ -582,7 +759,7 @@ mod tests {
 
     #[test]
     fn client_ids_that_stop_rumqttd_are_refused() {
-        for id in [&b"x$y"[..], b"a+b", b"a#", b"a/b", b"a\x1bb", b"", b"\xff"] {
+        for id in [&b"x$y"[..], b"a+b", b"a#", b"a/b", b"a\x1bb", b"\xff"] {
             match check_connect(&connect(id, None, 4)) {
                 ConnectCheck::Refuse { code, .. } => assert_eq!(code, RC_BAD_CLIENT_ID),
                 other => panic!("{id:?}: {other:?}"),
@@ -599,6 +776,38 @@ mod tests {
         assert!(matches!(
             check_connect(&connect(b"ok", Some((b"a/#", b"x")), 4)),
             ConnectCheck::Invalid(_)
+        ));
+    }
+
+    #[test]
+    fn an_empty_client_id_gets_one_assigned_with_clean_session_only() {
+        // mosquitto_pub's CONNECT: empty id, clean session (MQTT 3.1.1 §3.1.3.1).
+        let p = connect(b"", Some((b"a/b", b"bye")), 4);
+        assert_eq!(
+            check_connect(&p),
+            ConnectCheck::Accept {
+                len: p.len(),
+                client_id: String::new()
+            }
+        );
+        let named = with_client_id(&p, "auto-1").expect("rewritten");
+        assert_eq!(named, connect(b"auto-1", Some((b"a/b", b"bye")), 4));
+        // Across a remaining length of two bytes.
+        let long = "a".repeat(200);
+        assert_eq!(
+            with_client_id(&p, &long).unwrap(),
+            connect(long.as_bytes(), Some((b"a/b", b"bye")), 4)
+        );
+        assert!(with_client_id(&connect(b"x", None, 4), "y").is_none());
+        // Without clean session the server must refuse it (identifier rejected).
+        let mut persistent = connect(b"", None, 4);
+        persistent[9] &= !0x02;
+        assert!(matches!(
+            check_connect(&persistent),
+            ConnectCheck::Refuse {
+                code: RC_BAD_CLIENT_ID,
+                ..
+            }
         ));
     }
 
@@ -657,25 +866,76 @@ mod tests {
         let mut a = Admission::default();
         let other = |i: u8| IpAddr::from([10, 0, 0, i]);
         let local: IpAddr = [127, 0, 0, 1].into();
-        for _ in 0..4 {
-            a.admit(other(1), &limits).unwrap();
-        }
-        assert!(a.admit(other(1), &limits).is_err(), "per-address cap");
+        // Clients that publish or subscribe at once (never shed).
+        let admit = |a: &mut Admission, ip| {
+            a.admit(ip, &limits).map(|got| {
+                assert_eq!(got.shed, None);
+                a.active(got.id);
+                got.id
+            })
+        };
+        let first = admit(&mut a, other(1)).unwrap();
         for _ in 0..3 {
-            a.admit(other(2), &limits).unwrap();
+            admit(&mut a, other(1)).unwrap();
+        }
+        assert!(admit(&mut a, other(1)).is_err(), "per-address cap");
+        for _ in 0..3 {
+            admit(&mut a, other(2)).unwrap();
         }
         assert_eq!(a.total(), 7);
-        assert!(a.admit(other(3), &limits).is_err(), "reserved slots");
+        assert!(admit(&mut a, other(3)).is_err(), "reserved slots");
+        let mut locals = Vec::new();
         for _ in 0..3 {
-            a.admit(local, &limits).unwrap();
+            locals.push(admit(&mut a, local).unwrap());
         }
-        assert!(a.admit(local, &limits).is_err(), "total cap");
-        a.release(other(1));
-        a.release(local);
-        assert!(a.admit(other(1), &limits).is_err(), "still reserved");
-        a.admit(local, &limits).unwrap();
+        assert!(admit(&mut a, local).is_err(), "total cap");
+        a.release(first);
+        a.release(locals[0]);
+        a.release(locals[0]);
+        assert_eq!(a.total(), 8, "a second release does nothing");
+        assert!(admit(&mut a, other(1)).is_err(), "still reserved");
+        admit(&mut a, local).unwrap();
         assert!(is_local("::1".parse().unwrap()));
         assert!(is_local("::ffff:127.0.0.1".parse().unwrap()));
         assert!(!is_local("127.0.0.2".parse().unwrap()));
+    }
+
+    #[test]
+    fn at_the_cap_the_connection_idle_longest_is_shed() {
+        let limits = GateLimits {
+            max_connections: 6,
+            reserved_local: 2,
+            per_ip: 10,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let mut a = Admission::default();
+        let local: IpAddr = [127, 0, 0, 1].into();
+        let remote: IpAddr = [10, 0, 0, 1].into();
+        let ids: Vec<ConnId> = (0..6)
+            .map(|_| a.admit(local, &limits).unwrap().id)
+            .collect();
+        // The first two subscribe (active); the other four stay idle.
+        a.active(ids[0]);
+        a.active(ids[1]);
+        // Each newcomer sheds the oldest idle one, never an active one.
+        for victim in &ids[2..6] {
+            let got = a.admit(local, &limits).unwrap();
+            assert_eq!(got.shed, Some(*victim));
+            a.active(got.id);
+            assert_eq!(a.total(), 6);
+        }
+        // Nothing idle is left: refused.
+        assert!(a.admit(local, &limits).is_err());
+        // A remote client sheds only to get under its own cap (6 - 2).
+        a.release(ids[0]);
+        a.release(ids[1]);
+        let idle = a.admit(local, &limits).unwrap().id; // 5 open, 1 idle
+        assert!(
+            a.admit(remote, &limits).is_err(),
+            "5 > 4: shedding one is not enough"
+        );
+        a.release(a.open.keys().copied().find(|k| *k != idle).unwrap());
+        let got = a.admit(remote, &limits).unwrap(); // 4 open = its cap
+        assert_eq!(got.shed, Some(idle));
     }
 }

@@ -2,12 +2,14 @@
 //! over UDP and a TCP server (docs/nmea.md). The sentences come from the
 //! sans-IO [`crate::nmea::Engine`]; this is the thin shell around it.
 //!
-//! Bounded everywhere: at most [`MAX_VEHICLES`] vehicles, [`MAX_CLIENTS`]
-//! TCP clients each with a queue of [`CLIENT_QUEUE`] batches (a client that
-//! falls that far behind is dropped, not buffered for), a token bucket on
-//! the sentences per second, and AIS input bounded by
-//! [`crate::nmea::input`].
-use std::collections::{HashMap, HashSet};
+//! Bounded everywhere: at most [`MAX_VEHICLES`] vehicles (a new one makes
+//! it forget the one heard least recently), [`MAX_CLIENTS`] TCP clients and
+//! [`MAX_PER_ADDRESS`] from one address (a new connection always gets in:
+//! [`crate::nmea::slots`] picks who makes room), each with a queue of
+//! [`CLIENT_QUEUE`] batches (a client that falls that far behind is dropped,
+//! not buffered for), a token bucket on the sentences per second, and AIS
+//! input bounded by [`crate::nmea::input`]. A new TCP client gets every
+//! vehicle's AIS static data at once.
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -15,7 +17,7 @@ use bytes::Bytes;
 use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, UdpSocket};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
 use super::bridge::{run_for, shutdown_signal};
@@ -24,12 +26,14 @@ use super::tools::ToolConnection;
 use super::topics::{Topics, NODE_REPORT, USM_TIME};
 use super::BridgeError;
 use crate::nmea::input::AisInput;
+use crate::nmea::recent::Recent;
+use crate::nmea::slots::{SlotId, Slots};
+pub use crate::nmea::slots::{MAX_CLIENTS, MAX_PER_ADDRESS};
 use crate::nmea::{parse_node_report, Engine, Identity, Options, ShipState};
 
-/// Most vehicles one bridge serves (reports from further names are ignored).
-pub const MAX_VEHICLES: usize = 4096;
-/// Most TCP clients at once (further connections are closed at once).
-pub const MAX_CLIENTS: usize = 64;
+/// Most vehicles one bridge serves at once (a new name beyond makes it
+/// forget the vehicle heard least recently).
+pub const MAX_VEHICLES: usize = crate::nmea::MAX_TRACKS;
 /// Batches (one per report) queued for one TCP client before it is dropped.
 pub const CLIENT_QUEUE: usize = 1024;
 
@@ -73,12 +77,21 @@ pub struct NmeaSummary {
     pub udp_errors: u64,
     /// TCP clients dropped as too slow.
     pub slow_clients: u64,
-    /// Vehicles refused (no origin) or ignored (over the limit).
+    /// TCP clients closed to make room for a new one.
+    pub displaced_clients: u64,
+    /// Vehicles refused (no origin).
     pub refused: u64,
+    /// Vehicles forgotten to make room for new ones ([`MAX_VEHICLES`]).
+    pub forgotten: u64,
     /// AIS input messages published.
     pub ais_published: u64,
     /// AIS input lines refused.
     pub ais_bad: u64,
+    /// AIS target updates never published: queued while the MQTT client's
+    /// queue was full and forgotten before it had room (a flood).
+    pub ais_unpublished: u64,
+    /// AIS input targets forgotten to make room ([`crate::nmea::input::MAX_TARGETS`]).
+    pub ais_forgotten: u64,
     /// Stopped by a signal.
     pub interrupted: bool,
 }
@@ -187,8 +200,11 @@ pub async fn run(
         engine.set_identity(id.clone());
     }
     let mut ais_in = AisInput::new();
+    // Targets updated while the MQTT client's queue was full, oldest first.
+    let mut ais_backlog: Recent<u32, ()> = Recent::new(crate::nmea::input::MAX_TARGETS);
     let mut out = Out {
         engine,
+        slots: Slots::default(),
         bucket: Bucket {
             rate: o.max_rate,
             tokens: o.max_rate.max(1.0),
@@ -196,7 +212,7 @@ pub async fn run(
         },
         udp,
         clients: Vec::new(),
-        refused: HashSet::new(),
+        refused: Recent::new(MAX_VEHICLES),
         summary: NmeaSummary::default(),
         last_drop_log: Instant::now() - Duration::from_secs(10),
         unlogged_drops: 0,
@@ -204,7 +220,7 @@ pub async fn run(
     };
     // Per vehicle: the clock offset (USM_TIME − t, NaN until known) and the
     // report waiting for its USM_TIME.
-    let mut clock: HashMap<String, (f64, Option<ShipState>)> = HashMap::new();
+    let mut clock: Recent<String, (f64, Option<ShipState>)> = Recent::new(MAX_VEHICLES);
 
     let (client, mut eventloop) = o.conn.spec("nmea").client(64)?;
     let shutdown = shutdown_signal()?;
@@ -216,6 +232,16 @@ pub async fn run(
     let mut ready = Some(ready);
     let mut dgram = vec![0u8; 65_536];
     loop {
+        while let Some((mmsi, ())) = ais_backlog.pop_oldest() {
+            match ais_in.target(mmsi) {
+                Some(t) if !publish_target(&client, &root, t) => {
+                    ais_backlog.heard(&mmsi, || ());
+                    break;
+                }
+                Some(_) => out.summary.ais_published += 1,
+                None => out.summary.ais_unpublished += 1,
+            }
+        }
         let accept = async {
             match &listener {
                 Some(l) => l.accept().await,
@@ -233,18 +259,7 @@ pub async fn run(
             _ = &mut shutdown => { out.summary.interrupted = true; break; }
             _ = &mut deadline => break,
             acc = accept => match acc {
-                Ok((stream, peer)) => {
-                    out.clients.retain(|c| !c.is_closed());
-                    if out.clients.len() >= MAX_CLIENTS {
-                        warn!("TCP client {peer} refused: {MAX_CLIENTS} clients already");
-                        drop(stream);
-                    } else {
-                        info!("TCP client {peer} connected");
-                        let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_QUEUE);
-                        out.clients.push(tx);
-                        tokio::spawn(serve_client(stream, peer, rx));
-                    }
-                }
+                Ok((stream, peer)) => out.accept(stream, peer),
                 Err(e) => warn!("TCP accept failed: {e}"),
             },
             n = ais_recv => match n {
@@ -252,14 +267,13 @@ pub async fn run(
                     for line in dgram[..n].split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                         match ais_in.line(line) {
                             Ok(Some(t)) => {
-                                let topic = format!("{root}/ais/{}", t.mmsi);
-                                match serde_json::to_vec(t) {
-                                    Ok(json) => {
-                                        if client.try_publish(topic, QoS::AtMostOnce, false, json).is_ok() {
-                                            out.summary.ais_published += 1;
-                                        }
-                                    }
-                                    Err(e) => warn!("AIS target not serialised: {e}"),
+                                // Queued when the client's queue is full
+                                // (a burst), sent with its latest state soon.
+                                let mmsi = t.mmsi;
+                                if ais_backlog.is_empty() && publish_target(&client, &root, t) {
+                                    out.summary.ais_published += 1;
+                                } else if ais_backlog.heard(&mmsi, || ()).1.is_some() {
+                                    out.summary.ais_unpublished += 1;
                                 }
                             }
                             Ok(None) => {}
@@ -299,13 +313,6 @@ pub async fn run(
                     else {
                         continue;
                     };
-                    if !clock.contains_key(vehicle) && clock.len() >= MAX_VEHICLES {
-                        if out.refused.len() < MAX_VEHICLES && out.refused.insert(vehicle.to_string()) {
-                            warn!("{MAX_VEHICLES} vehicles served; ignoring {}", super::escape_control(vehicle));
-                            out.summary.refused += 1;
-                        }
-                        continue;
-                    }
                     if var == USM_TIME {
                         let usm = std::str::from_utf8(&p.payload).ok().and_then(|s| s.trim().parse::<f64>().ok());
                         let Some(usm) = usm.filter(|u| u.is_finite()) else { continue };
@@ -332,7 +339,10 @@ pub async fn run(
                     // (its exact clock); a report still held when the next
                     // one comes (no USM_TIME) goes out with the estimate, or
                     // the bridge's clock before any USM_TIME.
-                    let entry = clock.entry(vehicle.to_string()).or_insert((f64::NAN, None));
+                    let (entry, gone) = clock.heard(vehicle, || (f64::NAN, None));
+                    if let Some((name, _)) = gone {
+                        out.forget(&name);
+                    }
                     s.clock = f64::NAN;
                     if let Some(mut old) = entry.1.replace(s) {
                         old.clock = if entry.0.is_finite() { entry.0 + old.t } else { unix_now() };
@@ -350,16 +360,49 @@ pub async fn run(
         }
     }
     let _ = client.try_disconnect();
+    out.summary.ais_forgotten = ais_in.forgotten();
     Ok(out.summary)
+}
+
+/// One TCP client: its slot, its queue, and the handle whose drop closes it.
+struct Client {
+    slot: SlotId,
+    tx: mpsc::Sender<Bytes>,
+    _close: oneshot::Sender<()>,
+}
+
+/// Publish an AIS input target on `{root}/ais/{MMSI}`; false if the MQTT
+/// client's queue is full.
+fn publish_target(
+    client: &rumqttc::AsyncClient,
+    root: &str,
+    t: &crate::nmea::input::Target,
+) -> bool {
+    match serde_json::to_vec(t) {
+        Ok(json) => client
+            .try_publish(
+                format!("{root}/ais/{}", t.mmsi),
+                QoS::AtMostOnce,
+                false,
+                json,
+            )
+            .is_ok(),
+        Err(e) => {
+            warn!("AIS target not serialised: {e}");
+            true
+        }
+    }
 }
 
 /// The sending half: the engine and every destination.
 struct Out {
     engine: Engine,
+    slots: Slots,
     bucket: Bucket,
     udp: Vec<Udp>,
-    clients: Vec<mpsc::Sender<Bytes>>,
-    refused: HashSet<String>,
+    clients: Vec<Client>,
+    /// Vehicles whose refusal was logged.
+    refused: Recent<String, ()>,
     summary: NmeaSummary,
     last_drop_log: Instant,
     unlogged_drops: u64,
@@ -367,11 +410,66 @@ struct Out {
 }
 
 impl Out {
+    /// A TCP client connected: give it a slot (closing the client that must
+    /// make room, [`Slots::admit`]), then every vehicle's static data.
+    fn accept(&mut self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let slots = &mut self.slots;
+        self.clients.retain(|c| {
+            let open = !c.tx.is_closed();
+            if !open {
+                slots.release(c.slot);
+            }
+            open
+        });
+        let (slot, evict) = self.slots.admit(peer.ip());
+        if let Some(e) = evict {
+            self.clients.retain(|c| c.slot != e);
+            self.summary.displaced_clients += 1;
+            if self.summary.displaced_clients.is_power_of_two() {
+                warn!(
+                    "TCP client {peer}: closed the longest-connected client of the busiest \
+                     address to make room (at most {MAX_CLIENTS} clients, {MAX_PER_ADDRESS} \
+                     per address; {} closed so far)",
+                    self.summary.displaced_clients
+                );
+            }
+        }
+        info!("TCP client {peer} connected");
+        let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_QUEUE);
+        let (close, closed) = oneshot::channel();
+        self.buf.clear();
+        if self.engine.static_reports(&mut self.buf) > 0 {
+            let _ = tx.try_send(Bytes::copy_from_slice(&self.buf));
+        }
+        self.clients.push(Client {
+            slot,
+            tx,
+            _close: close,
+        });
+        tokio::spawn(serve_client(stream, peer, rx, closed));
+    }
+
+    /// `vehicle` was forgotten to make room for a new one.
+    fn forget(&mut self, vehicle: &str) {
+        self.engine.remove(vehicle);
+        self.summary.forgotten += 1;
+        if self.summary.forgotten.is_power_of_two() {
+            warn!(
+                "{MAX_VEHICLES} vehicles served: forgot {}, heard least recently ({} forgotten so far)",
+                super::escape_control(vehicle),
+                self.summary.forgotten
+            );
+        }
+    }
+
     /// One state of `vehicle` (its clock set) through the engine to UDP and TCP.
     fn emit(&mut self, vehicle: &str, s: &ShipState) {
         let engine = &mut self.engine;
-        if engine.identity(vehicle).is_none() {
-            engine.set_identity(Identity::named(vehicle));
+        let new = !engine.is_tracked(vehicle);
+        self.buf.clear();
+        let summary = &mut self.summary;
+        let r = engine.update(vehicle, s, &mut self.buf);
+        if new && r.is_ok() {
             if let Some(other) = engine.mmsi_clash(vehicle) {
                 warn!(
                     "{} and {} have the same MMSI {}: give one an `mmsi` in its config",
@@ -381,9 +479,7 @@ impl Out {
                 );
             }
         }
-        self.buf.clear();
-        let summary = &mut self.summary;
-        match engine.update(vehicle, s, &mut self.buf) {
+        match r {
             Ok(0) => summary.reports += 1,
             Ok(n) => {
                 summary.reports += 1;
@@ -404,19 +500,27 @@ impl Out {
                 send(&mut self.udp, &self.buf, summary);
                 if !self.clients.is_empty() {
                     let batch = Bytes::copy_from_slice(&self.buf);
-                    self.clients.retain(|c| match c.try_send(batch.clone()) {
-                        Ok(()) => true,
-                        Err(mpsc::error::TrySendError::Full(_)) => {
-                            summary.slow_clients += 1;
-                            warn!("a TCP client fell {CLIENT_QUEUE} reports behind: dropped");
-                            false
+                    let slots = &mut self.slots;
+                    self.clients.retain(|c| {
+                        let keep = match c.tx.try_send(batch.clone()) {
+                            Ok(()) => true,
+                            Err(mpsc::error::TrySendError::Full(_)) => {
+                                summary.slow_clients += 1;
+                                warn!("a TCP client fell {CLIENT_QUEUE} reports behind: dropped");
+                                false
+                            }
+                            Err(mpsc::error::TrySendError::Closed(_)) => false,
+                        };
+                        if !keep {
+                            slots.release(c.slot);
                         }
-                        Err(mpsc::error::TrySendError::Closed(_)) => false,
+                        keep
                     });
                 }
             }
             Err(e) => {
-                if self.refused.len() < MAX_VEHICLES && self.refused.insert(vehicle.to_string()) {
+                if !self.refused.contains(vehicle) {
+                    self.refused.heard(vehicle, || ());
                     summary.refused += 1;
                     warn!("{}: no NMEA/AIS: {e}", super::escape_control(vehicle));
                 }
@@ -445,25 +549,44 @@ fn send(udp: &mut [Udp], buf: &[u8], summary: &mut NmeaSummary) {
     }
 }
 
-/// Write batches to one TCP client until it closes or the bridge drops it.
+/// Write batches to one TCP client until it closes, the bridge drops its
+/// queue, or `closed` fires (its slot was given to a newer client).
 async fn serve_client(
     mut stream: tokio::net::TcpStream,
     peer: SocketAddr,
     mut rx: mpsc::Receiver<Bytes>,
+    mut closed: oneshot::Receiver<()>,
 ) {
     let _ = stream.set_nodelay(true);
-    while let Some(b) = rx.recv().await {
+    loop {
+        let b = tokio::select! {
+            _ = &mut closed => {
+                info!("TCP client {peer}: closed to make room for a newer client");
+                return;
+            }
+            b = rx.recv() => match b {
+                Some(b) => b,
+                None => break,
+            },
+        };
         // A write that cannot finish in 10 s: the reader is gone or stuck.
-        match tokio::time::timeout(Duration::from_secs(10), stream.write_all(&b)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                info!("TCP client {peer}: {e}; closed");
+        let write = tokio::time::timeout(Duration::from_secs(10), stream.write_all(&b));
+        tokio::select! {
+            _ = &mut closed => {
+                info!("TCP client {peer}: closed to make room for a newer client");
                 return;
             }
-            Err(_) => {
-                warn!("TCP client {peer}: not reading; closed");
-                return;
-            }
+            w = write => match w {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    info!("TCP client {peer}: {e}; closed");
+                    return;
+                }
+                Err(_) => {
+                    warn!("TCP client {peer}: not reading; closed");
+                    return;
+                }
+            },
         }
     }
     info!("TCP client {peer} dropped");

@@ -3,10 +3,12 @@
 //! ([`super::ais::decode`]) and merged per MMSI into the JSON target
 //! published on `{root}/ais/{MMSI}`. Sans-IO and bounded: at most
 //! [`MAX_PENDING`] unfinished multi-fragment messages and [`MAX_TARGETS`]
-//! targets are held; lines longer than [`MAX_LINE`] are refused.
+//! targets are held (a new MMSI beyond makes it forget the target heard
+//! least recently); lines longer than [`MAX_LINE`] are refused.
 use std::collections::HashMap;
 
 use super::ais::{decode, Decoded};
+use super::recent::Recent;
 use super::sentence::checksum;
 
 /// Longest line accepted, bytes (NMEA says 82; some senders add tag blocks).
@@ -15,7 +17,7 @@ pub const MAX_LINE: usize = 512;
 pub const MAX_PENDING: usize = 64;
 /// Most fragments of one message.
 pub const MAX_FRAGMENTS: usize = 9;
-/// Most targets remembered (beyond: new MMSIs are refused).
+/// Most targets remembered (beyond: the one heard least recently is forgotten).
 pub const MAX_TARGETS: usize = 10_000;
 
 /// One external AIS target as published: the last known value of each field.
@@ -79,8 +81,6 @@ pub enum LineError {
     Checksum,
     /// A payload of a type not decoded, or too short for its type.
     Undecodable,
-    /// [`MAX_TARGETS`] targets already known.
-    TooManyTargets,
 }
 
 impl std::fmt::Display for LineError {
@@ -90,7 +90,6 @@ impl std::fmt::Display for LineError {
             LineError::Malformed(why) => write!(f, "not an AIS sentence: {why}"),
             LineError::Checksum => write!(f, "checksum mismatch"),
             LineError::Undecodable => write!(f, "payload of an unsupported type or too short"),
-            LineError::TooManyTargets => write!(f, "{MAX_TARGETS} targets known; new MMSI refused"),
         }
     }
 }
@@ -103,11 +102,18 @@ struct Pending {
 }
 
 /// Joins fragments and keeps the targets.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AisInput {
     pending: HashMap<(u8, u8), Pending>,
-    targets: HashMap<u32, Target>,
+    targets: Recent<u32, Target>,
+    forgotten: u64,
     lines: u64,
+}
+
+impl Default for AisInput {
+    fn default() -> Self {
+        AisInput::with_capacity(MAX_TARGETS)
+    }
 }
 
 impl AisInput {
@@ -116,9 +122,29 @@ impl AisInput {
         AisInput::default()
     }
 
+    /// An empty input remembering at most `cap` targets.
+    pub fn with_capacity(cap: usize) -> AisInput {
+        AisInput {
+            pending: HashMap::new(),
+            targets: Recent::new(cap),
+            forgotten: 0,
+            lines: 0,
+        }
+    }
+
     /// Targets known.
     pub fn targets(&self) -> usize {
         self.targets.len()
+    }
+
+    /// The target of `mmsi`, if known.
+    pub fn target(&self, mmsi: u32) -> Option<&Target> {
+        self.targets.get(&mmsi)
+    }
+
+    /// Targets forgotten so far to make room for new ones.
+    pub fn forgotten(&self) -> u64 {
+        self.forgotten
     }
 
     /// One line (without its line end; a trailing `\r` is ignored). Returns
@@ -209,13 +235,13 @@ impl AisInput {
             p.parts.concat()
         };
         let d = decode(&whole).ok_or(LineError::Undecodable)?;
-        if !self.targets.contains_key(&d.mmsi) && self.targets.len() >= MAX_TARGETS {
-            return Err(LineError::TooManyTargets);
-        }
-        let t = self.targets.entry(d.mmsi).or_insert_with(|| Target {
+        let (t, gone) = self.targets.heard(&d.mmsi, || Target {
             mmsi: d.mmsi,
             ..Target::default()
         });
+        if gone.is_some() {
+            self.forgotten += 1;
+        }
         t.merge(&d);
         Ok(Some(t))
     }
@@ -245,6 +271,39 @@ mod tests {
             .line(b"!AIVDM,1,1,,B,177KQJ5000G?tO`K>RA1wUbN0TKH,0")
             .is_err());
         assert!(a.line(b"garbage").is_err());
+    }
+
+    #[test]
+    fn a_burst_of_one_off_mmsis_does_not_shut_out_a_new_target() {
+        let mut a = AisInput::new();
+        let line = |mmsi: u32| {
+            let p = crate::nmea::ais::Position {
+                mmsi,
+                lat: 43.8,
+                lon: -70.3,
+                sog_ms: 1.0,
+                cog_deg: 90.0,
+                heading_deg: 90.0,
+                rot_deg_min: 0.0,
+                utc_second: 5,
+            };
+            let mut out = Vec::new();
+            crate::nmea::ais::frame(&mut out, "AI", "VDM", &crate::nmea::ais::type1_bits(&p), 0);
+            out.truncate(out.len() - 2);
+            out
+        };
+        a.line(&line(366_000_001)).unwrap();
+        for i in 0..MAX_TARGETS as u32 {
+            assert!(a.line(&line(200_000_000 + i)).unwrap().is_some());
+        }
+        assert_eq!(a.targets(), MAX_TARGETS);
+        assert_eq!(a.forgotten(), 1, "the first, heard least recently");
+        assert!(a.target(366_000_001).is_none());
+        // A new MMSI after the burst is taken (the oldest of the burst goes).
+        let t = a.line(&line(366_000_002)).unwrap().unwrap();
+        assert_eq!(t.mmsi, 366_000_002);
+        assert!(a.target(200_000_000).is_none() && a.target(200_000_001).is_some());
+        assert_eq!(a.targets(), MAX_TARGETS);
     }
 
     #[test]

@@ -14,7 +14,11 @@ use std::collections::HashMap;
 
 pub mod ais;
 pub mod input;
+pub mod recent;
 pub mod sentence;
+pub mod slots;
+
+use recent::Recent;
 
 use sentence::{valid_pos, Fix};
 
@@ -249,6 +253,12 @@ pub struct Options {
     pub ais_interval_s: Option<f64>,
     /// Static data (type 5) every this many seconds (default 360).
     pub static_interval_s: f64,
+    /// First repeat of a vehicle's static data this many seconds after its
+    /// first report, each later one twice as long after, until
+    /// `static_interval_s` (0: off, the default; `usim nmea` uses 30 s, so a
+    /// listener that starts after the bridge learns the names within
+    /// seconds to minutes, not 6 minutes).
+    pub static_warmup_s: f64,
 }
 
 impl Default for Options {
@@ -260,6 +270,7 @@ impl Default for Options {
             own_interval_s: 1.0,
             ais_interval_s: None,
             static_interval_s: 360.0,
+            static_warmup_s: 0.0,
         }
     }
 }
@@ -334,28 +345,49 @@ struct Track {
     last_pos: Option<f64>,
     /// Mission time of the last static data.
     last_static: Option<f64>,
+    /// Static data sent so far (paces the warm-up repeats).
+    statics: u32,
     /// Last (t, heading) seen, for the rate of turn.
     last_heading: Option<(f64, f64)>,
     /// Rate of turn, °/min (NaN until two reports).
     rot: f64,
 }
 
+/// Most vehicles an [`Engine`] paces at once: a new one beyond makes it
+/// forget the one heard least recently (its pacing starts afresh if it
+/// reports again). Configured identities are kept apart and never forgotten.
+pub const MAX_TRACKS: usize = 4096;
+
 /// The sans-IO NMEA/AIS engine: vehicle identities, pacing and the own ship.
 #[derive(Debug, Clone)]
 pub struct Engine {
     opts: Options,
     own: Option<String>,
-    tracks: HashMap<String, Track>,
+    /// Identities given by configs ([`Engine::set_identity`]).
+    configured: HashMap<String, Identity>,
+    tracks: Recent<String, Track>,
+    /// Tracks per MMSI (a clash is looked for only where this is above 1).
+    mmsis: HashMap<u32, u32>,
+    /// Tracks forgotten to make room.
+    forgotten: u64,
     seq: u8,
 }
 
 impl Engine {
     /// An engine with `own` as own ship (`None`: every vehicle is AIS).
     pub fn new(opts: Options, own: Option<String>) -> Engine {
+        Engine::with_capacity(opts, own, MAX_TRACKS)
+    }
+
+    /// An engine pacing at most `cap` vehicles at once.
+    pub fn with_capacity(opts: Options, own: Option<String>, cap: usize) -> Engine {
         Engine {
             opts,
             own,
-            tracks: HashMap::new(),
+            configured: HashMap::new(),
+            tracks: Recent::new(cap),
+            mmsis: HashMap::new(),
+            forgotten: 0,
             seq: 0,
         }
     }
@@ -365,45 +397,86 @@ impl Engine {
         &self.opts
     }
 
-    /// Register (or replace) a vehicle's identity; unknown vehicles get
-    /// [`Identity::named`] on their first report.
+    /// Register (or replace) a configured vehicle's identity (kept for the
+    /// life of the engine); unknown vehicles get [`Identity::named`] on
+    /// their first report.
     pub fn set_identity(&mut self, id: Identity) {
-        let name = id.name.clone();
-        match self.tracks.get_mut(&name) {
-            Some(t) => t.id = id,
-            None => {
-                self.tracks.insert(name, Track::new(id));
-            }
+        if let Some(t) = self.tracks.get_mut(&id.name) {
+            let old = std::mem::replace(&mut t.id, id.clone());
+            uncount(&mut self.mmsis, old.mmsi);
+            *self.mmsis.entry(id.mmsi).or_insert(0) += 1;
         }
+        self.configured.insert(id.name.clone(), id);
     }
 
-    /// The identity of `name`, if known.
+    /// The identity of `name`, if configured or paced now.
     pub fn identity(&self, name: &str) -> Option<&Identity> {
-        self.tracks.get(name).map(|t| &t.id)
+        self.tracks
+            .get(name)
+            .map(|t| &t.id)
+            .or_else(|| self.configured.get(name))
     }
 
-    /// Number of vehicles known.
+    /// Whether `name` is paced now (has reported and is not forgotten).
+    pub fn is_tracked(&self, name: &str) -> bool {
+        self.tracks.contains(name)
+    }
+
+    /// Number of vehicles paced now.
     pub fn len(&self) -> usize {
         self.tracks.len()
     }
 
-    /// No vehicle known.
+    /// No vehicle paced now.
     pub fn is_empty(&self) -> bool {
         self.tracks.is_empty()
     }
 
-    /// Another vehicle already using `name`'s MMSI, if any.
+    /// Vehicles forgotten so far to make room for new ones ([`MAX_TRACKS`]).
+    pub fn forgotten(&self) -> u64 {
+        self.forgotten
+    }
+
+    /// Another paced vehicle using `name`'s MMSI, if any.
     pub fn mmsi_clash(&self, name: &str) -> Option<&str> {
         let mmsi = self.tracks.get(name)?.id.mmsi;
+        if self.mmsis.get(&mmsi).copied().unwrap_or(0) < 2 {
+            return None;
+        }
         self.tracks
             .iter()
             .find(|(n, t)| n.as_str() != name && t.id.mmsi == mmsi)
             .map(|(n, _)| n.as_str())
     }
 
-    /// Forget a vehicle (it went offline).
+    /// Forget a vehicle's pacing (it went offline); a configured identity stays.
     pub fn remove(&mut self, name: &str) {
-        self.tracks.remove(name);
+        if let Some(t) = self.tracks.remove(name) {
+            uncount(&mut self.mmsis, t.id.mmsi);
+        }
+    }
+
+    /// The static data (AIS type 5) of every vehicle paced now, appended
+    /// to `out` (for a listener that just connected: it learns every name
+    /// at once instead of within [`Options::static_interval_s`]). Returns
+    /// the number of lines. The vehicles' own schedules are not touched.
+    pub fn static_reports(&mut self, out: &mut Vec<u8>) -> usize {
+        let sel = self.opts.sentences;
+        let mut lines = 0;
+        let mut names: Vec<&String> = self.tracks.iter().map(|(n, _)| n).collect();
+        names.sort();
+        for name in names {
+            let Some(tr) = self.tracks.get(name.as_str()) else {
+                continue;
+            };
+            let own = self.own.as_deref() == Some(name.as_str());
+            if tr.last_pos.is_none() || !((own && sel.vdo) || (!own && sel.vdm)) {
+                continue;
+            }
+            self.seq = write_static(out, &tr.id, own, self.seq);
+            lines += 2;
+        }
+        lines
     }
 
     /// A new state of vehicle `name`: append the sentences due to `out` and
@@ -423,13 +496,23 @@ impl Engine {
             return Err(Refusal::NoOrigin);
         }
         let own = self.own.as_deref() == Some(name);
-        if !self.tracks.contains_key(name) {
-            self.tracks
-                .insert(name.to_string(), Track::new(Identity::named(name)));
+        let configured = &self.configured;
+        let mut new_mmsi = None;
+        let (tr, gone) = self.tracks.heard(name, || {
+            let id = configured
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| Identity::named(name));
+            new_mmsi = Some(id.mmsi);
+            Track::new(id)
+        });
+        if let Some(m) = new_mmsi {
+            *self.mmsis.entry(m).or_insert(0) += 1;
         }
-        let Some(tr) = self.tracks.get_mut(name) else {
-            return Ok(0);
-        };
+        if let Some((_, t)) = gone {
+            uncount(&mut self.mmsis, t.id.mmsi);
+            self.forgotten += 1;
+        }
         if tr.last_pos.is_some_and(|t0| s.t < t0) {
             *tr = Track::new(tr.id.clone());
         }
@@ -451,7 +534,13 @@ impl Engine {
         };
         let due = |last: Option<f64>, every: f64| last.is_none_or(|t0| s.t - t0 >= every - 1e-9);
         let pos_due = due(tr.last_pos, interval);
-        let static_due = due(tr.last_static, self.opts.static_interval_s);
+        let warm = self.opts.static_warmup_s;
+        let static_every = if warm > 0.0 && tr.statics > 0 {
+            (warm * f64::from(1u32 << (tr.statics - 1).min(20))).min(self.opts.static_interval_s)
+        } else {
+            self.opts.static_interval_s
+        };
+        let static_due = due(tr.last_static, static_every);
         let before = out.len();
         let sel = self.opts.sentences;
         let utc = sentence::utc(s.clock);
@@ -516,25 +605,42 @@ impl Engine {
         }
         if static_due && ((own && sel.vdo) || (!own && sel.vdm)) {
             tr.last_static = Some(s.t);
-            let st = ais::Static {
-                mmsi: tr.id.mmsi,
-                name: tr.id.name.clone(),
-                ship_type: tr.id.ship_type,
-                length_m: tr.id.length_m,
-                beam_m: tr.id.beam_m,
-            };
-            ais::frame(
-                out,
-                "AI",
-                if own { "VDO" } else { "VDM" },
-                &ais::type5_bits(&st),
-                self.seq,
-            );
-            self.seq = (self.seq + 1) % 10;
+            tr.statics = tr.statics.saturating_add(1);
+            self.seq = write_static(out, &tr.id, own, self.seq);
             lines += 2;
         }
         debug_assert!(out[before..].is_ascii());
         Ok(lines)
+    }
+}
+
+/// One vehicle's static data (two `!AIVDM`/`!AIVDO` fragments) with
+/// sequential message id `seq`; returns the next id (0–9).
+fn write_static(out: &mut Vec<u8>, id: &Identity, own: bool, seq: u8) -> u8 {
+    let st = ais::Static {
+        mmsi: id.mmsi,
+        name: id.name.clone(),
+        ship_type: id.ship_type,
+        length_m: id.length_m,
+        beam_m: id.beam_m,
+    };
+    ais::frame(
+        out,
+        "AI",
+        if own { "VDO" } else { "VDM" },
+        &ais::type5_bits(&st),
+        seq,
+    );
+    (seq + 1) % 10
+}
+
+/// One track fewer with MMSI `m`.
+fn uncount(mmsis: &mut HashMap<u32, u32>, m: u32) {
+    if let Some(c) = mmsis.get_mut(&m) {
+        *c -= 1;
+        if *c == 0 {
+            mmsis.remove(&m);
+        }
     }
 }
 
@@ -544,6 +650,7 @@ impl Track {
             id,
             last_pos: None,
             last_static: None,
+            statics: 0,
             last_heading: None,
             rot: f64::NAN,
         }
@@ -612,6 +719,79 @@ mod tests {
             );
             assert!(line.len() <= 82, "{line}");
         }
+    }
+
+    /// Count of type 5 messages (2 fragments each) in `out`.
+    fn statics(out: &[u8]) -> usize {
+        String::from_utf8_lossy(out)
+            .lines()
+            .filter(|l| l.starts_with("!AIVDM,2,1"))
+            .count()
+    }
+
+    #[test]
+    fn static_data_warms_up_then_every_interval() {
+        let opts = Options {
+            static_warmup_s: 30.0,
+            ..Options::default()
+        };
+        let mut e = Engine::new(opts, None);
+        let mut at = Vec::new();
+        for t in 0..=1500 {
+            let mut out = Vec::new();
+            e.update("b", &state(f64::from(t)), &mut out).unwrap();
+            if statics(&out) > 0 {
+                at.push(t);
+            }
+        }
+        // First sight, then 30, 60, 120, 240 s apart, then every 360 s.
+        assert_eq!(at, [0, 30, 90, 210, 450, 810, 1170]);
+        // Without the warm-up: first sight, then every 360 s.
+        let mut e = Engine::new(Options::default(), None);
+        let mut n = 0;
+        for t in 0..=1500 {
+            let mut out = Vec::new();
+            e.update("b", &state(f64::from(t)), &mut out).unwrap();
+            n += statics(&out);
+        }
+        assert_eq!(n, 5);
+    }
+
+    #[test]
+    fn one_off_names_are_forgotten_but_configured_identities_stay() {
+        let mut e = Engine::with_capacity(Options::default(), None, 3);
+        let mut cfg = Identity::named("conf");
+        cfg.mmsi = 366_000_001;
+        e.set_identity(cfg.clone());
+        let mut out = Vec::new();
+        e.update("conf", &state(0.0), &mut out).unwrap();
+        for i in 0..10 {
+            e.update(&format!("x{i}"), &state(1.0), &mut out).unwrap();
+            assert!(e.len() <= 3);
+        }
+        assert_eq!(e.forgotten(), 8);
+        assert!(!e.is_tracked("conf") && !e.is_tracked("x0") && e.is_tracked("x9"));
+        // Back after being forgotten: its configured MMSI, not the default.
+        assert_eq!(e.identity("conf"), Some(&cfg));
+        out.clear();
+        e.update("conf", &state(2.0), &mut out).unwrap();
+        let d = ais::decode(
+            String::from_utf8_lossy(&out)
+                .lines()
+                .next()
+                .unwrap()
+                .split(',')
+                .nth(5)
+                .unwrap()
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(d.mmsi, 366_000_001);
+        // A listener connecting now gets the static data of the 3 paced.
+        out.clear();
+        assert_eq!(e.static_reports(&mut out), 6);
+        assert_eq!(statics(&out), 3);
+        assert!(e.mmsi_clash("conf").is_none());
     }
 
     #[test]

@@ -15,20 +15,28 @@ use crate::alog::{Alog, AlogValue};
 /// Vehicles at most (further sources are ignored).
 pub const MAX_VEHICLES: usize = 1024;
 
+/// The pose prefix: `NAV`, else `USM`, else the first `P` (in the order
+/// of the `P_X` rows) with both `P_X` and `P_Y` rows. One pass over the
+/// rows (an alog of 100,000 `_X` rows without a pose took 266 s when every
+/// `_X` row scanned the file again).
 fn prefix_of(a: &Alog) -> Option<String> {
-    let has = |p: &str| {
-        let (x, y) = (format!("{p}_X"), format!("{p}_Y"));
-        a.entries.iter().any(|e| e.var == x) && a.entries.iter().any(|e| e.var == y)
-    };
-    for p in ["NAV", "USM"] {
-        if has(p) {
-            return Some(p.to_string());
+    let mut xs: Vec<&str> = Vec::new();
+    let mut seen_x = std::collections::HashSet::new();
+    let mut ys = std::collections::HashSet::new();
+    for e in &a.entries {
+        if let Some(p) = e.var.strip_suffix("_X") {
+            if !p.is_empty() && seen_x.insert(p) {
+                xs.push(p);
+            }
+        } else if let Some(p) = e.var.strip_suffix("_Y") {
+            ys.insert(p);
         }
     }
-    a.entries
-        .iter()
-        .filter_map(|e| e.var.strip_suffix("_X"))
-        .find(|p| !p.is_empty() && has(p))
+    let has = |p: &str| seen_x.contains(p) && ys.contains(p);
+    ["NAV", "USM"]
+        .into_iter()
+        .find(|p| has(p))
+        .or_else(|| xs.iter().copied().find(|p| ys.contains(p)))
         .map(str::to_string)
 }
 
@@ -56,6 +64,7 @@ pub fn runs(a: &Alog) -> Result<Vec<Run>, String> {
         run: Run,
     }
     let mut vs: Vec<V> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let emit = |v: &mut V, t: f64| {
         let r = &mut v.run;
         r.k.push(r.t.len() as f64);
@@ -77,9 +86,10 @@ pub fn runs(a: &Alog) -> Result<Vec<Run>, String> {
             continue;
         };
         let name = e.aux().unwrap_or("");
-        let i = match vs.iter().position(|v| v.run.vehicle == name) {
-            Some(i) => i,
+        let i = match index.get(name) {
+            Some(&i) => i,
             None if vs.len() < MAX_VEHICLES => {
+                index.insert(name, vs.len());
                 vs.push(V {
                     cur: [f64::NAN; 8],
                     pending: None,

@@ -14,6 +14,7 @@ use plotters::prelude::*;
 
 pub mod alog_run;
 pub mod run_csv;
+pub mod scene;
 
 pub use run_csv::{CsvError, Run};
 

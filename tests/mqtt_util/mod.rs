@@ -801,3 +801,47 @@ pub fn topic(vehicle: &str, var: &str) -> String {
 pub fn node_report(payload: &str) -> serde_json::Value {
     serde_json::from_str(payload).unwrap_or_else(|e| panic!("bad NODE_REPORT {payload:?}: {e}"))
 }
+
+/// gpsd and gpspipe on PATH (or /usr/sbin), or SKIPPED (USIM_REQUIRE_GPSD=1: fail).
+pub fn gpsd_paths() -> Option<(PathBuf, PathBuf)> {
+    let find = |name: &str| {
+        ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(name))
+            .find(|p| p.exists())
+    };
+    match (find("gpsd"), find("gpspipe")) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => {
+            assert!(
+                std::env::var_os("USIM_REQUIRE_GPSD").is_none_or(|v| v != "1"),
+                "USIM_REQUIRE_GPSD=1 but gpsd/gpspipe are not installed (apt-get install gpsd gpsd-clients)"
+            );
+            eprintln!(
+                "SKIPPED: gpsd or gpspipe missing (apt-get install gpsd gpsd-clients); this test passes without running"
+            );
+            None
+        }
+    }
+}
+
+/// A gpsd reading NMEA on a UDP port: `(gpsd, its UDP port, its client
+/// TCP port)`, on fresh ports (gpsd exits when its UDP port is taken and
+/// runs on without listening when its TCP port is: both are checked).
+pub fn start_gpsd(gpsd: &Path, dir: &Path) -> (Proc, u16, u16) {
+    on_fresh_port("gpsd", |gpsd_port| {
+        let udp_port = free_port();
+        let mut g = Command::new(gpsd);
+        g.args([
+            "-N",
+            "-n",
+            "-S",
+            &gpsd_port.to_string(),
+            &format!("udp://127.0.0.1:{udp_port}"),
+        ]);
+        let mut p = Proc::spawn("gpsd", g, dir.join(format!("gpsd-{gpsd_port}.log")));
+        p.wait_listening(gpsd_port, START)?;
+        p.wait_holding(Proto::Udp, udp_port, START)?;
+        Ok((p, udp_port, gpsd_port))
+    })
+}

@@ -15,15 +15,17 @@ at native speed, with the exact numbers of the ``usim`` command line.
 Units: x east and y north in m, speeds in m/s, headings in marine degrees
 (0 = north, 90 = east, clockwise), pitch and yaw in radians, actuators in
 percent. Errors: :class:`ConfigError` (file:line: key) and
-:class:`MessageError` (the variable) are both ``ValueError``.
+:class:`MessageError` (the variable) are both ``ValueError``;
+:class:`SetpointWarning` (a ``UserWarning``) flags a thrust past ±100 %.
+``Vehicle`` and ``Fleet`` pickle and deep-copy (bit for bit).
 """
 
-from __future__ import annotations
-
+# The namespace holds only the package's own names (``dir(usim_marine)``):
+# the typing helpers and modules it uses are imported under private names.
 import csv as _csv
 import io as _io
 import os as _os
-from typing import Any, Dict, List, Optional
+from typing import Any as _Any, Dict as _Dict, List as _List, Optional as _Optional
 
 import numpy as _np
 
@@ -32,6 +34,7 @@ from ._usim import (  # noqa: F401
     ConfigError,
     Fleet,
     MessageError,
+    SetpointWarning,
     State,
     Vehicle,
     _mission_info,
@@ -51,13 +54,14 @@ __all__ = [
     "mission_info",
     "ConfigError",
     "MessageError",
+    "SetpointWarning",
     "CSV_HEADER",
 ]
 
 __version__ = "0.1.0"
 
 
-def _table(text: Optional[str]) -> Optional[Dict[str, Any]]:
+def _table(text: _Optional[str]) -> _Optional[_Dict[str, _Any]]:
     """Columns of a CSV text: numeric columns as float64 arrays, the others
     as lists of str (None for no text)."""
     if text is None:
@@ -66,7 +70,7 @@ def _table(text: Optional[str]) -> Optional[Dict[str, Any]]:
     if not rows:
         return {}
     header, body = rows[0], rows[1:]
-    out: Dict[str, Any] = {}
+    out: _Dict[str, _Any] = {}
     for j, name in enumerate(header):
         col = [r[j] if j < len(r) else "" for r in body]
         try:
@@ -92,21 +96,21 @@ class Run:
 
     def __init__(self, raw: tuple) -> None:
         names, k, vehicle, values, vnames, posts_csv, enc_csv, dropped = raw
-        self.vehicles: List[str] = list(vnames)
-        self._cols: Dict[str, _np.ndarray] = {}
+        self.vehicles: _List[str] = list(vnames)
+        self._cols: _Dict[str, _np.ndarray] = {}
         if len(self.vehicles) > 1:
             self._cols["vehicle"] = vehicle
         self._cols["k"] = k
         for n, v in zip(names, values):
             self._cols[n] = v
-        self.posts_csv: Optional[str] = posts_csv
-        self.encounters_csv: Optional[str] = enc_csv
+        self.posts_csv: _Optional[str] = posts_csv
+        self.encounters_csv: _Optional[str] = enc_csv
         self.posts = _table(posts_csv)
         self.encounters = _table(enc_csv)
         self.dropped = list(dropped)
 
     @property
-    def columns(self) -> List[str]:
+    def columns(self) -> _List[str]:
         """Column names, in CSV order."""
         return list(self._cols)
 
@@ -141,9 +145,9 @@ class Run:
 
 
 def replay(
-    mission: Any,
+    mission: _Any,
     *,
-    math: Optional[str] = None,
+    math: _Optional[str] = None,
     posts: bool = False,
     encounters: bool = False,
     max_bytes: int = 4 << 30,
@@ -166,7 +170,7 @@ def replay(
     )
 
 
-def mission_info(mission: Any, math: Optional[str] = None) -> Dict[str, Any]:
+def mission_info(mission: _Any, math: _Optional[str] = None) -> _Dict[str, _Any]:
     """A mission's timing (``start_time``, ``dt`` or ``dt_pattern`` in s,
     ``steps``, ``output_every``), its ``vehicles`` (names) and ``posts`` as
     ``(t, var, value, vehicle_index, line)`` in file order: what a
@@ -182,7 +186,7 @@ class SweepResult:
 
     def __init__(self, text: str) -> None:
         self.csv = text
-        self.columns: Dict[str, Any] = _table(text) or {}
+        self.columns: _Dict[str, _Any] = _table(text) or {}
 
     def __getitem__(self, name: str):
         return self.columns[name]
@@ -212,3 +216,13 @@ try:  # Gymnasium environments, when gymnasium is installed ([gym] extra)
     _envs.register()
 except ImportError:  # pragma: no cover - gymnasium missing
     pass
+
+
+def _restore_vehicle(state):
+    """Rebuild a pickled :class:`Vehicle` (``pickle`` calls this)."""
+    return Vehicle._restore(state)
+
+
+def _restore_fleet(state):
+    """Rebuild a pickled :class:`Fleet` (``pickle`` calls this)."""
+    return Fleet._restore(state)

@@ -8,6 +8,7 @@ from ._usim import CSV_HEADER as CSV_HEADER
 from ._usim import ConfigError as ConfigError
 from ._usim import Fleet as Fleet
 from ._usim import MessageError as MessageError
+from ._usim import SetpointWarning as SetpointWarning
 from ._usim import State as State
 from ._usim import Vehicle as Vehicle
 

@@ -22,17 +22,26 @@ step, +10 per waypoint reached (within ``radius`` m). The episode ends
 ``max_steps``. Domain randomisation (seeded): start within
 ``start_radius`` m and ±``heading_spread``°, and a drift (current) of up to
 ``max_drift`` m/s in a uniform direction.
+
+Rendering: ``render_mode="rgb_array"`` gives ``render()`` frames from
+above (north up) drawn by usim's plotting code: waypoints, the track, the
+hull (the vector env: one frame per sub-environment).
+
+Info (vector env): ``waypoint`` and, on steps where episodes end,
+``episode`` = {``r``, ``l``, ``t``} with the mask ``_episode``, as
+Gymnasium's ``RecordEpisodeStatistics`` gives them.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import gymnasium as gym
 from gymnasium import spaces
 
-from ._usim import Fleet
+from ._usim import Fleet, _render_scene
 
 ENV_ID = "usim/WaypointFollow-v0"
 
@@ -52,6 +61,21 @@ KAYAK: Dict[str, Any] = {
 DEFAULT_WAYPOINTS = ((0.0, 60.0), (60.0, 60.0), (60.0, 0.0), (0.0, 0.0))
 
 _STATE = ("x", "y", "speed", "heading")
+
+#: Hull length drawn by ``render()``, m (a kayak's).
+_HULL_M = 4.0
+
+#: Frame size of ``render()``, pixels (width, height).
+RENDER_SIZE = (400, 400)
+
+
+def _check_render_mode(mode: Optional[str]) -> Optional[str]:
+    if mode not in (None, "rgb_array"):
+        raise ValueError(
+            f"render_mode {mode!r}: only 'rgb_array' (frames as (h, w, 3) uint8 arrays) "
+            "is offered; a window ('human') is not"
+        )
+    return mode
 
 
 class _Core:
@@ -83,6 +107,38 @@ class _Core:
         self.steps = np.zeros(n, dtype=np.int64)
         self.dist = np.zeros(n)
         self.sp = np.zeros((n, 2))
+        self.track: Optional[np.ndarray] = None  # (n, max_steps + 1, 2) when rendering
+        self.track_len = np.zeros(n, dtype=np.int64)
+
+    def keep_tracks(self) -> None:
+        """Record each env's positions for :meth:`frame` (render_mode set)."""
+        self.track = np.zeros((self.n, self.max_steps + 1, 2))
+
+    def _record(self, ids: np.ndarray) -> None:
+        if self.track is None:
+            return
+        at = np.minimum(self.track_len[ids], self.track.shape[1] - 1)
+        self.track[ids, at] = self.fleet.state[ids, :2]
+        self.track_len[ids] = at + 1
+
+    def frame(self, i: int, size: Tuple[int, int]) -> np.ndarray:
+        """Env ``i`` seen from above (usim's plotting code): its track, hull,
+        the waypoints (the next one filled), an ``(h, w, 3)`` uint8 array."""
+        s = self.fleet.state[i]
+        track = None if self.track is None else self.track[i, : self.track_len[i]]
+        pts = [self.wp, s[None, :2]] + ([track] if track is not None and len(track) else [])
+        allp = np.concatenate(pts)
+        allp = allp[np.all(np.isfinite(allp), axis=1)]
+        lo, hi = allp.min(axis=0), allp.max(axis=0)
+        pad = 0.1 * float(max(hi[0] - lo[0], hi[1] - lo[1], 10.0)) + self.radius
+        extent = (lo[0] - pad, lo[1] - pad, hi[0] + pad, hi[1] + pad)
+        nxt = int(min(self.idx[i], len(self.wp) - 1))
+        goals = [
+            (float(x), float(y), self.radius, j == nxt and self.idx[i] < len(self.wp))
+            for j, (x, y) in enumerate(self.wp)
+        ]
+        vessel = (float(s[0]), float(s[1]), float(s[3]), _HULL_M, track)
+        return _render_scene(int(size[0]), int(size[1]), extent, [vessel], goals)
 
     def reset(self, rng: np.random.Generator, which: Optional[np.ndarray] = None) -> None:
         ids = np.arange(self.n) if which is None else np.flatnonzero(which)
@@ -95,6 +151,8 @@ class _Core:
         self.steps[ids] = 0
         s = self.fleet.state
         self.dist[ids] = np.hypot(*(self.wp[0] - s[ids, :2]).T)
+        self.track_len[ids] = 0
+        self._record(ids)
 
     def observe(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         s = self.fleet.state
@@ -129,6 +187,8 @@ class _Core:
         for _ in range(self.frame_skip):
             self.fleet.step(self.sp)
         self.steps += 1
+        if self.track is not None:
+            self._record(np.arange(self.n))
         obs, dist, err = self.observe()
         reward = (self.dist - dist) - 0.01 * np.abs(np.degrees(err)) / 180.0
         reached = dist < self.radius
@@ -150,7 +210,7 @@ class WaypointFollowEnv(gym.Env):
     """``usim/WaypointFollow-v0``: one vehicle, waypoints, thrust and rudder
     (see the module docstring for spaces and reward)."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 5}
 
     def __init__(
         self,
@@ -164,7 +224,10 @@ class WaypointFollowEnv(gym.Env):
         heading_spread: float = 30.0,
         max_drift: float = 0.2,
         render_mode: Optional[str] = None,
+        render_size: Tuple[int, int] = RENDER_SIZE,
     ) -> None:
+        self.render_mode = _check_render_mode(render_mode)
+        self._render_size = (int(render_size[0]), int(render_size[1]))
         self._core = _Core(
             1,
             KAYAK if config is None else config,
@@ -179,7 +242,9 @@ class WaypointFollowEnv(gym.Env):
         )
         self.observation_space = _OBS_SPACE
         self.action_space = _ACT_SPACE
-        self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "render_fps": 1.0 / (dt * frame_skip)}
+        if self.render_mode is not None:
+            self._core.keep_tracks()
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
@@ -192,17 +257,41 @@ class WaypointFollowEnv(gym.Env):
         info = {"waypoint": int(self._core.idx[0])}
         return obs[0], float(r[0]), bool(done[0]), bool(trunc[0]), info
 
+    def render(self):
+        """With ``render_mode="rgb_array"``: the scene from above as an
+        ``(h, w, 3)`` uint8 array (track, hull, waypoints; north up)."""
+        if self.render_mode is None:
+            return None
+        return self._core.frame(0, self._render_size)
+
 
 class WaypointFollowVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` WaypointFollow environments stepped together on one
     :class:`usim_marine.Fleet` (autoreset: next step, as Gymnasium's
     default: after an episode ends, the next ``step`` resets that
-    sub-environment and returns its first observation with reward 0)."""
+    sub-environment and returns its first observation with reward 0).
+    ``info`` carries per-env ``waypoint`` and the episode statistics
+    ``episode`` / ``_episode`` (see :meth:`_info`); ``episode_stats=False``
+    leaves the latter out (to wrap it in Gymnasium's own
+    ``RecordEpisodeStatistics``, which refuses an ``info`` that has them)."""
 
-    metadata = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": 5,
+        "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP,
+    }
 
-    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        kwargs.pop("render_mode", None)
+    def __init__(
+        self,
+        num_envs: int = 1,
+        episode_stats: bool = True,
+        render_mode: Optional[str] = None,
+        render_size: Tuple[int, int] = RENDER_SIZE,
+        **kwargs: Any,
+    ) -> None:
+        self.render_mode = _check_render_mode(render_mode)
+        self._render_size = (int(render_size[0]), int(render_size[1]))
+        self._stats = bool(episode_stats)
         config = kwargs.pop("config", None)
         args = dict(
             waypoints=DEFAULT_WAYPOINTS,
@@ -217,12 +306,21 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
         args.update(kwargs)
         self.num_envs = int(num_envs)
         self._core = _Core(self.num_envs, KAYAK if config is None else config, **args)
+        self.metadata = {
+            **type(self).metadata,
+            "render_fps": 1.0 / (float(args["dt"]) * int(args["frame_skip"])),
+        }
+        if self.render_mode is not None:
+            self._core.keep_tracks()
         self.single_observation_space = _OBS_SPACE
         self.single_action_space = _ACT_SPACE
         self.observation_space = gym.vector.utils.batch_space(_OBS_SPACE, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(_ACT_SPACE, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._np_random = None
+        self._ep_return = np.zeros(self.num_envs)
+        self._ep_length = np.zeros(self.num_envs, dtype=np.int64)
+        self._ep_start = np.zeros(self.num_envs)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if seed is not None:
@@ -231,6 +329,9 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
             self._np_random = np.random.default_rng()
         self._core.reset(self._np_random)
         self._autoreset[:] = False
+        self._ep_return[:] = 0.0
+        self._ep_length[:] = 0
+        self._ep_start[:] = time.perf_counter()
         obs, _, _ = self._core.observe()
         return obs, {}
 
@@ -245,8 +346,48 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
             r[ar] = 0.0
             done[ar] = False
             trunc[ar] = False
+        info = self._info(r, done | trunc)
         self._autoreset = done | trunc
-        return obs, r, done, trunc, {}
+        return obs, r, done, trunc, info
+
+    def render(self):
+        """With ``render_mode="rgb_array"``: a tuple of one frame per
+        sub-environment (as ``SyncVectorEnv`` renders), each an ``(h, w, 3)``
+        uint8 array."""
+        if self.render_mode is None:
+            return None
+        return tuple(self._core.frame(i, self._render_size) for i in range(self.num_envs))
+
+    def _info(self, reward: np.ndarray, ended: np.ndarray) -> Dict[str, Any]:
+        """Per-env info by Gymnasium's vector conventions: ``waypoint`` (the
+        index of the next waypoint, int64) with its mask ``_waypoint``;
+        on a step where some episodes end, ``episode`` = {``r``: return,
+        ``l``: length in env steps, ``t``: wall time in s} for those envs
+        (0 elsewhere) and ``_episode``, the mask of the envs that ended,
+        as ``gymnasium.wrappers.vector.RecordEpisodeStatistics`` gives
+        them (the autoreset step starts a new episode and is not counted)."""
+        info: Dict[str, Any] = {
+            "waypoint": self._core.idx.copy(),
+            "_waypoint": np.ones(self.num_envs, dtype=bool),
+        }
+        if not self._stats:
+            return info
+        now = time.perf_counter()
+        ar = self._autoreset
+        self._ep_return[ar] = 0.0
+        self._ep_length[ar] = 0
+        self._ep_start[ar] = now
+        live = ~ar
+        self._ep_return[live] += reward[live]
+        self._ep_length[live] += 1
+        if np.any(ended):
+            info["episode"] = {
+                "r": np.where(ended, self._ep_return, 0.0),
+                "l": np.where(ended, self._ep_length, 0),
+                "t": np.where(ended, np.round(now - self._ep_start, 6), 0.0),
+            }
+            info["_episode"] = ended.copy()
+        return info
 
 
 def register() -> None:
