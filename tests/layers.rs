@@ -542,3 +542,190 @@ fn the_checker_finds_cycles_through_children() {
     .unwrap();
     assert!(sibling_cycles(&import_graph(s)).is_empty());
 }
+
+/// The layers of `src/lib.rs`'s front page in order, each with the modules
+/// its list documents (`//! ## Core: …` then `//! * [`name`]: …` lines).
+fn documented_layers(lib: &str) -> Vec<(String, Vec<String>)> {
+    let mut layers: Vec<(String, Vec<String>)> = Vec::new();
+    for line in lib.lines() {
+        if let Some(h) = line.strip_prefix("//! ## ") {
+            let name = h.split(':').next().unwrap_or(h).trim().to_lowercase();
+            layers.push((name, Vec::new()));
+        } else if let Some(item) = line.strip_prefix("//! * ") {
+            let module = item.split('`').nth(1).unwrap_or("").to_string();
+            let layer = layers.last_mut().expect("a module listed before any layer");
+            layer.1.push(module);
+        }
+    }
+    layers
+}
+
+/// The `pub mod` items of `src/lib.rs` under their `// layer` comments, in order.
+fn declared_layers(lib: &str) -> Vec<(String, Vec<String>)> {
+    let mut layers: Vec<(String, Vec<String>)> = Vec::new();
+    for line in lib.lines().map(str::trim) {
+        if let Some(c) = line.strip_prefix("// ") {
+            layers.push((c.trim().to_lowercase(), Vec::new()));
+        } else if let Some(m) = line.strip_prefix("pub mod ") {
+            let module = m.trim_end_matches(';').trim().to_string();
+            let layer = layers
+                .last_mut()
+                .expect("a `pub mod` before any `// layer`");
+            layer.1.push(module);
+        }
+    }
+    layers
+}
+
+/// Modules that exist only under `#[cfg(test)]` (`#[cfg(test)] mod x;`).
+fn test_only_modules(modules: &BTreeMap<ModPath, PathBuf>) -> BTreeSet<ModPath> {
+    let mut out = BTreeSet::new();
+    for (m, f) in modules {
+        let raw = std::fs::read_to_string(f).unwrap();
+        for t in drop_test_modules(&strip(&raw)).1 {
+            let mut p = m.clone();
+            p.push(t);
+            out.insert(p);
+        }
+    }
+    out
+}
+
+/// `src/lib.rs`'s module list tells the truth: every top-level module of
+/// `src/` is declared and documented once, in the same layer and order, no
+/// documented module is missing from `src/`, and no module imports one of a
+/// later layer (docs/architecture.md).
+#[test]
+fn the_front_page_lists_every_module_in_its_layer() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let documented = documented_layers(&lib);
+    let declared = declared_layers(&lib);
+    let names: Vec<&str> = documented.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        names,
+        ["core", "files", "runners", "transports", "tools"],
+        "the layers of src/lib.rs's front page"
+    );
+    assert_eq!(
+        documented, declared,
+        "src/lib.rs: the documented list and the `pub mod` items (with their `// layer` comments)"
+    );
+    let all: Vec<&String> = declared.iter().flat_map(|(_, ms)| ms).collect();
+    let set: BTreeSet<&String> = all.iter().copied().collect();
+    assert_eq!(set.len(), all.len(), "a module listed twice: {all:?}");
+    let files: BTreeSet<String> = module_files(&src())
+        .into_keys()
+        .filter(|m| m.len() == 1)
+        .map(|m| m[0].clone())
+        .collect();
+    let set: BTreeSet<String> = set.into_iter().cloned().collect();
+    assert_eq!(set, files, "src/lib.rs's modules and the files of src/");
+
+    let layer_of: BTreeMap<&str, usize> = declared
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, ms))| ms.iter().map(move |m| (m.as_str(), i)))
+        .collect();
+    let mut upward = Vec::new();
+    for (from, tos) in import_graph(&src()) {
+        let Some(a) = from.first() else { continue };
+        for (to, at) in tos {
+            let Some(b) = to.first() else { continue };
+            if layer_of[b.as_str()] > layer_of[a.as_str()] {
+                upward.push(format!(
+                    "{} ({}) → {} ({}) at {at}",
+                    name(&from),
+                    declared[layer_of[a.as_str()]].0,
+                    name(&to),
+                    declared[layer_of[b.as_str()]].0
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports into a later layer of src/lib.rs:\n{}",
+        upward.join("\n")
+    );
+}
+
+/// The module paths a cell of the architecture table names: `` `a` ``,
+/// `` `a::b` `` and `` `a::{b, c}` ``, each backticked.
+fn table_paths(cell: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, part) in cell.split('`').enumerate() {
+        if k % 2 == 0 {
+            continue;
+        }
+        if let Some((head, list)) = part.split_once("::{") {
+            for child in list.trim_end_matches('}').split(',') {
+                out.push(format!("{head}::{}", child.trim()));
+            }
+        } else {
+            out.push(part.trim().to_string());
+        }
+    }
+    out
+}
+
+/// docs/architecture.md's table "One line per module" names every module of
+/// `src/` down to the second level (`model::speed`; test-only modules left
+/// out) exactly once, no module that does not exist, and runs through the
+/// layers of `src/lib.rs` in order.
+#[test]
+fn the_architecture_table_lists_every_module_by_layer() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let section = doc
+        .split("\n## One line per module")
+        .nth(1)
+        .expect("docs/architecture.md: the section `## One line per module`");
+    let section = section.split("\n## ").next().unwrap();
+    let mut named: Vec<String> = Vec::new();
+    for row in section.lines().filter(|l| l.starts_with("| `")) {
+        named.extend(table_paths(row.split('|').nth(1).unwrap_or("")));
+    }
+    let modules = module_files(&src());
+    let tests = test_only_modules(&modules);
+    let expected: BTreeSet<String> = modules
+        .keys()
+        .filter(|m| (1..=2).contains(&m.len()) && !tests.contains(*m))
+        .map(|m| m.join("::"))
+        .collect();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let twice: Vec<&String> = named
+        .iter()
+        .filter(|n| !seen.insert(n.to_string()))
+        .collect();
+    assert!(twice.is_empty(), "named twice: {twice:?}");
+    let missing: Vec<&String> = expected.difference(&seen).collect();
+    assert!(missing.is_empty(), "modules without a row: {missing:?}");
+    let unknown: Vec<&String> = seen.difference(&expected).collect();
+    assert!(
+        unknown.is_empty(),
+        "rows naming no module of src/: {unknown:?}"
+    );
+
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let layers = declared_layers(&lib);
+    let layer_of = |top: &str| {
+        layers
+            .iter()
+            .position(|(_, ms)| ms.iter().any(|m| m == top))
+    };
+    let order: Vec<(usize, &String)> = named
+        .iter()
+        .map(|n| (layer_of(n.split("::").next().unwrap()).unwrap(), n))
+        .collect();
+    for w in order.windows(2) {
+        assert!(
+            w[0].0 <= w[1].0,
+            "docs/architecture.md: `{}` ({}) comes after `{}` ({})",
+            w[1].1,
+            layers[w[1].0].0,
+            w[0].1,
+            layers[w[0].0].0
+        );
+    }
+}
