@@ -28,6 +28,7 @@ pub mod params;
 pub mod pid;
 pub mod pose;
 pub mod position;
+pub mod rng;
 pub mod sailing;
 pub mod speed;
 pub mod thrust_map;
