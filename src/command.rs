@@ -110,6 +110,9 @@ pub enum Command {
     BuoyancyControl(String),
     /// `TRIM_CONTROL` true: trim handshake (V22).
     TrimControl(String),
+    /// `USM_SENSOR "gps=off,at=120,for=30"`: switch a sensor of the
+    /// `[sensors]` suite (docs/model.md, "Sensors").
+    Sensor(String),
 }
 
 impl Command {
@@ -151,6 +154,7 @@ impl Command {
             C::WindConditions(_) => "WIND_CONDITIONS",
             C::BuoyancyControl(_) => "BUOYANCY_CONTROL",
             C::TrimControl(_) => "TRIM_CONTROL",
+            C::Sensor(_) => "USM_SENSOR",
         }
     }
 
@@ -486,6 +490,11 @@ pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[
         Kind::Text,
         "V22: true starts the trim handshake",
     ),
+    (
+        "USM_SENSOR",
+        Kind::Text,
+        "sensors: \"gps=off[,at=s][,for=s]\" (gps, heading, speed, depth, all; on/off)",
+    ),
 ];
 
 /// How `var` is read, or `None` if the vehicle does not subscribe to it.
@@ -595,6 +604,7 @@ fn build(var: &str, p: Payload) -> Result<Command, MessageError> {
         "WIND_CONDITIONS" => C::WindConditions(text(p)),
         "BUOYANCY_CONTROL" => C::BuoyancyControl(text(p)),
         "TRIM_CONTROL" => C::TrimControl(text(p)),
+        "USM_SENSOR" => C::Sensor(text(p)),
         _ => return Err(MessageError::new(var, "", unknown_var_reason(var))),
     };
     Ok(cmd)

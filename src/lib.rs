@@ -13,6 +13,8 @@
 //! * [`interp`]: setpoint shaping: timed-command lists and jerk-limited profiles.
 //! * [`model`]: the uSimMarine and V22 physics ([`model::Vehicle`]); time and
 //!   inputs are arguments.
+//! * [`sensor`]: sensor degradation between the true state and the `NAV_*`
+//!   postings (noise, Gauss–Markov bias, outliers, dropouts, latency), seeded.
 //! * [`text`]: clipping echoed text, the nearest known word to a typo.
 //!
 //! ## Files: configs, missions and the formats usim reads and writes
@@ -56,6 +58,7 @@ pub mod actuator;
 pub mod command;
 pub mod interp;
 pub mod model;
+pub mod sensor;
 pub mod text;
 // files
 pub mod alog;

@@ -466,6 +466,12 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "sensor",
+        &[
+            "config", "mission", "replay", "mqtt", "view", "cli", "sweep", "moos",
+        ],
+    ),
+    (
         "config",
         &["mission", "replay", "mqtt", "view", "cli", "sweep"],
     ),

@@ -30,6 +30,7 @@ pub mod pose;
 pub mod position;
 pub mod rng;
 pub mod sailing;
+pub mod sensing;
 pub mod speed;
 pub mod thrust_map;
 pub mod trig;
@@ -168,6 +169,38 @@ pub struct Snapshot {
     pub current_x: f64,
     /// Current-field velocity north at the vehicle, m/s.
     pub current_y: f64,
+    /// What the sensors reported in the last posting (only with a
+    /// `[sensors]` table; not a CSV column; in `NODE_REPORT` as `sensed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensed: Option<SensedNav>,
+}
+
+/// The sensed navigation of the last posting, as published: position (m,
+/// and degrees with an origin; NaN during a dropout), speed (m/s, rounded
+/// as `NAV_SPEED`), heading (degrees, wrapped as `NAV_HEADING`), depth (m),
+/// and the GPS fix (GGA quality 0 = none, HDOP, satellites).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SensedNav {
+    /// East, m (NaN: no fix).
+    pub x: f64,
+    /// North, m (NaN: no fix).
+    pub y: f64,
+    /// Latitude, degrees (NaN: no fix or no origin).
+    pub lat: f64,
+    /// Longitude, degrees (NaN: no fix or no origin).
+    pub lon: f64,
+    /// Published speed, m/s (NaN: no reading).
+    pub speed: f64,
+    /// Published heading, degrees (NaN: no reading).
+    pub heading: f64,
+    /// Depth, m (NaN: no reading).
+    pub depth: f64,
+    /// GGA fix quality (0: no fix).
+    pub fix: u8,
+    /// Horizontal dilution of precision (NaN: no fix).
+    pub hdop: f64,
+    /// Satellites in use.
+    pub satellites: u8,
 }
 
 impl Snapshot {
@@ -318,6 +351,9 @@ pub struct Vehicle {
     /// Steps skipped because they produced a non-finite state.
     skipped_steps: u64,
     geo: Option<geodesy::GeoConverter>,
+    /// The sensor suite (`[sensors]`), if any, and its last reading.
+    sensors: Option<sensing::SensorBox>,
+    sensed: Option<sensing::Reading>,
 }
 
 /// Bytes `[start, end)` of a [`Vehicle`] that hold its per-step fields
@@ -418,6 +454,8 @@ impl Vehicle {
             geo,
             shaping,
             v22: v22_app::V22State::new(&params),
+            sensors: params.sensors.clone(),
+            sensed: None,
             params,
             skipped_steps: 0,
         }
@@ -658,6 +696,19 @@ impl Vehicle {
                 self.water_depth = v;
             }
             C::Reset(s) => self.handle_reset(&s)?,
+            C::Sensor(s) => {
+                let t = t_s - self.start_time;
+                match &mut self.sensors {
+                    Some(b) => b.0.command(&s, t).map_err(|r| bad_text("USM_SENSOR", &s, r))?,
+                    None => {
+                        return Err(bad_text(
+                            "USM_SENSOR",
+                            &s,
+                            "this vehicle has no [sensors] table (add one to its config)",
+                        ))
+                    }
+                }
+            }
             C::TurnRate(v) => self.turn_rate = v.clamp(0.0, 100.0),
             C::Enabled(s) => {
                 self.enabled = if self.is_v22() && s.trim().eq_ignore_ascii_case("toggle") {
@@ -1160,6 +1211,38 @@ impl Vehicle {
             drift_summary,
             reset_count,
         });
+        if let Some(b) = &mut self.sensors {
+            let r = &self.nav;
+            self.sensed = Some(b.0.sense(&sensing::Truth {
+                t: r.stamp - self.start_time,
+                x: r.x,
+                y: r.y,
+                speed,
+                heading,
+                depth: r.depth,
+            }));
+        }
+    }
+
+    /// The NAV values a posting shows: the sensed ones with a sensor suite
+    /// (NaN where a sensor has no reading), else the record's. Position
+    /// (m), stored speed (m/s) and heading (degrees), depth (m).
+    fn nav_shown(&self, speed: f64, heading: f64) -> (f64, f64, f64, f64, f64) {
+        let r = &self.nav;
+        match &self.sensed {
+            None => (r.x, r.y, speed, heading, r.depth),
+            Some(s) => {
+                let (x, y) = s.pos.unwrap_or((f64::NAN, f64::NAN));
+                let n = f64::NAN;
+                (
+                    x,
+                    y,
+                    s.speed.unwrap_or(n),
+                    s.heading.unwrap_or(n),
+                    s.depth.unwrap_or(n),
+                )
+            }
+        }
     }
 
     /// The published speed (rounded to 0.01, V22: capped at `max_speed`) and
@@ -1183,8 +1266,13 @@ impl Vehicle {
             return Vec::new();
         };
         let v22 = self.is_v22();
+        let (mut x, mut y, mut depth) = (self.nav.x, self.nav.y, self.nav.depth);
         let (speed, heading) = match self.nav_posted {
-            Some((speed, heading, rev)) => self.published_nav(speed, heading, rev),
+            Some((speed, heading, rev)) => {
+                let (sx, sy, speed, heading, sd) = self.nav_shown(speed, heading);
+                (x, y, depth) = (sx, sy, sd);
+                self.published_nav(speed, heading, rev)
+            }
             None => (f64::NAN, f64::NAN),
         };
         let prefix = &self.params.prefix;
@@ -1199,23 +1287,25 @@ impl Vehicle {
                 })
             }
         };
-        num("X", rec.x);
-        num("Y", rec.y);
+        num("X", x);
+        num("Y", y);
         if let Some(geo) = &self.geo {
-            let (lat, lon) = geo.to_lat_lon(rec.x, rec.y);
-            num("LAT", lat);
-            num("LONG", lon);
+            if x.is_finite() && y.is_finite() {
+                let (lat, lon) = geo.to_lat_lon(x, y);
+                num("LAT", lat);
+                num("LONG", lon);
+            }
         }
         num("SPEED", speed);
         num("HEADING", heading);
-        num("DEPTH", rec.depth);
+        num("DEPTH", depth);
         if !v22 {
             let yaw = if p.reverse {
                 heading::yaw_of(heading)
             } else {
                 rec.yaw
             };
-            num("Z", -rec.depth);
+            num("Z", -depth);
             num("PITCH", rec.pitch);
             num("YAW", yaw);
         }
@@ -1263,9 +1353,31 @@ impl Vehicle {
     pub fn snapshot(&self) -> Snapshot {
         let r = &self.nav;
         let nav_pub = match self.nav_posted {
-            Some((speed, heading, rev)) => self.published_nav(speed, heading, rev),
+            Some((speed, heading, rev)) => {
+                let (_, _, speed, heading, _) = self.nav_shown(speed, heading);
+                self.published_nav(speed, heading, rev)
+            }
             None => (f64::NAN, f64::NAN),
         };
+        let sensed = self.sensed.as_ref().map(|s| {
+            let (x, y) = s.pos.unwrap_or((f64::NAN, f64::NAN));
+            let (lat, lon) = match (&self.geo, s.pos) {
+                (Some(g), Some(_)) => g.to_lat_lon(x, y),
+                _ => (f64::NAN, f64::NAN),
+            };
+            SensedNav {
+                x,
+                y,
+                lat,
+                lon,
+                speed: nav_pub.0,
+                heading: nav_pub.1,
+                depth: s.depth.unwrap_or(f64::NAN),
+                fix: s.fix_quality,
+                hdop: s.hdop,
+                satellites: s.satellites,
+            }
+        });
         let (lat, lon) = match &self.geo {
             Some(g) => g.to_lat_lon(r.x, r.y),
             None => (f64::NAN, f64::NAN),
@@ -1298,6 +1410,7 @@ impl Vehicle {
             thrust_r: self.thrust_r,
             current_x: self.current.0,
             current_y: self.current.1,
+            sensed,
         }
     }
 }

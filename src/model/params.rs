@@ -125,6 +125,9 @@ pub struct Params {
     pub geodesy: Geodesy,
     /// Setpoint shaping per actuator and aliases.
     pub actuators: ActuatorSettings,
+    /// The sensor suite between the true state and the `NAV_*` postings
+    /// (`[sensors]`; `None`: perfect sensors, uSimMarine's behaviour).
+    pub sensors: Option<super::sensing::SensorBox>,
 }
 
 impl Default for Params {
@@ -171,6 +174,7 @@ impl Default for Params {
             math: super::trig::MathMode::Fast,
             current_field: None,
             actuators: ActuatorSettings::default(),
+            sensors: None,
         }
     }
 }
