@@ -18,6 +18,7 @@ use crate::model::{drift, Actuator, ModelVariant, Params};
 
 mod error;
 mod raw;
+pub mod sensors;
 pub mod v22;
 
 pub use crate::text::{clip, nearest, MAX_ECHO_CHARS};
@@ -286,6 +287,9 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     origin(src, raw, &mut p)?;
     conversions(src, raw, &mut p)?;
     current_field(src, raw, &mut p, &mut warnings)?;
+    if let Some(sn) = &raw.sensors {
+        sensors::build(src, sn, &cfg.name, &mut p)?;
+    }
     live_settings(src, raw, &mut cfg)?;
     parse_ais_keys(src, raw, &mut cfg)?;
     if let Some(m) = &raw.mqtt {
@@ -986,7 +990,7 @@ mod tests {
             | "post_navpos_summary"
             | "current_field_active"
             | "node_report_local" => "false",
-            "mqtt" | "actuators" | "aliases" => "{}",
+            "mqtt" | "actuators" | "aliases" | "sensors" => "{}",
             "mmsi" | "ais_ship_type" => "1",
             _ => "1.0",
         }
@@ -1005,6 +1009,7 @@ mod tests {
                 "mqtt" => "`[mqtt]`".to_string(),
                 "actuators" => "`[actuators.NAME]`".to_string(),
                 "aliases" => "`[aliases]`".to_string(),
+                "sensors" => "`[sensors]`".to_string(),
                 k => format!("`{k}`"),
             };
             assert!(doc.contains(&shown), "docs/config.md lacks {shown}");

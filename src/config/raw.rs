@@ -166,6 +166,7 @@ pub struct RawVehicle {
     pub mqtt: Option<RawMqtt>,
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
+    pub sensors: Option<Spanned<super::sensors::RawSensors>>,
 }
 
 /// Every key a vehicle table accepts (for suggestions and `usim example`).
@@ -259,6 +260,7 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "mqtt",
     "actuators",
     "aliases",
+    "sensors",
 ];
 
 /// Keys whose value is a TOML string (an unquoted value gets a hint).

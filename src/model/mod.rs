@@ -699,7 +699,10 @@ impl Vehicle {
             C::Sensor(s) => {
                 let t = t_s - self.start_time;
                 match &mut self.sensors {
-                    Some(b) => b.0.command(&s, t).map_err(|r| bad_text("USM_SENSOR", &s, r))?,
+                    Some(b) => {
+                        b.0.command(&s, t)
+                            .map_err(|r| bad_text("USM_SENSOR", &s, r))?
+                    }
                     None => {
                         return Err(bad_text(
                             "USM_SENSOR",

@@ -918,6 +918,7 @@ mod tests {
             thrust_r: 1e-300,
             current_x: 0.125,
             current_y: -2.5e-8,
+            sensed: None,
         };
         let mut b = Vec::new();
         for k in [0, 1, 9, 10, u64::MAX] {

@@ -119,9 +119,7 @@ impl Schedule {
     pub fn add(&mut self, ev: &FaultEvent, now: f64) -> Result<(), String> {
         let n = 1 + usize::from(ev.duration.is_some());
         if self.pending.len() + n > MAX_PENDING {
-            return Err(format!(
-                "{MAX_PENDING} sensor switches are pending already"
-            ));
+            return Err(format!("{MAX_PENDING} sensor switches are pending already"));
         }
         let t = ev.at.unwrap_or(now);
         self.push(t, ev.which, ev.on);
@@ -134,9 +132,7 @@ impl Schedule {
     fn push(&mut self, t: f64, w: Option<Which>, on: bool) {
         self.seq += 1;
         let e = (t, self.seq, w, on);
-        let i = self
-            .pending
-            .partition_point(|p| (p.0, p.1) <= (e.0, e.1));
+        let i = self.pending.partition_point(|p| (p.0, p.1) <= (e.0, e.1));
         self.pending.insert(i, e);
     }
 

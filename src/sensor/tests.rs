@@ -69,7 +69,11 @@ fn the_bias_has_the_gauss_markov_mean_variance_and_autocorrelation() {
     // East and north are independent.
     let (mx, sx) = mean_std(&ex);
     let (my, sy) = mean_std(&ey);
-    let cross = ex.iter().zip(&ey).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>()
+    let cross = ex
+        .iter()
+        .zip(&ey)
+        .map(|(a, b)| (a - mx) * (b - my))
+        .sum::<f64>()
         / (n as f64 * sx * sy);
     assert!(cross.abs() < 0.03, "cross-correlation {cross}");
 }
@@ -97,12 +101,21 @@ fn white_noise_has_its_sigma_and_no_memory() {
     }
     let se = |sigma: f64| 4.0 * sigma / (n as f64).sqrt();
     let (m, sd) = mean_std(&ex);
-    assert!(m.abs() < se(3.0) && (sd / 3.0 - 1.0).abs() < 0.02, "{m} {sd}");
+    assert!(
+        m.abs() < se(3.0) && (sd / 3.0 - 1.0).abs() < 0.02,
+        "{m} {sd}"
+    );
     assert!(autocorr(&ex, 1).abs() < 0.02);
     let (m, sd) = mean_std(&eh);
-    assert!((m - 2.0).abs() < se(1.5) && (sd / 1.5 - 1.0).abs() < 0.02, "{m} {sd}");
+    assert!(
+        (m - 2.0).abs() < se(1.5) && (sd / 1.5 - 1.0).abs() < 0.02,
+        "{m} {sd}"
+    );
     let (m, sd) = mean_std(&ev);
-    assert!(m.abs() < se(0.1) && (sd / 0.1 - 1.0).abs() < 0.02, "{m} {sd}");
+    assert!(
+        m.abs() < se(0.1) && (sd / 0.1 - 1.0).abs() < 0.02,
+        "{m} {sd}"
+    );
 }
 
 #[test]
@@ -210,15 +223,12 @@ fn latency_publishes_the_reading_of_latency_seconds_ago() {
         "alpha",
     );
     let mut undelayed = Vec::new();
-    for k in 0..100 {
-        let t = k as f64 * 0.1;
-        let tr = Truth {
-            x: t,
-            ..truth(t)
-        };
+    for k in 0..100u32 {
+        let t = f64::from(k) * 0.1;
+        let tr = Truth { x: t, ..truth(t) };
         undelayed.push(now.sense(&tr));
         let r = late.sense(&tr);
-        let want = undelayed[k.saturating_sub(5)];
+        let want = undelayed[(k as usize).saturating_sub(5)];
         assert_eq!(r, want, "k={k}");
     }
 }
@@ -262,7 +272,10 @@ fn perfect_sensors_return_the_truth_bit_for_bit() {
         depth: 0.0,
     };
     let r = s.sense(&tr);
-    assert_eq!(r.pos.map(|p| (p.0.to_bits(), p.1.to_bits())), Some((tr.x.to_bits(), tr.y.to_bits())));
+    assert_eq!(
+        r.pos.map(|p| (p.0.to_bits(), p.1.to_bits())),
+        Some((tr.x.to_bits(), tr.y.to_bits()))
+    );
     assert_eq!(r.speed.map(f64::to_bits), Some(tr.speed.to_bits()));
     assert_eq!(r.heading.map(f64::to_bits), Some(tr.heading.to_bits()));
     assert_eq!((r.fix_quality, r.hdop, r.satellites), (8, 1.0, 12));

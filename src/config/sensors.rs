@@ -1,0 +1,160 @@
+//! The `[sensors]` table (docs/config.md): sensor degradation between the
+//! true state and the `NAV_*` postings, validated into
+//! [`crate::sensor::Settings`] with file:line:key errors.
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{ConfigError, Source};
+use crate::model::{ModelVariant, Params};
+use crate::sensor::{self, fault, Settings, Suite};
+
+type S<T> = Option<Spanned<T>>;
+
+/// `[sensors]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawSensors {
+    pub seed: S<i64>,
+    pub gps_sigma: S<f64>,
+    pub gps_bias_sigma: S<f64>,
+    pub gps_bias_tau: S<f64>,
+    pub gps_outlier_prob: S<f64>,
+    pub gps_outlier_m: S<f64>,
+    pub gps_fix_quality: S<i64>,
+    pub gps_hdop: S<f64>,
+    pub gps_satellites: S<i64>,
+    pub heading_sigma: S<f64>,
+    pub heading_bias: S<f64>,
+    pub speed_sigma: S<f64>,
+    pub depth_sigma: S<f64>,
+    pub latency: S<f64>,
+    pub faults: Option<Vec<Spanned<String>>>,
+}
+
+/// Every key of the `[sensors]` table.
+pub const SENSOR_KEYS: &[&str] = &[
+    "seed",
+    "gps_sigma",
+    "gps_bias_sigma",
+    "gps_bias_tau",
+    "gps_outlier_prob",
+    "gps_outlier_m",
+    "gps_fix_quality",
+    "gps_hdop",
+    "gps_satellites",
+    "heading_sigma",
+    "heading_bias",
+    "speed_sigma",
+    "depth_sigma",
+    "latency",
+    "faults",
+];
+
+/// Validate `[sensors]` (at byte `at` of `src`) for vehicle `name` into
+/// `p.sensors`.
+pub fn build(
+    src: &Source<'_>,
+    raw: &Spanned<RawSensors>,
+    name: &str,
+    p: &mut Params,
+) -> Result<(), ConfigError> {
+    if p.variant == ModelVariant::V22 {
+        return Err(src.error(
+            raw.span().start,
+            "sensors",
+            "sensors are not available with model = \"v22\" yet (classic only)",
+        ));
+    }
+    let r = raw.get_ref();
+    let mut s = Settings::default();
+    let num =
+        |v: &S<f64>, key: &str, lo: f64, hi: f64, unit: &str| -> Result<Option<f64>, ConfigError> {
+            let Some(v) = v else { return Ok(None) };
+            let x = *v.get_ref();
+            if !(x.is_finite() && (lo..=hi).contains(&x)) {
+                return Err(src.error(
+                    v.span().start,
+                    &format!("sensors.{key}"),
+                    format!("must be a number in [{lo}, {hi}]{unit}"),
+                ));
+            }
+            Ok(Some(x))
+        };
+    let int = |v: &S<i64>, key: &str, lo: i64, hi: i64| -> Result<Option<i64>, ConfigError> {
+        let Some(v) = v else { return Ok(None) };
+        let x = *v.get_ref();
+        if !(lo..=hi).contains(&x) {
+            return Err(src.error(
+                v.span().start,
+                &format!("sensors.{key}"),
+                format!("must be an integer in [{lo}, {hi}]"),
+            ));
+        }
+        Ok(Some(x))
+    };
+    let m = sensor::MAX_POS_M;
+    if let Some(x) = int(&r.seed, "seed", 0, i64::MAX)? {
+        s.seed = x as u64;
+    }
+    s.gps_sigma = num(&r.gps_sigma, "gps_sigma", 0.0, m, " m")?.unwrap_or(0.0);
+    s.gps_bias_sigma = num(&r.gps_bias_sigma, "gps_bias_sigma", 0.0, m, " m")?.unwrap_or(0.0);
+    let tau = num(&r.gps_bias_tau, "gps_bias_tau", 0.0, 1e9, " s")?;
+    if s.gps_bias_sigma > 0.0 {
+        match (tau, &r.gps_bias_tau) {
+            (Some(t), _) if t > 0.0 => s.gps_bias_tau = t,
+            (_, Some(v)) => {
+                return Err(src.error(
+                    v.span().start,
+                    "sensors.gps_bias_tau",
+                    "must be > 0 s with a gps_bias_sigma",
+                ))
+            }
+            _ => {
+                let at = r
+                    .gps_bias_sigma
+                    .as_ref()
+                    .map_or(raw.span().start, |v| v.span().start);
+                return Err(src.error(
+                    at,
+                    "sensors.gps_bias_sigma",
+                    "needs gps_bias_tau (the bias's correlation time, s > 0)",
+                ));
+            }
+        }
+    } else {
+        s.gps_bias_tau = tau.unwrap_or(0.0);
+    }
+    s.gps_outlier_prob = num(&r.gps_outlier_prob, "gps_outlier_prob", 0.0, 1.0, "")?.unwrap_or(0.0);
+    s.gps_outlier_m = num(&r.gps_outlier_m, "gps_outlier_m", 0.0, m, " m")?.unwrap_or(0.0);
+    if let Some(q) = int(&r.gps_fix_quality, "gps_fix_quality", 1, 8)? {
+        s.gps_fix_quality = q as u8;
+    }
+    if let Some(h) = num(&r.gps_hdop, "gps_hdop", 0.1, 99.9, "")? {
+        s.gps_hdop = h;
+    }
+    if let Some(n) = int(&r.gps_satellites, "gps_satellites", 0, 99)? {
+        s.gps_satellites = n as u8;
+    }
+    s.heading_sigma =
+        num(&r.heading_sigma, "heading_sigma", 0.0, 180.0, " degrees")?.unwrap_or(0.0);
+    s.heading_bias =
+        num(&r.heading_bias, "heading_bias", -180.0, 180.0, " degrees")?.unwrap_or(0.0);
+    s.speed_sigma = num(&r.speed_sigma, "speed_sigma", 0.0, 100.0, " m/s")?.unwrap_or(0.0);
+    s.depth_sigma = num(&r.depth_sigma, "depth_sigma", 0.0, 1000.0, " m")?.unwrap_or(0.0);
+    s.latency = num(&r.latency, "latency", 0.0, sensor::MAX_LATENCY_S, " s")?.unwrap_or(0.0);
+    for f in r.faults.iter().flatten() {
+        let ev = fault::parse(f.get_ref())
+            .map_err(|e| src.error(f.span().start, "sensors.faults", e))?;
+        s.faults.push(ev);
+        if s.faults.len() > fault::MAX_PENDING / 2 {
+            return Err(src.error(
+                f.span().start,
+                "sensors.faults",
+                format!("at most {} entries", fault::MAX_PENDING / 2),
+            ));
+        }
+    }
+    p.sensors = Some(Suite::new(s, name).boxed());
+    Ok(())
+}
