@@ -158,3 +158,89 @@ pub fn build(
     p.sensors = Some(Suite::new(s, name).boxed());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse_vehicle;
+    use crate::model::Vehicle;
+    use std::path::Path;
+
+    #[test]
+    fn bad_values_name_file_line_and_key() {
+        for (text, key, line) in [
+            (
+                "name = \"a\"\n[sensors]\ngps_sigma = -1\n",
+                "sensors.gps_sigma",
+                3,
+            ),
+            (
+                "[sensors]\nseed = 1\ngps_bias_sigma = 2\n",
+                "sensors.gps_bias_sigma",
+                3,
+            ),
+            (
+                "[sensors]\ngps_outlier_prob = 1.5\n",
+                "sensors.gps_outlier_prob",
+                2,
+            ),
+            ("[sensors]\nlatency = nan\n", "sensors.latency", 2),
+            ("[sensors]\nfaults = [\"gps=maybe\"]\n", "sensors.faults", 2),
+        ] {
+            let e = parse_vehicle(Path::new("v.toml"), text).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
+            assert_eq!(e.line, Some(line), "{text}: {e}");
+            assert!(e.to_string().starts_with("v.toml:"), "{e}");
+        }
+        let e = parse_vehicle(Path::new("v.toml"), "[sensors]\ngps_sigm = 1\n").unwrap_err();
+        assert!(e.to_string().contains("gps_sigma"), "{e}");
+        let e = parse_vehicle(Path::new("v.toml"), "model = \"v22\"\n[sensors]\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("sensors"), "{e}");
+    }
+
+    /// The true track (the NAV record, `TRUE_X`/`TRUE_Y`) is the same with
+    /// any sensor settings; only the published `NAV_*` values differ.
+    #[test]
+    fn sensors_leave_the_true_track_alone_and_empty_sensors_change_nothing() {
+        let base = "name = \"a\"\nstart_heading = 30\nlat_origin = 43\nlon_origin = -70\n";
+        let noisy = format!(
+            "{base}[sensors]\nseed = 4\ngps_sigma = 3\ngps_bias_sigma = 2\ngps_bias_tau = 20\n\
+             gps_outlier_prob = 0.1\ngps_outlier_m = 40\nheading_sigma = 2\nspeed_sigma = 0.2\n\
+             latency = 0.3\nfaults = [\"gps=off,at=5,for=3\"]\n"
+        );
+        let empty = format!("{base}[sensors]\n");
+        let run = |text: &str| {
+            let c = parse_vehicle(Path::new("v.toml"), text).unwrap();
+            let mut v = Vehicle::new(&c, 1000.0);
+            v.handle_command(crate::command::Command::DesiredThrust(60.0), 1000.0)
+                .unwrap();
+            v.handle_command(crate::command::Command::DesiredRudder(10.0), 1000.0)
+                .unwrap();
+            let mut out = Vec::new();
+            for k in 1..=150 {
+                v.step(1000.0 + f64::from(k) * 0.1);
+                let s = v.snapshot();
+                out.push(((s.x, s.y, s.heading, s.speed), v.publications(), s.sensed));
+            }
+            out
+        };
+        let (a, b, c) = (run(base), run(&noisy), run(&empty));
+        let mut dropped = 0;
+        for k in 0..a.len() {
+            assert_eq!(a[k].0, b[k].0, "true state moved at step {k}");
+            let var = |p: &[crate::model::Publication], n: &str| {
+                p.iter().find(|q| q.var == n).map(|q| q.value.clone())
+            };
+            assert_eq!(var(&a[k].1, "TRUE_X"), var(&b[k].1, "TRUE_X"));
+            if var(&b[k].1, "USM_X").is_none() {
+                dropped += 1;
+                assert!(var(&b[k].1, "USM_LAT").is_none());
+                assert_eq!(b[k].2.unwrap().fix, 0);
+            }
+            // An empty [sensors] table publishes exactly what none does.
+            assert_eq!(a[k].1, c[k].1, "step {k}");
+        }
+        // gps off from t = 5 s for 3 s, read 0.3 s late: 30 iterations.
+        assert_eq!(dropped, 30);
+        assert_ne!(a[100].1, b[100].1);
+    }
+}
