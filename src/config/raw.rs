@@ -120,6 +120,10 @@ pub struct RawVehicle {
     pub math: S<String>,
     pub current_field: S<String>,
     pub current_field_active: S<bool>,
+    /// `[sea]`, `[wind]`, `[current_tide]` (docs/model.md §21).
+    pub sea: Option<super::env::RawSea>,
+    pub wind: Option<super::env::RawWind>,
+    pub current_tide: Option<super::env::RawTide>,
     pub app_tick: S<f64>,
     // uSimMarineV22 extras (docs/v22.md §15)
     pub yaw_pid_kp: S<NumOrText>,
@@ -214,6 +218,9 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "math",
     "current_field",
     "current_field_active",
+    "sea",
+    "wind",
+    "current_tide",
     "app_tick",
     "yaw_pid_kp",
     "yaw_pid_kd",

@@ -316,9 +316,9 @@ impl WaveField {
     /// degrees) of every component.
     pub fn components(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
         self.comps.iter().map(|c| {
-            let from = super::super::angles::angle360(
-                super::super::trig::atan_ratio_deg(c.ex, c.ey) + 180.0,
-            );
+            // (a report only: the library's atan2 is fine here)
+            let toward = c.ex.atan2(c.ey).to_degrees();
+            let from = super::super::angles::angle360(toward + 180.0);
             (c.w_deg / 360.0, c.a, from)
         })
     }
