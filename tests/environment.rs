@@ -1,4 +1,4 @@
-//! The environment layer (issue 40 items 1-3, docs/model.md §21): the sea
+//! The environment layer (issue 40 items 1-3, docs/model.md §24): the sea
 //! and the gusts checked by outside oracles (wavespectra and scipy in the
 //! venv, `USIM_REQUIRE_WAVESPECTRA`), the effects on a vehicle against the
 //! documented formulas, determinism, and bad input named by file:line:key.
@@ -185,7 +185,7 @@ fn run(v: &mut Vehicle, seconds: f64) {
 }
 
 /// A hull at rest in a steady wind (no gusts, no weathervaning) drifts
-/// downwind at windage·U (docs/model.md §21.4): 0.03 · 10 m/s from the east
+/// downwind at windage·U (docs/model.md §24.4): 0.03 · 10 m/s from the east
 /// for 100 s is 30 m west.
 #[test]
 fn windage_sets_a_hull_at_rest_downwind() {
@@ -252,7 +252,7 @@ const SEA: &str =
                    spreading = 0\ncomponents = 100\nseed = 5\n";
 
 /// In a long-crested sea from the north, a hull at rest heaves and pitches
-/// and is carried south by the Stokes drift Σωka² (docs/model.md §21.2);
+/// and is carried south by the Stokes drift Σωka² (docs/model.md §24.2);
 /// its wave-frequency surge is bounded by the wave amplitudes.
 #[test]
 fn a_sea_moves_a_hull_and_sets_it_down_wave() {

@@ -1,6 +1,6 @@
 //! `usim env`: a vehicle file's environment sampled at one point (the sea
 //! surface elevation and its slopes, the wind speed, the tide factor) as
-//! CSV, for plots and outside oracles (docs/model.md §21).
+//! CSV, for plots and outside oracles (docs/model.md §24).
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,94 +1,19 @@
 //! The environment tables of a vehicle file (docs/config.md, docs/model.md
-//! §21): `[sea]`, `[wind]` and `[current_tide]` → [`Environment`]. Each
+//! §24): `[sea]`, `[wind]` and `[current_tide]` → [`Environment`]. Each
 //! value is checked with the file, line and key of its error; every table
 //! off (absent, or `active = false`) leaves `Params::env` at `None`.
 use std::sync::Arc;
 
-use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{ConfigError, Source};
+use super::raw::{RawSea, RawTide, RawWind};
 use crate::model::env::{
     Environment, Hull, SeaState, Spectrum, Tide, WaveField, Wind, WindSettings,
 };
 use crate::model::Params;
 
 type S<T> = Option<Spanned<T>>;
-
-/// `[sea]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawSea {
-    pub active: S<bool>,
-    pub spectrum: S<String>,
-    pub hs: S<f64>,
-    pub tp: S<f64>,
-    pub gamma: S<f64>,
-    pub direction: S<f64>,
-    pub spreading: S<f64>,
-    pub components: S<i64>,
-    pub seed: S<i64>,
-    pub wave_drift: S<f64>,
-}
-
-/// `[wind]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawWind {
-    pub active: S<bool>,
-    pub speed: S<f64>,
-    pub direction: S<f64>,
-    pub gusts: S<bool>,
-    pub surface_drag: S<f64>,
-    pub length_scale: S<f64>,
-    pub components: S<i64>,
-    pub seed: S<i64>,
-    pub windage: S<f64>,
-    pub weathervane: S<f64>,
-}
-
-/// `[current_tide]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawTide {
-    pub active: S<bool>,
-    pub mean: S<f64>,
-    pub amplitude: S<f64>,
-    pub period: S<f64>,
-    pub phase: S<f64>,
-}
-
-/// Every key of `[sea]`.
-pub const SEA_KEYS: &[&str] = &[
-    "active",
-    "spectrum",
-    "hs",
-    "tp",
-    "gamma",
-    "direction",
-    "spreading",
-    "components",
-    "seed",
-    "wave_drift",
-];
-/// Every key of `[wind]`.
-pub const WIND_KEYS: &[&str] = &[
-    "active",
-    "speed",
-    "direction",
-    "gusts",
-    "surface_drag",
-    "length_scale",
-    "components",
-    "seed",
-    "windage",
-    "weathervane",
-];
-/// Every key of `[current_tide]`.
-pub const TIDE_KEYS: &[&str] = &["active", "mean", "amplitude", "period", "phase"];
 
 /// Where table `[name]` starts in the text (for errors about a missing key).
 fn table_offset(src: &Source<'_>, name: &str) -> usize {

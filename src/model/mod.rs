@@ -321,7 +321,7 @@ pub struct Vehicle {
     geo: Option<geodesy::GeoConverter>,
     /// The environment's wave-frequency motion at the end of the last step
     /// (`None` before the first and after a reset): the next step adds the
-    /// change from it (docs/model.md §21.5).
+    /// change from it (docs/model.md §24.5).
     wave: Option<env::WaveMotion>,
     /// The environment's slow forcing of the last step.
     env_forcing: env::StepForcing,
@@ -458,7 +458,7 @@ impl Vehicle {
     }
 
     /// The wave-frequency motion at the end of the last step (heave, roll,
-    /// pitch, the surface elevation; docs/model.md §21.3), `None` without a
+    /// pitch, the surface elevation; docs/model.md §24.3), `None` without a
     /// sea or before the first step.
     pub fn wave_motion(&self) -> Option<&env::WaveMotion> {
         self.wave.as_ref()
@@ -1115,7 +1115,7 @@ impl Vehicle {
                     (self.drift.0 + cx, self.drift.1 + cy)
                 }
                 Some(env) => {
-                    // docs/model.md §21.5: the tide on the field, then
+                    // docs/model.md §24.5: the tide on the field, then
                     // windage and Stokes drift, all at the step's start
                     let tau = stamp_p - self.start_time;
                     let k = env.tide.map_or(1.0, |t| t.factor(tau));
@@ -1156,7 +1156,7 @@ impl Vehicle {
         }
         if with_drift {
             if let Some(env) = &p.env {
-                // docs/model.md §21.5: weathervaning, then the change of the
+                // docs/model.md §24.5: weathervaning, then the change of the
                 // wave-frequency motion since the last step
                 heading += self.env_forcing.yaw_rate * dt;
                 if env.sea.is_some() {

@@ -126,7 +126,7 @@ pub struct Params {
     pub geodesy: Geodesy,
     /// Setpoint shaping per actuator and aliases.
     pub actuators: ActuatorSettings,
-    /// The environment layer: sea, wind, tide (docs/model.md §21); `None`
+    /// The environment layer: sea, wind, tide (docs/model.md §24); `None`
     /// (the default) leaves the model exactly uSimMarine's.
     pub env: Option<Box<super::env::Environment>>,
 }

@@ -31,7 +31,7 @@ def sea(path, spectrum, hs, tp, gamma, mean_dir, spread):
     fs = 1.0 / (t[1] - t[0])
     n = len(eta)
     # Welch with one boxcar segment over the whole record: the record is a
-    # whole number of the sea's periods 1/df (docs/model.md §21.1), so every
+    # whole number of the sea's periods 1/df (docs/model.md §24.1), so every
     # component falls on its own frequency bin (a tapered window would mix
     # neighbouring components, whose phases are random)
     f, p = ss.welch(eta, fs=fs, window="boxcar", nperseg=n)
@@ -112,7 +112,7 @@ def wind(path, speed, kappa, length, ncomp):
     if abs(std / np.sqrt(var) - 1) > 0.05:
         fail(f"std {std} vs {np.sqrt(var)} (Davenport over [1/3600, 0.5] Hz)")
     # the spectrum: Welch's band energies against Davenport's integral, in
-    # bands of whole gust bins (log-spaced edges, docs/model.md §21.4)
+    # bands of whole gust bins (log-spaced edges, docs/model.md §24.4)
     f, p = ss.welch(u - mean, fs=fs, nperseg=len(u) // 4)
     edges = lo * (hi / lo) ** (np.arange(ncomp + 1) / ncomp)
     worst = 0.0

@@ -1,4 +1,4 @@
-//! The environment layer (docs/model.md §21): a seeded directional sea
+//! The environment layer (docs/model.md §24): a seeded directional sea
 //! ([`waves`]), a mean wind with gusts ([`wind`]) and a tidal factor on the
 //! current field ([`Tide`]). Every part is a pure function of its settings,
 //! its seed, the simulated time and the position, so a run stays a pure
@@ -34,7 +34,7 @@ pub struct Environment {
     pub hull: Hull,
 }
 
-/// A vehicle's coefficients for the sea and the wind (docs/model.md §21.4).
+/// A vehicle's coefficients for the sea and the wind (docs/model.md §24.4).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hull {
     /// Waterline length, m (0: a point hull).
@@ -95,7 +95,7 @@ impl Tide {
     }
 }
 
-/// What the environment adds to one step (docs/model.md §21.5).
+/// What the environment adds to one step (docs/model.md §24.5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StepForcing {
     /// Drift velocity east, north, m/s: windage plus the Stokes drift.

@@ -1,4 +1,4 @@
-//! A seeded directional sea (docs/model.md §21.1–§21.3): a Pierson–Moskowitz
+//! A seeded directional sea (docs/model.md §24.1–§24.3): a Pierson–Moskowitz
 //! or JONSWAP spectrum (DNV-RP-C205 §3.5.5) with cos-2s spreading, cut into
 //! N components on an even frequency grid, each with one direction and a
 //! random phase (single summation); the elevation at any point and time,
@@ -158,7 +158,7 @@ struct Component {
     phase_deg: f64,
 }
 
-/// The sea-surface elevation's motion at a hull (docs/model.md §21.3).
+/// The sea-surface elevation's motion at a hull (docs/model.md §24.3).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct WaveMotion {
     /// Elevation of the free surface at the hull's centre, m (up).
@@ -368,7 +368,7 @@ impl WaveField {
     }
 
     /// The hull's wave-frequency motion at (x, y) m, time `t_s`, heading
-    /// `heading_deg`, depth `depth_m` (docs/model.md §21.3): per component,
+    /// `heading_deg`, depth `depth_m` (docs/model.md §24.3): per component,
     /// the waterplane averages sinc(k·L·cosβ/2)·sinc(k·B·sinβ/2), the depth
     /// attenuation e^(−kz), and the differences bow − stern and port −
     /// starboard for pitch, roll and yaw.

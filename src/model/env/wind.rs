@@ -1,4 +1,4 @@
-//! Mean wind plus gusts (docs/model.md §21.4): the longitudinal gust
+//! Mean wind plus gusts (docs/model.md §24.4): the longitudinal gust
 //! spectrum of Davenport (1961), as DNV-RP-C205 §2.3.2 gives it,
 //!
 //! S(f) = 4κ·U²·x² / (f·(1 + x²)^(4/3)),  x = L·f/U,
