@@ -340,6 +340,7 @@ fn bad_sea_and_wind_values_name_file_line_and_key() {
             "sea.spreading",
         ),
         ("\n[sea]\ntp = 8\n", 2, "sea.hs"),
+        ("[sea]\nhs = 5\ntp = 3\n", 1, "sea.hs"),
         ("[wind]\nspeed = 500\n", 2, "wind.speed"),
         ("[wind]\nspeed = -3\n", 2, "wind.speed"),
         ("[wind]\nspeed = 5\nwindage = nan\n", 3, "wind.windage"),

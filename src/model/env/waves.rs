@@ -66,6 +66,9 @@ impl Default for SeaState {
     }
 }
 
+/// Steepest sea taken, Hs over the peak wavelength.
+pub const MAX_STEEPNESS: f64 = 0.1;
+
 /// Largest number of components.
 pub const MAX_COMPONENTS: usize = 100_000;
 
@@ -86,6 +89,20 @@ impl SeaState {
         finite("tp", self.tp_s, 1.0, 40.0, "s")?;
         finite("direction", self.direction_deg, -360.0, 360.0, "degrees")?;
         finite("spreading", self.spreading_deg, 0.0, 80.0, "degrees")?;
+        // a sea steeper than Hs/λp = 1/10 breaks (λp = g·Tp²/2π)
+        let lambda_p = G * self.tp_s * self.tp_s / std::f64::consts::TAU;
+        if self.hs_m > MAX_STEEPNESS * lambda_p {
+            return Err((
+                "hs",
+                format!(
+                    "a sea with hs = {} m at tp = {} s is steeper than Hs/λp = 1/10 (it would break); \
+                     at this tp, hs must be at most {:.3} m",
+                    self.hs_m,
+                    self.tp_s,
+                    MAX_STEEPNESS * lambda_p
+                ),
+            ));
+        }
         if let Spectrum::Jonswap { gamma } = self.spectrum {
             finite("gamma", gamma, 1.0, 20.0, "")?;
         }
