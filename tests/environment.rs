@@ -230,7 +230,7 @@ fn a_tide_reverses_the_current_field() {
     );
     let cfg = usim::config::load_vehicle(&cfg).unwrap();
     let mut v = Vehicle::new(&cfg, 0.0);
-    let mut cur = |v: &mut Vehicle, t: f64| {
+    let cur = |v: &mut Vehicle, t: f64| {
         let k = (t * 10.0).round() as u64;
         for i in (v.iteration() + 1)..=k {
             v.step(i as f64 * 0.1);

@@ -164,8 +164,10 @@ pub fn exp(x: f64) -> f64 {
     if x > 709.0 {
         return f64::INFINITY;
     }
-    const LN2_HI: f64 = 0.693_147_180_369_123_816_49;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    // ln 2 split as fdlibm does: a high part with 32 trailing zero bits
+    // (n·LN2_HI is exact) and the rest
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     let n = (x * std::f64::consts::LOG2_E + 6_755_399_441_055_744.0) - 6_755_399_441_055_744.0;
     let r = (x - n * LN2_HI) - n * LN2_LO;
     let mut term = 1.0;
