@@ -366,3 +366,31 @@ fn bad_sea_and_wind_values_name_file_line_and_key() {
     .unwrap();
     assert!(off.params.env.is_none());
 }
+
+/// V22 sailing reads the environment's wind when `[wind]` is on: a beam
+/// reach (90° off a wind of 4 m/s from the west) is capped at 80 % of it,
+/// 3.2 m/s, though the thrust map alone would give 5 m/s and no
+/// `wind_conditions` is set (docs/model.md §24.4, docs/v22.md §11.3).
+#[test]
+fn v22_sailing_reads_the_environment_wind() {
+    let text =
+        "model = \"v22\"\nthrust_map = \"0:0, 100:5\"\nmax_acceleration = 0\nmax_speed = 10\n\
+                polar_plot = \"0,0: 30,10: 90,80: 180,60\"\n\
+                [wind]\nspeed = 4\ndirection = 270\ngusts = false\nwindage = 0\nweathervane = 0\n";
+    let mut v = vehicle(text);
+    v.handle_command(usim::command::Command::DesiredThrust(100.0), 0.0)
+        .unwrap();
+    run(&mut v, 20.0);
+    // heading 0 (north), wind from the west: 90° off the wind
+    assert!((v.nav().speed - 3.2).abs() < 1e-9, "{}", v.nav().speed);
+    // without the wind table, no cap: the map's 5 m/s
+    let mut calm = vehicle(&text[..text.find("[wind]").unwrap()]);
+    calm.handle_command(usim::command::Command::DesiredThrust(100.0), 0.0)
+        .unwrap();
+    run(&mut calm, 20.0);
+    assert!(
+        (calm.nav().speed - 5.0).abs() < 1e-9,
+        "{}",
+        calm.nav().speed
+    );
+}

@@ -1040,6 +1040,16 @@ impl Vehicle {
         }
         let mut v_raw = self.map_cache.1;
         if self.v22.sailing_on && !self.mode_diff {
+            if let Some(w) = p.env.as_ref().and_then(|e| e.wind.as_ref()) {
+                // docs/model.md §24.4: the environment's wind, not `wind_conditions`
+                let dir = angle360(w.settings.direction_deg);
+                self.v22.sailing.wind = sailing::Wind {
+                    set: true,
+                    dir,
+                    speed: w.speed_at(stamp_p - self.start_time),
+                };
+                self.v22.sailing.plot.set_wind_angle(dir);
+            }
             // docs/v22.md §11.3: the sailing cap, after the map, before the turn loss
             let cap = self.v22.sailing.cap(h_p);
             if !which_gt {
