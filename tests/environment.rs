@@ -394,3 +394,81 @@ fn v22_sailing_reads_the_environment_wind() {
         calm.nav().speed
     );
 }
+
+/// A sweep draws sea states and winds (docs/sweeps.md `sea_*`, `wind_*`
+/// targets): the same seed gives the same summary on 1 and 2 threads and
+/// from shards, the draws change the track, and a target needs its table.
+#[test]
+fn a_sweep_draws_sea_states_and_winds_deterministically() {
+    let dir = scratch("sweep");
+    let mission = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/missions/sea_state.toml"
+    ))
+    .unwrap()
+    .replace(
+        "../configs/kayak_sea.toml",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/configs/kayak_sea.toml"),
+    )
+    .replace("duration = 300.0", "duration = 60.0");
+    write(&dir, "m.toml", &mission);
+    let sweep = write(
+        &dir,
+        "s.toml",
+        "[sweep]\nmission = \"m.toml\"\nseed = 5\nruns = 4\n\n\
+         [[var]]\nname = \"hs\"\nkind = \"uniform\"\ntarget = \"kayak.sea_hs\"\nmin = 0.2\nmax = 2.0\n\n\
+         [[var]]\nname = \"wind\"\nkind = \"grid\"\ntarget = \"kayak.wind_speed\"\nvalues = [2.0, 15.0]\n\n\
+         [[var]]\nname = \"sea_seed\"\nkind = \"uniform\"\ntarget = \"kayak.sea_seed\"\nmin = 0\nmax = 1000\n",
+    );
+    let s = sweep.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sweep", s, "-q"];
+        args.extend_from_slice(extra);
+        let o = usim(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let a = run(&[]);
+    assert_eq!(a, run(&["--threads", "1"]));
+    let text = String::from_utf8(a.clone()).unwrap();
+    assert_eq!(text.lines().count(), 1 + 8, "{text}");
+    // every run ends somewhere else (sea, seed and wind all differ)
+    let ends: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).unwrap())
+        .collect();
+    let mut uniq = ends.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), ends.len(), "{text}");
+    // shards merge to the whole
+    let mut parts = Vec::new();
+    for i in 0..2 {
+        let p = dir.join(format!("p{i}.csv"));
+        run(&["--shard", &format!("{i}/2"), "-o", p.to_str().unwrap()]);
+        parts.push(p);
+    }
+    let m = dir.join("merged.csv");
+    let o = usim(&[
+        "sweep",
+        "merge",
+        parts[1].to_str().unwrap(),
+        parts[0].to_str().unwrap(),
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&m).unwrap(), a);
+    // a vehicle without [sea]: the target is refused at its line
+    let calm = mission.replace("kayak_sea.toml", "kayak.toml");
+    write(&dir, "m.toml", &calm);
+    let o = usim(&["sweep", s, "-q"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("s.toml:") && err.contains("has no [sea] table"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
