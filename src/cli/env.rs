@@ -11,6 +11,8 @@ const AFTER_HELP: &str = "\
 Columns: t (s), elevation (m), slope_x, slope_y (m/m, east and north),
 wind (m/s, mean plus gust), tide (the current field's factor); a part that
 is off gives empty cells. Time is simulated time from the start, s.
+Limits: --dt > 0, at most 1e8 rows; the tables' ranges are in
+docs/security.md (a bad value is refused with file:line:key).
 
 Examples:
   usim env configs/kayak_sea.toml --duration 1800 --dt 0.5 > sea.csv
