@@ -151,6 +151,25 @@ impl Environment {
     }
 }
 
+/// `Ok` if `v` is a finite number in [lo, hi], else the key and a message
+/// (the checks of [`SeaState`] and [`WindSettings`]).
+pub fn check_range(
+    key: &'static str,
+    v: f64,
+    lo: f64,
+    hi: f64,
+    unit: &str,
+) -> Result<(), (&'static str, String)> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err((
+            key,
+            format!("must be a number from {lo} to {hi} {unit}, got {v}"),
+        ))
+    }
+}
+
 /// e^x with `+ − × ÷` only: x = n·ln 2 + r, |r| ≤ ln 2 / 2, a degree-13
 /// Taylor series for e^r (error below 1e-16 relative), times 2^n.
 /// Underflows to 0 below −708, saturates to +inf above 709.

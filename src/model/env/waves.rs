@@ -75,16 +75,7 @@ pub const MAX_COMPONENTS: usize = 100_000;
 impl SeaState {
     /// Why these settings are no sea (the config names the key).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        let finite = |k: &'static str, v: f64, lo: f64, hi: f64, unit: &str| {
-            if v.is_finite() && (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err((
-                    k,
-                    format!("must be a number from {lo} to {hi} {unit}, got {v}"),
-                ))
-            }
-        };
+        let finite = super::check_range;
         finite("hs", self.hs_m, 1e-3, 30.0, "m")?;
         finite("tp", self.tp_s, 1.0, 40.0, "s")?;
         finite("direction", self.direction_deg, -360.0, 360.0, "degrees")?;

@@ -58,16 +58,7 @@ impl Default for WindSettings {
 impl WindSettings {
     /// Why these settings are no wind (the config names the key).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        let within = |k: &'static str, v: f64, lo: f64, hi: f64, unit: &str| {
-            if v.is_finite() && (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err((
-                    k,
-                    format!("must be a number from {lo} to {hi} {unit}, got {v}"),
-                ))
-            }
-        };
+        let within = super::check_range;
         within("speed", self.speed_mps, 0.0, MAX_SPEED_MPS, "m/s")?;
         within("direction", self.direction_deg, -360.0, 360.0, "degrees")?;
         within("surface_drag", self.surface_drag, 0.0, 0.05, "")?;
