@@ -170,7 +170,7 @@ pub struct RawVehicle {
     pub mqtt: Option<RawMqtt>,
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
-    pub sensors: Option<Spanned<super::sensors::RawSensors>>,
+    pub sensors: Option<Spanned<RawSensors>>,
 }
 
 /// Every key a vehicle table accepts (for suggestions and `usim example`).
@@ -373,3 +373,44 @@ pub const WIND_KEYS: &[&str] = &[
 ];
 /// Every key of `[current_tide]`.
 pub const TIDE_KEYS: &[&str] = &["active", "mean", "amplitude", "period", "phase"];
+
+/// `[sensors]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawSensors {
+    pub seed: S<i64>,
+    pub gps_sigma: S<f64>,
+    pub gps_bias_sigma: S<f64>,
+    pub gps_bias_tau: S<f64>,
+    pub gps_outlier_prob: S<f64>,
+    pub gps_outlier_m: S<f64>,
+    pub gps_fix_quality: S<i64>,
+    pub gps_hdop: S<f64>,
+    pub gps_satellites: S<i64>,
+    pub heading_sigma: S<f64>,
+    pub heading_bias: S<f64>,
+    pub speed_sigma: S<f64>,
+    pub depth_sigma: S<f64>,
+    pub latency: S<f64>,
+    pub faults: Option<Vec<Spanned<String>>>,
+}
+
+/// Every key of the `[sensors]` table.
+pub const SENSOR_KEYS: &[&str] = &[
+    "seed",
+    "gps_sigma",
+    "gps_bias_sigma",
+    "gps_bias_tau",
+    "gps_outlier_prob",
+    "gps_outlier_m",
+    "gps_fix_quality",
+    "gps_hdop",
+    "gps_satellites",
+    "heading_sigma",
+    "heading_bias",
+    "speed_sigma",
+    "depth_sigma",
+    "latency",
+    "faults",
+];

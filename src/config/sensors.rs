@@ -1,55 +1,14 @@
 //! The `[sensors]` table (docs/config.md): sensor degradation between the
 //! true state and the `NAV_*` postings, validated into
 //! [`crate::sensor::Settings`] with file:line:key errors.
-use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{ConfigError, Source};
-use crate::model::{ModelVariant, Params};
-use crate::sensor::{self, fault, Settings, Suite};
+use super::raw::RawSensors;
 
 type S<T> = Option<Spanned<T>>;
-
-/// `[sensors]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct RawSensors {
-    pub seed: S<i64>,
-    pub gps_sigma: S<f64>,
-    pub gps_bias_sigma: S<f64>,
-    pub gps_bias_tau: S<f64>,
-    pub gps_outlier_prob: S<f64>,
-    pub gps_outlier_m: S<f64>,
-    pub gps_fix_quality: S<i64>,
-    pub gps_hdop: S<f64>,
-    pub gps_satellites: S<i64>,
-    pub heading_sigma: S<f64>,
-    pub heading_bias: S<f64>,
-    pub speed_sigma: S<f64>,
-    pub depth_sigma: S<f64>,
-    pub latency: S<f64>,
-    pub faults: Option<Vec<Spanned<String>>>,
-}
-
-/// Every key of the `[sensors]` table.
-pub const SENSOR_KEYS: &[&str] = &[
-    "seed",
-    "gps_sigma",
-    "gps_bias_sigma",
-    "gps_bias_tau",
-    "gps_outlier_prob",
-    "gps_outlier_m",
-    "gps_fix_quality",
-    "gps_hdop",
-    "gps_satellites",
-    "heading_sigma",
-    "heading_bias",
-    "speed_sigma",
-    "depth_sigma",
-    "latency",
-    "faults",
-];
+use crate::model::{ModelVariant, Params};
+use crate::sensor::{self, fault, Settings, Suite};
 
 /// Validate `[sensors]` (at byte `at` of `src`) for vehicle `name` into
 /// `p.sensors`.
