@@ -37,6 +37,9 @@
 //!
 //! ## Transports: the live shells (sockets and threads)
 //!
+//! * [`live`]: the live host every transport shares: clock, ticks,
+//!   mailbox, publication set, name claim, stats; transports are adapters
+//!   over its [`live::host::Transport`] interface.
 //! * `dds` (feature `ros2`, on by default): the ROS 2 participant (RustDDS) over
 //!   [`ros2`].
 //! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
@@ -75,6 +78,7 @@ pub mod sweep;
 // transports
 #[cfg(feature = "ros2")]
 pub mod dds;
+pub mod live;
 pub mod moos;
 pub mod mqtt;
 pub mod view;

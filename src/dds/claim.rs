@@ -1,6 +1,6 @@
 //! The vehicle-name claim on DDS: a second usim with the same vehicle name
 //! on the same domain is refused, by the rule MQTT's claim uses
-//! ([`crate::mqtt::claim`]: probes and owner answers, lower random number
+//! ([`crate::live::claim`]: probes and owner answers, lower random number
 //! wins a race), carried as `std_msgs/String` on `/NAME/usim/claim`
 //! (reliable, volatile). A claimant probes for a window (discovery has to
 //! find the peers first: DDS has no broker that holds the subscribers);
@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::{DdsError, Participant, Reader, Writer};
-use crate::mqtt::claim::{owner_answer, Claimant, Verdict};
+use crate::live::claim::{owner_answer, Claimant, Verdict};
 use crate::ros2::msg::{Message, StringMsg};
 use crate::ros2::{names, qos};
 

@@ -36,11 +36,11 @@ use rumqttc::{
 use tracing::{debug, error, info, warn};
 
 use super::endpoint::{BrokerUrl, ConnectSpec};
-use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, OFFLINE, ONLINE, USM_TIME};
 use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::{no_broker_hint, BridgeError};
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
+use crate::live::schedule::{LatenessStats, Schedule};
 
 pub use super::vehicle_link::{MAILBOX_BYTES, MAILBOX_ENTRIES};
 /// Capacity of rumqttc's request channel (outgoing publications waiting
@@ -202,9 +202,11 @@ impl Router for OneVehicle {
 }
 
 /// Answer another process's claim probe on `topic` (the owner's side of
-/// [`super::claim`]); anything else heard there is ignored.
+/// [`crate::live::claim`]); anything else heard there is ignored.
 pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
-    if let Some(answer) = super::claim::owner_answer(super::claim::process_nonce(), payload) {
+    if let Some(answer) =
+        crate::live::claim::owner_answer(crate::live::claim::process_nonce(), payload)
+    {
         // QoS 0 and never retained: an answer is only for who asks now.
         let _ = client.try_publish(topic.to_string(), QoS::AtMostOnce, false, answer);
     }
@@ -253,7 +255,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let shared = Arc::new(LinkState::default());
     let router = OneVehicle {
         status: topics.status(),
-        claim: topics.var(super::claim::CLAIM),
+        claim: topics.var(crate::live::claim::CLAIM),
         model: (
             topics.var(super::topics::MODEL),
             super::topics::model_name(cfg.params.variant),
@@ -585,7 +587,7 @@ pub(crate) async fn drive_connection(
 ///
 /// Before its own connection, the vehicle connects with a probe client,
 /// subscribes to its name's claim topic and `USM_TIME`, and sends its
-/// claim probe a few times within [`CLAIM_WINDOW`] ([`super::claim`]). A
+/// claim probe a few times within [`CLAIM_WINDOW`] ([`crate::live::claim`]). A
 /// running owner answers the probe: [`BridgeError::Duplicate`]; so does a
 /// live (not retained) `USM_TIME` of that name. Of two processes claiming
 /// at once, the lower random number starts and the other refuses. The
@@ -615,7 +617,7 @@ pub(crate) async fn check_names_are_free(
     topic_root: &str,
     names: &[String],
 ) -> Result<(), BridgeError> {
-    use super::claim::{Claimant, Verdict, CLAIM};
+    use crate::live::claim::{Claimant, Verdict, CLAIM};
     let me = Claimant::this_process();
     let mut probe = spec.clone();
     probe.client_id = format!("{}-probe", spec.client_id);
@@ -795,14 +797,14 @@ pub async fn run_for(duration: Option<std::time::Duration>) {
 /// `_XX` (hex), so `-` only ever separates the parts and two different
 /// (root, name) pairs never give one id (vehicle `x-y` under `usim` and `y`
 /// under `usim-x` collided before, issue 20); NONCE is this process's
-/// random [`super::claim::process_nonce`], so two processes never share an
+/// random [`crate::live::claim::process_nonce`], so two processes never share an
 /// id and never take each other's connection.
 pub fn client_id(kind: &str, topic_root: &str, name: &str) -> String {
     format!(
         "usim-{kind}-{}-{}-{}",
         escape_id_part(topic_root),
         escape_id_part(name),
-        super::claim::process_nonce()
+        crate::live::claim::process_nonce()
     )
 }
 
@@ -844,7 +846,7 @@ mod tests {
 
     #[test]
     fn client_ids_are_unambiguous_and_safe_for_any_broker() {
-        let n = super::super::claim::process_nonce();
+        let n = crate::live::claim::process_nonce();
         assert_eq!(
             client_id("run", "usim", "alpha"),
             format!("usim-run-usim-alpha-{n}")

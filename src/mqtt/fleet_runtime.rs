@@ -40,13 +40,13 @@ use super::bridge::{
     Router,
 };
 use super::endpoint::{BrokerUrl, ConnectSpec};
-use super::schedule::{LatenessStats, Schedule};
 use super::topics::{Topics, OFFLINE, ONLINE};
 use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 use crate::encounter::{Event as EncounterEvent, Track, Tracker};
+use crate::live::schedule::{LatenessStats, Schedule};
 use crate::mission::EncounterRanges;
 
 /// Last topic level of the fleet's encounter events.
@@ -181,7 +181,7 @@ impl Router for FleetRouter {
         ));
         // Claims of every name under the root: ours are answered.
         with_status.push(SubscribeFilter::new(
-            format!("{}+/{}", self.root_prefix, super::claim::CLAIM),
+            format!("{}+/{}", self.root_prefix, crate::live::claim::CLAIM),
             QoS::AtMostOnce,
         ));
         // Several SUBSCRIBE packets when per-vehicle filters make many
@@ -214,7 +214,7 @@ impl Router for FleetRouter {
             debug!("ignored message on {:?}: not under our topic root", p.topic);
             return;
         };
-        if var == super::claim::CLAIM {
+        if var == crate::live::claim::CLAIM {
             if let Some(client) = &self.client {
                 if name == self.fleet_name || self.inboxes.contains_key(name) {
                     super::bridge::answer_claim(client, &p.topic, &p.payload);

@@ -27,16 +27,12 @@ use std::fmt;
 pub mod bridge;
 pub mod broker;
 pub mod burst;
-pub mod claim;
 pub mod endpoint;
 pub mod fleet;
 pub mod fleet_runtime;
 pub mod gate;
-pub mod mailbox;
 pub mod nmea_bridge;
-pub mod node_report;
 pub mod record;
-pub mod schedule;
 pub mod tools;
 pub mod topics;
 pub mod vehicle_link;
@@ -157,17 +153,7 @@ pub fn no_broker_hint() -> &'static str {
      run mosquitto, or pass --broker URL"
 }
 
-/// Truncate a payload for a log line (characters, not bytes).
-pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(max_chars).collect();
-        s.push('…');
-        s
-    }
-}
-
+pub(crate) use crate::live::inbox::clip_for_log;
 pub use crate::text::escape_control;
 
 #[cfg(test)]

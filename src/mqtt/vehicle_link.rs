@@ -16,11 +16,11 @@ use tracing::{debug, warn};
 
 use super::burst::PacketBuf;
 use super::clip_for_log;
-use super::mailbox::{Mail, Mailbox, Pushed};
-use super::node_report::{node_report_local, Platform};
 use super::topics::{Topics, NODE_REPORT, NODE_REPORT_LOCAL, PID_OUTPUT, USM_TIME};
 use crate::command::{parse_text, SUBSCRIPTIONS};
 use crate::config::{PublishMode, VehicleConfig};
+use crate::live::mailbox::{Mail, Mailbox, Pushed};
+use crate::live::node_report::{node_report_local, Platform};
 use crate::model::{PubValue, Vehicle};
 
 /// Mail kept between two iterations: entries and payload bytes.

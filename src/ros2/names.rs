@@ -57,7 +57,7 @@ pub fn errors(v: &str) -> String {
     format!("/{v}/usim/errors")
 }
 /// Vehicle `v`'s name-claim topic (`std_msgs/String`, the claim messages
-/// of `mqtt::claim`).
+/// of `live::claim`).
 pub fn claim(v: &str) -> String {
     format!("/{v}/usim/claim")
 }
