@@ -37,11 +37,11 @@
 //!
 //! ## Transports: the live shells (sockets and threads)
 //!
+//! * `dds` (feature `ros2`, on by default): the ROS 2 participant (RustDDS) over
+//!   [`ros2`].
 //! * [`live`]: the live host every transport shares: clock, ticks,
 //!   mailbox, publication set, name claim, stats; transports are adapters
 //!   over its [`live::host::Transport`] interface.
-//! * `dds` (feature `ros2`, on by default): the ROS 2 participant (RustDDS) over
-//!   [`ros2`].
 //! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
 //! * [`mqtt`]: `usim run`/`fleet` on MQTT, the embedded broker, the tools,
 //!   `record`, the NMEA server.

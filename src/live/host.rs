@@ -20,43 +20,7 @@ use std::sync::Arc;
 use super::inbox::Inbox;
 use super::vehicle::{LiveVehicle, USM_TIME};
 
-/// One publication's value: a number (MOOS double) or text.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value<'a> {
-    /// A number (may be NaN before the model has a value: the transport
-    /// decides whether to send it).
-    Number(f64),
-    /// Text (JSON reports, MOOS strings, the clock as text).
-    Text(&'a str),
-}
-
-/// A transport as the host sees it.
-pub trait Transport {
-    /// True while publications can go out; the host builds none otherwise.
-    fn connected(&self) -> bool;
-    /// Queue one publication of the host's vehicle number `vehicle` into
-    /// this iteration's batch; false if refused (queue full, too big).
-    fn publish(&mut self, vehicle: usize, var: &str, value: Value<'_>) -> bool;
-    /// The iteration's batch is complete: send it. Returns publications
-    /// refused on the way.
-    fn flush(&mut self) -> u64 {
-        0
-    }
-}
-
-/// A command the model refused at an iteration (for an adapter that
-/// reports these where its users look, such as MOOS's appcast).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
-    /// Vehicle name.
-    pub vehicle: String,
-    /// The variable.
-    pub var: String,
-    /// The payload as received.
-    pub payload: String,
-    /// Why.
-    pub reason: String,
-}
+pub use super::vehicle::{Refusal, Transport, Value};
 
 /// Refusals kept between two [`Host::take_refusals`].
 pub const MAX_REFUSALS: usize = 64;
