@@ -15,6 +15,8 @@ pub mod plot;
 pub mod profile;
 pub mod record;
 pub mod replay;
+#[cfg(feature = "ros2")]
+pub mod ros2;
 pub mod sweep;
 pub mod view;
 
@@ -80,6 +82,9 @@ pub enum Command {
     MoosBridge(moos::BridgeArgs),
     /// One MOOSDB and one vehicle per mission file, from one command.
     MoosUp(moos::MoosUpArgs),
+    /// Run vehicles as ROS 2 nodes on a DDS domain: odometry, fix, /tf, /clock, commands, lock-step.
+    #[cfg(feature = "ros2")]
+    Ros2(ros2::Ros2Args),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -107,6 +112,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Moos(a) => moos::moos(a),
         Command::MoosBridge(a) => moos::bridge(a),
         Command::MoosUp(a) => moos::up(a),
+        #[cfg(feature = "ros2")]
+        Command::Ros2(a) => ros2::run(a),
     }
 }
 
