@@ -120,10 +120,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     // rumqttd logs every connection at info and every ordinary disconnect
-    // as an error: keep it quiet unless asked (RUST_LOG overrides all).
+    // as an error, RustDDS every socket at info: keep them quiet unless
+    // asked (RUST_LOG overrides all).
     let level = match verbose {
-        0 => "info,rumqttd=off",
-        1 => "debug,rumqttd=warn",
+        0 => "info,rumqttd=off,rustdds=warn",
+        1 => "debug,rumqttd=warn,rustdds=info",
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));

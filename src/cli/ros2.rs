@@ -41,7 +41,7 @@ pub struct Ros2Args {
     /// The vehicles (and start time) of a mission file; its posts are not played.
     #[arg(long, value_name = "MISSION")]
     pub mission: Option<PathBuf>,
-    /// Add N vehicles made from --config (names and positions as `usim fleet`).
+    /// Add N vehicles made from --config (positions as `usim fleet`, names NAME_0001 ...).
     #[arg(long, value_name = "N", requires = "config")]
     pub spawn: Option<usize>,
     /// The config --spawn copies.
@@ -114,7 +114,15 @@ fn vehicles(a: &Ros2Args) -> anyhow::Result<(Vec<VehicleConfig>, Option<f64>)> {
             );
         }
         let base = crate::config::load_vehicle(path)?;
-        out.extend(crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing));
+        // `usim fleet`'s names are NAME-0001: `-` is not in ROS names.
+        out.extend(
+            crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing)
+                .into_iter()
+                .map(|mut v| {
+                    v.name = v.name.replace('-', "_");
+                    v
+                }),
+        );
     }
     if out.is_empty() {
         anyhow::bail!(

@@ -131,14 +131,15 @@ impl Transport for Out<'_> {
 /// One `usim ros2` process: a DDS participant, the vehicles' topics and the
 /// live host.
 pub struct Ros2Node {
-    p: Participant,
+    // Fields drop in order: the endpoints before their participant.
     graph: Graph,
     ports: Vec<VehiclePorts>,
     claims: Vec<ClaimGuard>,
+    step_reader: Option<Reader>,
+    p: Participant,
     host: Host,
     drops: DropLog,
     budgets: Vec<ReportBudget>,
-    step_reader: Option<Reader>,
     steps: StepRequests,
     gate: AckGate,
     clock: f64,
