@@ -7,7 +7,8 @@
 //!   can, and then waits.
 //! * [`AckGate`] (`--lockstep ack`): after each iteration every vehicle's
 //!   controller acknowledges the stamp of the odometry it has handled on
-//!   `/NAME/usim/ack` (`std_msgs/Float64`, s, after its commands); usim
+//!   `/NAME/usim/ack` (`std_msgs/Float64`, s, to within
+//!   [`ACK_TOLERANCE_S`], after its commands); usim
 //!   runs the next iteration when the slowest vehicle has acknowledged.
 //!
 //! No clock or socket: times are arguments, the adapter (`crate::dds`)
@@ -47,7 +48,7 @@ impl StepRequests {
     /// a whole number from 1 to [`MAX_STEP_REQUEST`] and the pending total
     /// stays within [`MAX_PENDING_STEPS`].
     pub fn request(&mut self, n: f64) -> Result<(), String> {
-        if !(n.is_finite() && n >= 1.0 && n <= MAX_STEP_REQUEST && n.fract() == 0.0) {
+        if !((1.0..=MAX_STEP_REQUEST).contains(&n) && n.fract() == 0.0) {
             return Err(format!(
                 "a step request is a whole number of iterations from 1 to {MAX_STEP_REQUEST}, got {n}"
             ));
@@ -76,6 +77,11 @@ impl StepRequests {
         self.pending
     }
 }
+
+/// How far an acknowledged stamp may be from the published one, s: a
+/// node that turns the header's `sec` and `nanosec` back into seconds
+/// (`sec + nanosec · 1e-9`) does not get usim's double back bit for bit.
+pub const ACK_TOLERANCE_S: f64 = 1e-6;
 
 /// What an acknowledgement did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,16 +127,16 @@ impl AckGate {
         let Some(slot) = self.acked.get_mut(i) else {
             return Err(format!("no vehicle {i}"));
         };
-        if !t_s.is_finite() || t_s > self.published {
+        if !t_s.is_finite() || t_s > self.published + ACK_TOLERANCE_S {
             return Err(format!(
                 "acknowledges time {t_s} s, but the last iteration published is at {} s",
                 self.published
             ));
         }
-        if t_s < self.published {
+        if t_s < self.published - ACK_TOLERANCE_S {
             return Ok(Ack::Stale);
         }
-        *slot = Some(t_s);
+        *slot = Some(self.published);
         Ok(Ack::Current)
     }
 
@@ -192,10 +198,13 @@ mod tests {
         assert_eq!(g.ack(0, 10.0), Ok(Ack::Stale));
         assert!(g.ack(0, 10.2).unwrap_err().contains("last iteration"));
         assert!(g.ack(0, f64::NAN).is_err());
+        // Within a microsecond (a stamp read back as sec + nanosec·1e-9).
+        assert_eq!(g.ack(0, 10.1 - 4e-7), Ok(Ack::Current));
+        assert_eq!(g.ack(0, 10.1 - 2e-6), Ok(Ack::Stale));
         assert!(g.ack(3, 10.1).is_err());
         assert!(!g.due());
         for i in 0..3 {
-            g.ack(i, 10.1).unwrap();
+            g.ack(i, 10.1 + 5e-7).unwrap();
         }
         assert!(g.due());
         // No vehicles: due once something is published.
