@@ -30,3 +30,24 @@ pub mod run;
 pub mod schedule;
 pub mod stats;
 pub mod vehicle;
+
+/// Check a live run's timing options: `app_tick` (iterations per second;
+/// `what` names it in the error), the time warp (> 0) and the start time
+/// (a finite clock value, s).
+pub fn check_timing(
+    what: &str,
+    app_tick: f64,
+    time_warp: f64,
+    start_time_s: Option<f64>,
+) -> Result<(), String> {
+    crate::config::check_time_warp("--time-warp", time_warp)?;
+    if let Some(s) = start_time_s {
+        crate::config::check_start_time("--start-time", s)?;
+    }
+    if !(app_tick.is_finite() && app_tick > 0.0) {
+        return Err(format!(
+            "{what} must be a positive number of iterations per second, got {app_tick}"
+        ));
+    }
+    Ok(())
+}

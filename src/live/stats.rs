@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug, warn};
 
-use super::schedule::{LatenessStats, Wake};
+use super::schedule::{LatenessStats, Schedule, Wake};
 
 /// How often tick statistics are logged at debug level (`-v`).
 pub const STATS_EVERY: Duration = Duration::from_secs(10);
@@ -150,6 +150,41 @@ impl RunStats {
                 l.max().as_secs_f64() * 1e3,
                 self.work.quantile_ms(0.99)
             );
+        }
+    }
+}
+
+/// The tick part of a run's `--stats` file (every live runtime's).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TickSummary {
+    /// Iterations run.
+    pub ticks: u64,
+    /// Deadlines skipped because an iteration was more than a period late.
+    pub skipped: u64,
+    /// Real tick period, ms.
+    pub period_ms: f64,
+    /// Tick lateness p50, ms (upper edge of a 0.1 ms bucket).
+    pub lateness_p50_ms: f64,
+    /// Tick lateness p99, ms.
+    pub lateness_p99_ms: f64,
+    /// Largest tick lateness, ms.
+    pub lateness_max_ms: f64,
+    /// Lateness histogram: `[upper edge µs, count]`.
+    pub lateness_histogram_us: Vec<(u64, u64)>,
+}
+
+impl TickSummary {
+    /// The summary of `stats` for a run on `schedule`.
+    pub fn of(stats: &RunStats, schedule: &Schedule) -> TickSummary {
+        let l = &stats.lateness;
+        TickSummary {
+            ticks: l.ticks(),
+            skipped: l.skipped(),
+            period_ms: schedule.period().as_secs_f64() * 1e3,
+            lateness_p50_ms: ms(l.quantile(0.5)),
+            lateness_p99_ms: ms(l.quantile(0.99)),
+            lateness_max_ms: l.max().as_secs_f64() * 1e3,
+            lateness_histogram_us: l.histogram_us(),
         }
     }
 }

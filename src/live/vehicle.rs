@@ -15,13 +15,17 @@ use crate::command::SUBSCRIPTIONS;
 use crate::config::VehicleConfig;
 use crate::model::{PubValue, Vehicle};
 
-/// `NODE_REPORT`: usim's JSON state report (docs/formats.md §4).
+/// One JSON object per iteration with the CSV columns (docs/formats.md §3);
+/// its `t` is the mission time, s since the vehicle started.
 pub const NODE_REPORT: &str = "NODE_REPORT";
-/// `NODE_REPORT_LOCAL`: MOOS's string report ([`node_report_local`]).
+/// MOOS's string form `NAME=..,X=..,...,TIME=..` (optional, docs/formats.md §4);
+/// its `TIME` is the vehicle clock, Unix s.
 pub const NODE_REPORT_LOCAL: &str = "NODE_REPORT_LOCAL";
-/// `PID_OUTPUT`: the V22 embedded PID's outputs of the iteration (JSON).
+/// The embedded PID's outputs (`{"rudder":…,"thrust":…,"elevator":…}`),
+/// posted each iteration the PID of a V22 vehicle ran.
 pub const PID_OUTPUT: &str = "PID_OUTPUT";
-/// `USM_TIME`: the vehicle clock (s), published after the iteration's rest.
+/// The vehicle clock, Unix seconds (MOOS time), posted each iteration
+/// after the iteration's other publications.
 pub const USM_TIME: &str = "USM_TIME";
 
 /// Which publications a vehicle makes each iteration (its transport and

@@ -23,8 +23,8 @@ use super::mission::{read_globals, MissionGlobals};
 use crate::command::{parse, Payload, SUBSCRIPTIONS};
 use crate::config::VehicleConfig;
 use crate::live::node_report::{node_report_local, Platform};
+use crate::live::vehicle::echo_vars;
 use crate::model::{PubValue, Vehicle};
-use crate::mqtt::vehicle_link::echo_vars;
 
 /// The variables uSimMarineV22 reads only with its embedded PID coupled.
 const PID_MAIL: &[&str] = &[
