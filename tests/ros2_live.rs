@@ -4,8 +4,8 @@
 //!
 //! * `lockstep_odometry_and_fix_equal_a_replay_of_the_same_commands`: an
 //!   rclpy controller in `--lockstep ack` sends commands at two steps and
-//!   acknowledges each; every odometry and fix it receives equals the CSV
-//!   row of `usim replay` of a mission posting the same commands.
+//!   acknowledges each; every odometry, fix and `NAV_X` it receives equals
+//!   the CSV row of `usim replay` of a mission posting the same commands.
 //! * `an_rclpy_heading_controller_on_sim_time_closes_the_loop`: a node with
 //!   `use_sim_time` runs its timer on usim's `/clock` (time warp 4) and
 //!   steers the boat onto a heading.
@@ -127,6 +127,17 @@ fn lockstep_odometry_and_fix_equal_a_replay_of_the_same_commands() {
         assert_eq!(done["stamps"], steps + 1, "{so}");
         let mut odoms = std::collections::BTreeSet::new();
         let mut fixes = 0;
+        // NAV_X (a usim posting, std_msgs/Float64, no stamp): each value
+        // is the x of one of the replay's rows.
+        let xs: Vec<f64> = rows[1..].iter().map(|r| r[cx].parse().unwrap()).collect();
+        let nav_x: Vec<f64> = lines
+            .iter()
+            .filter(|l| l["kind"] == "nav_x")
+            .map(|l| l["data"].as_f64().unwrap())
+            .collect();
+        assert!(nav_x.len() >= steps / 2, "{so}");
+        assert!(nav_x.iter().all(|x| xs.contains(x)), "{nav_x:?}");
+        assert!(nav_x.iter().any(|x| *x > 0.1), "{nav_x:?}");
         for l in &lines {
             let kind = l["kind"].as_str().unwrap();
             if kind != "odom" && kind != "fix" {

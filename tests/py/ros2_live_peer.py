@@ -76,8 +76,12 @@ def follow_main(name, n, secs_limit):
             "lat": m.latitude, "lon": m.longitude,
         }), flush=True)
 
+    def nav_x(m):
+        print(json.dumps({"kind": "nav_x", "data": m.data}), flush=True)
+
     node.create_subscription(Odometry, f"/{name}/odom", odom, 10)
     node.create_subscription(NavSatFix, f"/{name}/fix", fix, qos_profile_sensor_data)
+    node.create_subscription(Float64, f"/{name}/nav_x", nav_x, 10)
     t_start = time.time()
     while len(seen) < n + 1 and time.time() - t_start < secs_limit:
         rclpy.spin_once(node, timeout_sec=0.05)
