@@ -13,6 +13,7 @@
 //!   CDR, the wrong message type and 20,000 commands in a burst: log lines,
 //!   answers on the error topic at most 20 a second, memory bounded,
 //!   usim keeps running and stops cleanly on SIGTERM.
+//! * `lockstep_step_runs_the_iterations_asked_for_on_usim_step`.
 //! * `a_second_usim_with_the_same_vehicle_is_refused`.
 #![cfg(feature = "ros2")]
 mod ros2_util;
@@ -233,6 +234,54 @@ fn an_rclpy_heading_controller_on_sim_time_closes_the_loop() {
             calls > 5.0 * sim && calls < 15.0 * sim + 5.0,
             "{calls} calls in {sim} s: {so}"
         );
+    });
+}
+
+#[test]
+fn lockstep_step_runs_the_iterations_asked_for_on_usim_step() {
+    if !ros2_util::have_ros2_dds("lockstep_step_runs_the_iterations_asked_for_on_usim_step") {
+        return;
+    }
+    ros2_util::in_netns_thread(|| {
+        let node = usim()
+            .arg("ros2")
+            .arg(kayak())
+            .args([
+                "--lockstep",
+                "step",
+                "--start-time",
+                "50",
+                "--claim-window",
+                "0.5",
+            ])
+            .args(["--duration", "12", "--no-postings"])
+            .spawn()
+            .unwrap();
+        let peer = ros2_util::spawn_py("ros2_live_peer.py", &["step", "kayak", "20"]);
+        let po = wait(peer, Duration::from_secs(25));
+        let uo = wait(node, Duration::from_secs(30));
+        let so = text(&po.stdout);
+        let se = text(&uo.stderr);
+        assert!(po.status.success(), "peer: {so}\n{}", text(&po.stderr));
+        assert!(uo.status.success(), "usim: {se}");
+        let r: Value = serde_json::from_str(so.lines().last().unwrap()).unwrap();
+        assert_eq!(r["before"], 0, "{so}");
+        assert_eq!(r["after7"], 7, "{so}");
+        let stamps: Vec<f64> = r["stamps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(stamps.len(), 10, "{so}");
+        for (k, t) in stamps.iter().enumerate() {
+            assert!(
+                (t - (50.0 + 0.1 * (k + 1) as f64)).abs() < 1e-6,
+                "{stamps:?}"
+            );
+        }
+        assert!(se.contains("a step request is a whole number"), "{se}");
+        assert!(se.contains("stopped after 10 iterations"), "{se}");
     });
 }
 

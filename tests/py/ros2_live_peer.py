@@ -14,6 +14,8 @@ Modes (each ends by itself: after what it waits for, or at its deadline):
                          DESIRED_THRUST 60; print a JSON line with the clock,
                          the heading and the timer calls at the end (held
                          within 3 degrees for 3 s of sim time, or the deadline)
+  step NAME SECS         `--lockstep step`: ask for 7 iterations on /usim/step (and
+                         1.5, refused), then 3 more; print the odometry stamps
   errors NAME SECS       print every line of /NAME/usim/errors ("error TEXT")
                          for SECS seconds, then "errors N"
 """
@@ -136,6 +138,39 @@ def heading_main(name, target, secs_limit):
     }), flush=True)
 
 
+def step_main(name, secs_limit):
+    from nav_msgs.msg import Odometry
+
+    node = rclpy.create_node("usim_step")
+    step = node.create_publisher(Float64, "/usim/step", 10)
+    stamps = []
+
+    def odom(m):
+        stamps.append(secs(m.header.stamp))
+
+    sub = node.create_subscription(Odometry, f"/{name}/odom", odom, 10)
+    t0 = time.time()
+
+    def spin_for(s):
+        t = time.time()
+        while time.time() - t < s:
+            rclpy.spin_once(node, timeout_sec=0.02)
+
+    while (step.get_subscription_count() < 1 or sub.get_publisher_count() < 1) \
+            and time.time() - t0 < secs_limit:
+        spin_for(0.05)
+    spin_for(0.5)
+    before = len(stamps)
+    step.publish(Float64(data=7.0))
+    step.publish(Float64(data=1.5))  # refused: not a whole number
+    spin_for(2.0)
+    after7 = len(stamps)
+    step.publish(Float64(data=3.0))
+    spin_for(2.0)
+    print(json.dumps({"kind": "step", "before": before, "after7": after7,
+                      "stamps": stamps}), flush=True)
+
+
 def errors_main(name, secs_limit):
     node = rclpy.create_node("usim_errors")
     got = []
@@ -158,6 +193,8 @@ def main():
         follow_main(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif mode == "heading":
         heading_main(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    elif mode == "step":
+        step_main(sys.argv[2], float(sys.argv[3]))
     elif mode == "errors":
         errors_main(sys.argv[2], float(sys.argv[3]))
     else:
