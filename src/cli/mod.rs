@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod env;
 pub mod import;
 pub mod info;
 pub mod interp;
@@ -85,6 +86,8 @@ pub enum Command {
     /// Run vehicles as ROS 2 nodes on a DDS domain: odometry, fix, /tf, /clock, commands, lock-step.
     #[cfg(feature = "ros2")]
     Ros2(ros2::Ros2Args),
+    /// Sample a vehicle file's sea, wind and tide at one point as CSV.
+    Env(env::EnvArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -114,6 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::MoosUp(a) => moos::up(a),
         #[cfg(feature = "ros2")]
         Command::Ros2(a) => ros2::run(a),
+        Command::Env(a) => env::run(a),
     }
 }
 
