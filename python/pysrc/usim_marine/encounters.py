@@ -21,8 +21,8 @@ approach (DCPA) / 1000 m, the time to it (TCPA, 0 when separating) / 600 s,
 and 1 (a real ship).
 
 Reward per step: progress to the goal / 100 m − Σ over the others of
-max(0, 1 − range / 500 m) (closer than the near-miss range), −20 on a
-collision (range < 50 m), +10 on arrival (within ``goal_radius``). An
+max(0, 1 − range / 1000 m) (closer than the near-miss range), −20 on
+a collision (range < 175 m, one hull length), +10 on arrival (within ``goal_radius``). An
 agent terminates on arrival or collision (its ship then stops: thrust and
 rudder 0) and is truncated after ``max_steps``.
 
@@ -135,6 +135,7 @@ class EncounterCore:
         self.arrived = np.zeros(self.n, dtype=bool)
         self.collided = np.zeros(self.n, dtype=bool)
         self.steps = 0
+        self._evading = np.zeros(self.n, dtype=bool)
         self.dist = np.zeros(self.n)
         self.min_range = np.full(self.n, np.inf)
         self.t_min = np.zeros(self.n)
@@ -202,6 +203,7 @@ class EncounterCore:
         self.arrived[:] = False
         self.collided[:] = False
         self.steps = 0
+        self._evading = np.zeros(self.n, dtype=bool)
         s = self.fleet.state
         self.dist = np.hypot(*(self.goal - s[:, :2]).T)
         self.min_range[:] = np.inf
@@ -251,7 +253,7 @@ class EncounterCore:
         return obs[i], reward[i], term[i], trunc[i]
 
     # -- the scripted give-way baseline ----------------------------------
-    def give_way_actions(self, safe: float = 600.0, horizon: float = 420.0, offset: float = 60.0) -> np.ndarray:
+    def give_way_actions(self, safe: float = 1000.0, horizon: float = 420.0, offset: float = 60.0) -> np.ndarray:
         """The scripted COLREG baseline for every agent, (n_agents, 2):
         steer for the goal at the scenario speed; while a ship it must give
         way to (it is on our starboard side within 112.5° of the bow, dead
@@ -277,13 +279,18 @@ class EncounterCore:
         head_on = ((rel_brg < 10.0) | (rel_brg > 350.0)) & ((back < 10.0) | (back > 350.0))
         overtake = (back > 112.5) & (back < 247.5) & (s[:, 2][:, None] > other_speed)
         give_way = mask & (starboard | head_on | overtake)
-        threat = give_way & (dcpa < safe) & (tcpa > 0.0) & (tcpa < horizon)
-        evade = threat.any(axis=1)
-        want = np.where(evade, goal_brg + offset, goal_brg)
+        ahead = (tcpa > 0.0) & (tcpa < horizon)
+        threat = give_way & (dcpa < safe) & ahead
+        # Hysteresis: an evasion goes on until the goal course would pass
+        # 1.5 · safe clear (or the CPA is behind), so it does not chatter.
+        still = give_way & (dcpa < 1.5 * safe) & ahead
+        self._evading = threat.any(axis=1) | (self._evading & still.any(axis=1))
+        want = np.where(self._evading, goal_brg + offset, goal_brg)
         err = (want - s[:, 3] + 180.0) % 360.0 - 180.0
         out = np.zeros((self.n, 2))
         out[:, 0] = _sc.thrust_for(1.0) * self.nominal / 50.0 - 1.0
-        out[:, 1] = np.clip(err / 20.0, -1.0, 1.0)
+        # At most 20 % rudder: the turn costs speed (docs/model.md §7).
+        out[:, 1] = np.clip(err / 100.0, -0.2, 0.2)
         return out[self.agent_idx]
 
     def hold_actions(self) -> np.ndarray:
@@ -320,7 +327,7 @@ class EncounterCore:
         pad = 0.1 * float(max(hi[0] - lo[0], hi[1] - lo[1], 100.0))
         extent = (lo[0] - pad, lo[1] - pad, hi[0] + pad, hi[1] + pad)
         vessels = [
-            (float(s[i, 0]), float(s[i, 1]), float(s[i, 3]), _sc.LENGTH * 4, None if hist is None else hist[:, q])
+            (float(s[i, 0]), float(s[i, 1]), float(s[i, 3]), _sc.LENGTH, None if hist is None else hist[:, q])
             for q, i in enumerate(ids)
         ]
         goals = [(float(self.goal[i, 0]), float(self.goal[i, 1]), self.goal_radius, not self.done[i]) for i in ids]

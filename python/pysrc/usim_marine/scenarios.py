@@ -33,13 +33,14 @@ SPEED = 5.0
 SLOW = 2.0
 #: Time from the start to the common CPA at the origin, s.
 TCPA = 600.0
-#: Hull length and beam drawn and written to CommonOcean, m.
-LENGTH = 50.0
-BEAM = 10.0
+#: Hull length and beam, m: CommonOcean's ``Vessel1`` (the vessel type
+#: of the solution files, commonocean-io's ``vessel_parameters``).
+LENGTH = 175.0
+BEAM = 25.4
 #: Encounter ranges of the missions, m: closer than NEAR_MISS is a near
 #: miss, closer than COLLISION (one hull length) a collision.
-NEAR_MISS = 500.0
-COLLISION = 50.0
+NEAR_MISS = 1000.0
+COLLISION = 175.0
 #: Mission step and length, s; rows are written every 10 s (the
 #: CommonOcean time step).
 DT = 0.5
@@ -48,13 +49,14 @@ OUTPUT_EVERY = 20
 
 #: The ship all scenarios use: a classic uSimMarine vehicle whose thrust
 #: map gives 8 m/s at 100 % (5 m/s at 62.5 %), turning at
-#: rudder · 0.03 · thrust/50 deg/s (2.5 deg/s at full rudder and 5 m/s).
+#: rudder · 0.1 · thrust/50 deg/s (2.5 deg/s at 20 % rudder and 5 m/s,
+#: losing 17 % of its speed in the turn: docs/model.md §7, §8).
 SHIP: Dict[str, object] = {
     "name": "ship",
     "prefix": "NAV",
     "start_pos": "x=0, y=0, heading=0, speed=0",
     "thrust_map": "0:0, 100:8",
-    "turn_rate": 3,
+    "turn_rate": 10,
     "max_acceleration": 0.1,
     "max_deceleration": 0.2,
     "max_rudder_degs_per_sec": 10,
