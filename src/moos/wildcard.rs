@@ -219,8 +219,14 @@ mod tests {
             }
         }
         for (p, t) in [
-            (format!("{}?b", "a*".repeat(40)), format!("{}xb", "a".repeat(90))),
-            (format!("*{}b*", "a?".repeat(70)), format!("c{}bd", "ab".repeat(70))),
+            (
+                format!("{}?b", "a*".repeat(40)),
+                format!("{}xb", "a".repeat(90)),
+            ),
+            (
+                format!("*{}b*", "a?".repeat(70)),
+                format!("c{}bd", "ab".repeat(70)),
+            ),
             (format!("*{}b", "a".repeat(200)), "a".repeat(300)),
         ] {
             let (pc, tc): (Vec<char>, Vec<char>) = (p.chars().collect(), t.chars().collect());
