@@ -405,18 +405,30 @@ fn start_db(
     Ok(server)
 }
 
+/// Where an in-process client reaches a DB listening on `bound`: the
+/// address itself, or loopback when it listens on every interface.
+fn dial_address(bound: SocketAddr) -> SocketAddr {
+    let ip = match bound.ip() {
+        IpAddr::V4(v) if v.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v) if v.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, bound.port())
+}
+
 fn spawn_bridge(
     url: &str,
     root: &str,
-    port: u16,
+    db: SocketAddr,
     warp: f64,
     name: &str,
     to_moos: Vec<String>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let db = dial_address(db);
     let opts = BridgeOptions {
-        host: "127.0.0.1".into(),
-        port,
+        host: db.ip().to_string(),
+        port: db.port(),
         moos_name: name.to_string(),
         time_warp: warp,
         broker: BrokerUrl::parse(url)?,
@@ -461,7 +473,7 @@ pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
         Some(url) => Some(spawn_bridge(
             url,
             &a.topic_root,
-            server.addr().port(),
+            server.addr(),
             warp,
             "usim_moosdb_mirror",
             a.mission.as_deref().map(button_vars).unwrap_or_default(),
@@ -606,7 +618,7 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
             bridges.push(spawn_bridge(
                 url,
                 &a.topic_root,
-                port,
+                server.addr(),
                 warp,
                 "usim_bridge",
                 Vec::new(),
