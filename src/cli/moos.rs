@@ -206,6 +206,9 @@ pub fn antler_args(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
 
 /// Arguments of `usim moosdb`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Limits (docs/security.md, usim moosdb): the whole handshake (protocol string and name) within 5 s; at most 128 unfinished handshakes, a new connection beyond closing the oldest; a name packet of at most 64 KiB and a client name of at most 256 bytes (else poisoned); client packets of at most 16 MiB; mail queued for a client at most 16 MiB or 4,096 packets, beyond which it is disconnected (one log line); mail held for a synchronous client 20,000 messages or 16 MiB (oldest half dropped); at most 65,536 variables, names of at most 65,536 bytes, 256 MiB of names and values stored, 256 writers remembered per variable (writes and registrations beyond are refused and logged); 1,024 wildcard registrations per client, patterns of at most 256 bytes. With --bind ADDR the --mqtt mirror connects to ADDR (loopback for 0.0.0.0)."
+)]
 pub struct MoosDbArgs {
     /// Mission file: ServerPort, Community, MOOSTimeWarp, ClientTimeout.
     #[arg(value_name = "MISSION.moos")]
@@ -222,7 +225,8 @@ pub struct MoosDbArgs {
     /// Drop a client after this many seconds of silence (default: ClientTimeout, else 5).
     #[arg(long = "moos_timeout", value_name = "S")]
     pub timeout: Option<f64>,
-    /// Address to listen on (default all interfaces, as the MOOSDB).
+    /// Address to listen on (default all interfaces, as the MOOSDB); the
+    /// `--mqtt` mirror connects there (to loopback for 0.0.0.0 or ::).
     #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
     pub bind: IpAddr,
     /// Also mirror the community onto this MQTT broker (as `usim moos-bridge`).
