@@ -2,7 +2,8 @@
 # Make (or refresh) the Python 3.10 virtual environment the tests use as
 # their real peers: pymoos 2022.1 (the C++ MOOS client library, wheels for
 # CPython 3.8-3.10 only), pynmea2, pyais, mcap, paho-mqtt, numpy, gymnasium,
-# maturin, pytest, hypothesis, pandas, kubernetes-validate, ruckig, tomli.
+# maturin, pytest, hypothesis, pandas, kubernetes-validate, ruckig, tomli,
+# wavespectra and scipy (the sea and gust oracle of tests/environment.rs).
 #   scripts/py_env.sh [DIR]      (default: .venv beside this script's repo)
 # Prints the venv's python on its last line.
 set -euo pipefail
@@ -19,5 +20,5 @@ dir="$(cd "$dir" && pwd)"   # absolute: callers may change directory
 "$dir/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 "$dir/bin/python" -m pip install --quiet \
     'pymoos==2022.1' pynmea2 pyais mcap 'paho-mqtt>=2' numpy gymnasium maturin \
-    pytest hypothesis pandas kubernetes-validate ruckig tomli
+    pytest hypothesis pandas kubernetes-validate ruckig tomli wavespectra scipy
 echo "$dir/bin/python"

@@ -32,3 +32,4 @@ scripts/fleet_instructions.sh none encounters
 scripts/bench_fleet_rounds.sh 1 --measurement-time 1 --warm-up-time 1
 scripts/bench_view.sh 5 3
 scripts/cold_build.sh 1
+scripts/env_figures.sh 1

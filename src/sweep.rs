@@ -97,7 +97,10 @@ pub enum Target {
     Start(String),
     /// A vehicle's numeric field: `start_x`, `start_y`, `start_heading`,
     /// `start_speed`, `start_depth`, `turn_rate`, `max_acceleration`,
-    /// `max_deceleration`, `drift_x`, `drift_y`.
+    /// `max_deceleration`, `drift_x`, `drift_y`; with the vehicle's
+    /// `[sea]`/`[wind]` on, `sea_hs`, `sea_tp`, `sea_direction`,
+    /// `sea_spreading`, `sea_seed`, `wind_speed`, `wind_direction`,
+    /// `wind_seed` (docs/model.md §24).
     Field(String, String),
 }
 
@@ -112,7 +115,62 @@ const FIELDS: &[&str] = &[
     "max_deceleration",
     "drift_x",
     "drift_y",
+    "sea_hs",
+    "sea_tp",
+    "sea_direction",
+    "sea_spreading",
+    "sea_seed",
+    "wind_speed",
+    "wind_direction",
+    "wind_seed",
 ];
+
+/// Set an environment field (`sea_*`, `wind_*`, docs/model.md §24) of `p`
+/// to `x` and rebuild its sea or wind; a drawn value outside the table's
+/// range is clamped into it (a seed is the value's whole part, |x|).
+fn set_env_field(p: &mut crate::model::Params, field: &str, x: f64) {
+    use crate::model::env::{wind::MAX_SPEED_MPS, WaveField, Wind};
+    let Some(env) = p.env.as_deref_mut() else {
+        return;
+    };
+    let seed = |x: f64| {
+        if x.is_finite() {
+            x.abs().trunc().min(9.0e15) as u64
+        } else {
+            0
+        }
+    };
+    let fin = |x: f64, lo: f64, hi: f64| if x.is_nan() { lo } else { x.clamp(lo, hi) };
+    if let (Some(stripped), Some(sea)) = (field.strip_prefix("sea_"), env.sea.as_ref()) {
+        let mut st = *sea.state();
+        match stripped {
+            "hs" => st.hs_m = fin(x, 1e-3, 30.0),
+            "tp" => st.tp_s = fin(x, 1.0, 40.0),
+            "direction" => st.direction_deg = fin(x, -360.0, 360.0),
+            "spreading" => st.spreading_deg = fin(x, 0.0, 80.0),
+            "seed" => st.seed = seed(x),
+            _ => return,
+        }
+        let lambda_p = crate::model::env::waves::G * st.tp_s * st.tp_s / std::f64::consts::TAU;
+        st.hs_m = st
+            .hs_m
+            .min(crate::model::env::waves::MAX_STEEPNESS * lambda_p);
+        if let Ok(f) = WaveField::new(&st) {
+            env.sea = Some(std::sync::Arc::new(f));
+        }
+    } else if let (Some(stripped), Some(wind)) = (field.strip_prefix("wind_"), env.wind.as_ref()) {
+        let mut ws = wind.settings;
+        match stripped {
+            "speed" => ws.speed_mps = fin(x, 0.0, MAX_SPEED_MPS),
+            "direction" => ws.direction_deg = fin(x, -360.0, 360.0),
+            "seed" => ws.seed = seed(x),
+            _ => return,
+        }
+        if let Ok(w) = Wind::new(&ws) {
+            env.wind = Some(std::sync::Arc::new(w));
+        }
+    }
+}
 
 /// One sweep variable.
 #[derive(Debug, Clone, PartialEq)]
@@ -627,7 +685,24 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
                 }
                 0
             }
-            Target::Start(name) | Target::Field(name, _) => find(name, v.line, "var.target")?,
+            Target::Start(name) => find(name, v.line, "var.target")?,
+            Target::Field(name, f) => {
+                let vi = find(name, v.line, "var.target")?;
+                let env = mission.vehicle_at(vi).params.env.as_deref();
+                let (table, on) = match f.split_once('_') {
+                    Some(("sea", _)) => ("sea", env.is_some_and(|e| e.sea.is_some())),
+                    Some(("wind", _)) => ("wind", env.is_some_and(|e| e.wind.is_some())),
+                    _ => ("", true),
+                };
+                if !on {
+                    return Err(err(
+                        v.line,
+                        "var.target",
+                        format!("vehicle `{name}` has no [{table}] table to vary (`{f}`)"),
+                    ));
+                }
+                vi
+            }
         };
         var_vehicle.push(vi);
     }
@@ -742,7 +817,7 @@ impl Sweep {
                         "max_deceleration" => p.max_deceleration = x,
                         "drift_x" => p.drift_x = x,
                         "drift_y" => p.drift_y = x,
-                        _ => {}
+                        f => set_env_field(p, f, x),
                     }
                 }
             }

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod env;
 pub mod import;
 pub mod info;
 pub mod interp;
@@ -80,6 +81,8 @@ pub enum Command {
     MoosBridge(moos::BridgeArgs),
     /// One MOOSDB and one vehicle per mission file, from one command.
     MoosUp(moos::MoosUpArgs),
+    /// Sample a vehicle file's sea, wind and tide at one point as CSV.
+    Env(env::EnvArgs),
 }
 
 /// Run the parsed command line; the error chain is printed by `main`.
@@ -107,6 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Moos(a) => moos::moos(a),
         Command::MoosBridge(a) => moos::bridge(a),
         Command::MoosUp(a) => moos::up(a),
+        Command::Env(a) => env::run(a),
     }
 }
 

@@ -16,6 +16,7 @@ use crate::model::pose::parse_pose;
 use crate::model::trig::MathMode;
 use crate::model::{drift, Actuator, ModelVariant, Params};
 
+pub mod env;
 mod error;
 mod raw;
 pub mod v22;
@@ -288,6 +289,15 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     current_field(src, raw, &mut p, &mut warnings)?;
     live_settings(src, raw, &mut cfg)?;
     parse_ais_keys(src, raw, &mut cfg)?;
+    env::build(
+        src,
+        raw.sea.as_ref(),
+        raw.wind.as_ref(),
+        raw.current_tide.as_ref(),
+        cfg.platform_length,
+        cfg.platform_beam,
+        &mut p,
+    )?;
     if let Some(m) = &raw.mqtt {
         mqtt_settings(src, m, &mut cfg.mqtt)?;
     }
@@ -986,7 +996,7 @@ mod tests {
             | "post_navpos_summary"
             | "current_field_active"
             | "node_report_local" => "false",
-            "mqtt" | "actuators" | "aliases" => "{}",
+            "mqtt" | "actuators" | "aliases" | "sea" | "wind" | "current_tide" => "{}",
             "mmsi" | "ais_ship_type" => "1",
             _ => "1.0",
         }
@@ -1005,6 +1015,7 @@ mod tests {
                 "mqtt" => "`[mqtt]`".to_string(),
                 "actuators" => "`[actuators.NAME]`".to_string(),
                 "aliases" => "`[aliases]`".to_string(),
+                "sea" | "wind" | "current_tide" => format!("`[{key}]`"),
                 k => format!("`{k}`"),
             };
             assert!(doc.contains(&shown), "docs/config.md lacks {shown}");

@@ -120,6 +120,10 @@ pub struct RawVehicle {
     pub math: S<String>,
     pub current_field: S<String>,
     pub current_field_active: S<bool>,
+    /// `[sea]`, `[wind]`, `[current_tide]` (docs/model.md §24).
+    pub sea: Option<RawSea>,
+    pub wind: Option<RawWind>,
+    pub current_tide: Option<RawTide>,
     pub app_tick: S<f64>,
     // uSimMarineV22 extras (docs/v22.md §15)
     pub yaw_pid_kp: S<NumOrText>,
@@ -214,6 +218,9 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "math",
     "current_field",
     "current_field_active",
+    "sea",
+    "wind",
+    "current_tide",
     "app_tick",
     "yaw_pid_kp",
     "yaw_pid_kd",
@@ -289,3 +296,78 @@ pub const MQTT_KEYS: &[&str] = &[
 
 /// Every key of an `[actuators.NAME]` table.
 pub const ACTUATOR_KEYS: &[&str] = &["interpolation", "max_rate", "max_accel", "max_jerk"];
+
+/// `[sea]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawSea {
+    pub active: S<bool>,
+    pub spectrum: S<String>,
+    pub hs: S<f64>,
+    pub tp: S<f64>,
+    pub gamma: S<f64>,
+    pub direction: S<f64>,
+    pub spreading: S<f64>,
+    pub components: S<i64>,
+    pub seed: S<i64>,
+    pub wave_drift: S<f64>,
+}
+
+/// `[wind]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawWind {
+    pub active: S<bool>,
+    pub speed: S<f64>,
+    pub direction: S<f64>,
+    pub gusts: S<bool>,
+    pub surface_drag: S<f64>,
+    pub length_scale: S<f64>,
+    pub components: S<i64>,
+    pub seed: S<i64>,
+    pub windage: S<f64>,
+    pub weathervane: S<f64>,
+}
+
+/// `[current_tide]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawTide {
+    pub active: S<bool>,
+    pub mean: S<f64>,
+    pub amplitude: S<f64>,
+    pub period: S<f64>,
+    pub phase: S<f64>,
+}
+
+/// Every key of `[sea]`.
+pub const SEA_KEYS: &[&str] = &[
+    "active",
+    "spectrum",
+    "hs",
+    "tp",
+    "gamma",
+    "direction",
+    "spreading",
+    "components",
+    "seed",
+    "wave_drift",
+];
+/// Every key of `[wind]`.
+pub const WIND_KEYS: &[&str] = &[
+    "active",
+    "speed",
+    "direction",
+    "gusts",
+    "surface_drag",
+    "length_scale",
+    "components",
+    "seed",
+    "windage",
+    "weathervane",
+];
+/// Every key of `[current_tide]`.
+pub const TIDE_KEYS: &[&str] = &["active", "mean", "amplitude", "period", "phase"];

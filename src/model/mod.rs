@@ -19,6 +19,7 @@ pub mod angles;
 pub mod current_field;
 pub mod depth;
 pub mod drift;
+pub mod env;
 pub mod geodesy;
 pub mod handshake;
 pub mod heading;
@@ -318,6 +319,12 @@ pub struct Vehicle {
     /// Steps skipped because they produced a non-finite state.
     skipped_steps: u64,
     geo: Option<geodesy::GeoConverter>,
+    /// The environment's wave-frequency motion at the end of the last step
+    /// (`None` before the first and after a reset): the next step adds the
+    /// change from it (docs/model.md §24.5).
+    wave: Option<env::WaveMotion>,
+    /// The environment's slow forcing of the last step.
+    env_forcing: env::StepForcing,
 }
 
 /// Bytes `[start, end)` of a [`Vehicle`] that hold its per-step fields
@@ -420,6 +427,8 @@ impl Vehicle {
             v22: v22_app::V22State::new(&params),
             params,
             skipped_steps: 0,
+            wave: None,
+            env_forcing: env::StepForcing::default(),
         }
     }
 
@@ -446,6 +455,19 @@ impl Vehicle {
     /// Current drift (east, north), m/s.
     pub fn drift(&self) -> (f64, f64) {
         self.drift
+    }
+
+    /// The wave-frequency motion at the end of the last step (heave, roll,
+    /// pitch, the surface elevation; docs/model.md §24.3), `None` without a
+    /// sea or before the first step.
+    pub fn wave_motion(&self) -> Option<&env::WaveMotion> {
+        self.wave.as_ref()
+    }
+
+    /// What the environment added to the last step: windage and Stokes
+    /// drift (m/s), weathervaning yaw rate (deg/s); zero without one.
+    pub fn env_forcing(&self) -> env::StepForcing {
+        self.env_forcing
     }
 
     /// Iterations run so far.
@@ -852,6 +874,7 @@ impl Vehicle {
         for rec in [&mut self.nav, &mut self.gt] {
             apply_pose(rec, &p);
         }
+        self.wave = None; // a reset moves the hull, not the sea
         self.reset_count += 1;
         if self.is_v22() {
             self.v22_reset_posted();
@@ -1017,6 +1040,16 @@ impl Vehicle {
         }
         let mut v_raw = self.map_cache.1;
         if self.v22.sailing_on && !self.mode_diff {
+            if let Some(w) = p.env.as_ref().and_then(|e| e.wind.as_ref()) {
+                // docs/model.md §24.4: the environment's wind, not `wind_conditions`
+                let dir = angle360(w.settings.direction_deg);
+                self.v22.sailing.wind = sailing::Wind {
+                    set: true,
+                    dir,
+                    speed: w.speed_at(stamp_p - self.start_time),
+                };
+                self.v22.sailing.plot.set_wind_angle(dir);
+            }
             // docs/v22.md §11.3: the sailing cap, after the map, before the turn loss
             let cap = self.v22.sailing.cap(h_p);
             if !which_gt {
@@ -1086,8 +1119,23 @@ impl Vehicle {
                 Some(f) => f.force_at(x_p, y_p),
                 None => (0.0, 0.0),
             };
-            self.current = (cx, cy);
-            (self.drift.0 + cx, self.drift.1 + cy)
+            match &p.env {
+                None => {
+                    self.current = (cx, cy);
+                    (self.drift.0 + cx, self.drift.1 + cy)
+                }
+                Some(env) => {
+                    // docs/model.md §24.5: the tide on the field, then
+                    // windage and Stokes drift, all at the step's start
+                    let tau = stamp_p - self.start_time;
+                    let k = env.tide.map_or(1.0, |t| t.factor(tau));
+                    let (cx, cy) = (cx * k, cy * k);
+                    self.current = (cx, cy);
+                    let f = env.forcing(tau, h_p, z_p);
+                    self.env_forcing = f;
+                    (self.drift.0 + cx + f.drift.0, self.drift.1 + cy + f.drift.1)
+                }
+            }
         } else {
             (0.0, 0.0)
         };
@@ -1114,6 +1162,26 @@ impl Vehicle {
                 x = lx;
                 y = ly;
                 heading = lh;
+            }
+        }
+        if with_drift {
+            if let Some(env) = &p.env {
+                // docs/model.md §24.5: weathervaning, then the change of the
+                // wave-frequency motion since the last step
+                heading += self.env_forcing.yaw_rate * dt;
+                if env.sea.is_some() {
+                    let tau0 = stamp_p - self.start_time;
+                    let prev = match self.wave {
+                        Some(m) => m,
+                        None => env.wave_motion(x_p, y_p, tau0, h_p, z_p),
+                    };
+                    let now = env.wave_motion(x, y, tau0 + dt, heading, z);
+                    x += now.dx - prev.dx;
+                    y += now.dy - prev.dy;
+                    heading += now.yaw_deg - prev.yaw_deg;
+                    self.wave = Some(now);
+                }
+                heading = angle360(heading);
             }
         }
         let altitude = if self.water_depth > 0.0 {

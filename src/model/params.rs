@@ -88,6 +88,9 @@ pub struct Params {
     pub thrust_mode_diff: bool,
     /// Start with thrust reversed (default false).
     pub thrust_mode_reverse: bool,
+    /// V22: publish `USM_NAVPOS_SUMMARY` with the pose (default false; beside
+    /// the flags above, where it takes no padding of its own).
+    pub post_navpos_summary: bool,
     /// V22: cap of the published speed, m/s (default 5).
     pub max_speed: f64,
     /// V22: turn radius limit, m (0 = off; docs/v22.md §6).
@@ -101,8 +104,6 @@ pub struct Params {
     pub post_des_thrust: Option<String>,
     /// V22: publish the PID's rudder under this name (`post_des_rudder`).
     pub post_des_rudder: Option<String>,
-    /// V22: publish `USM_NAVPOS_SUMMARY` with the pose (default false).
-    pub post_navpos_summary: bool,
     /// V22: trim handshake tolerance, degrees (default 5).
     pub trim_tolerance: f64,
     /// V22: trim handshake maximum delay, s (default 10).
@@ -125,6 +126,9 @@ pub struct Params {
     pub geodesy: Geodesy,
     /// Setpoint shaping per actuator and aliases.
     pub actuators: ActuatorSettings,
+    /// The environment layer: sea, wind, tide (docs/model.md §24); `None`
+    /// (the default) leaves the model exactly uSimMarine's.
+    pub env: Option<Box<super::env::Environment>>,
 }
 
 impl Default for Params {
@@ -171,6 +175,7 @@ impl Default for Params {
             math: super::trig::MathMode::Fast,
             current_field: None,
             actuators: ActuatorSettings::default(),
+            env: None,
         }
     }
 }

@@ -94,6 +94,13 @@ pub(super) struct V22State {
     pub tsm_plain: bool,
 }
 
+/// Whether the environment's wind drives the sailing cap: `[wind]` on and
+/// a polar plot given (docs/model.md §24.4; the wind then replaces
+/// `wind_conditions` every step).
+fn env_wind_sails(p: &Params, sailing: &super::sailing::Sailing) -> bool {
+    p.env.as_ref().is_some_and(|e| e.wind.is_some()) && !sailing.plot.is_empty()
+}
+
 impl V22State {
     pub fn new(p: &Params) -> V22State {
         let sailing = p.sailing.clone();
@@ -102,7 +109,7 @@ impl V22State {
                 .pid
                 .clone()
                 .map(|s| Box::new(PidEngine::with_math(s, p.math))),
-            sailing_on: sailing.enabled(),
+            sailing_on: sailing.enabled() || env_wind_sails(p, &sailing),
             sailing,
             sail_cap: f64::NAN,
             wormholes: p.wormholes.clone(),
@@ -275,7 +282,7 @@ impl Vehicle {
             }
             C::WindConditions(s) => {
                 let r = st.sailing.set_wind(&s);
-                st.sailing_on = st.sailing.enabled();
+                st.sailing_on = st.sailing.enabled() || env_wind_sails(&self.params, &st.sailing);
                 r.map_err(|e| {
                     dropped(
                         var,
