@@ -3,7 +3,10 @@
 # their real peers: pymoos 2022.1 (the C++ MOOS client library, wheels for
 # CPython 3.8-3.10 only), pynmea2, pyais, mcap, paho-mqtt, numpy, gymnasium,
 # maturin, pytest, hypothesis, pandas, kubernetes-validate, ruckig, tomli,
-# wavespectra and scipy (the sea and gust oracle of tests/environment.rs).
+# wavespectra and scipy (the sea and gust oracle of tests/environment.rs);
+# pettingzoo (the encounter env's API test) and commonocean-rules with
+# commonocean-io (the COLREG judge; it needs shapely < 2.1 and brings
+# numpy 1.x).
 #   scripts/py_env.sh [DIR]      (default: .venv beside this script's repo)
 # Prints the venv's python on its last line.
 set -euo pipefail
@@ -20,5 +23,6 @@ dir="$(cd "$dir" && pwd)"   # absolute: callers may change directory
 "$dir/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 "$dir/bin/python" -m pip install --quiet \
     'pymoos==2022.1' pynmea2 pyais mcap 'paho-mqtt>=2' numpy gymnasium maturin \
-    pytest hypothesis pandas kubernetes-validate ruckig tomli wavespectra scipy
+    pytest hypothesis pandas kubernetes-validate ruckig tomli wavespectra scipy \
+    pettingzoo commonocean-rules commonocean-io 'shapely<2.1'
 echo "$dir/bin/python"

@@ -607,11 +607,11 @@ pub fn mqtt_connect(data: &[u8]) {
     }
 }
 
-/// Claim messages on `{root}/NAME/claim` ([`crate::mqtt::claim`]): a
+/// Claim messages on `{root}/NAME/claim` ([`crate::live::claim`]): a
 /// parsed message writes back to the same payload, and judging any payload
 /// or answering it as an owner never panics.
 pub fn claim(data: &[u8]) {
-    use crate::mqtt::claim::{owner_answer, ClaimMsg, Claimant};
+    use crate::live::claim::{owner_answer, ClaimMsg, Claimant};
     if let Some(m) = ClaimMsg::parse(data) {
         assert_eq!(m.payload().as_bytes(), data);
     }

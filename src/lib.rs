@@ -41,6 +41,9 @@
 //!
 //! * `dds` (feature `ros2`, on by default): the ROS 2 participant (RustDDS) over
 //!   [`ros2`].
+//! * [`live`]: the live host every transport shares: clock, ticks,
+//!   mailbox, publication set, name claim, stats; transports are adapters
+//!   over its [`live::host::Transport`] interface.
 //! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
 //! * [`mqtt`]: `usim run`/`fleet` on MQTT, the embedded broker, the tools,
 //!   `record`, the NMEA server.
@@ -78,6 +81,7 @@ pub mod sweep;
 // transports
 #[cfg(feature = "ros2")]
 pub mod dds;
+pub mod live;
 pub mod moos;
 pub mod mqtt;
 pub mod view;

@@ -506,6 +506,41 @@ fn the_lowest_layers_never_import_upward() {
     assert!(bad.is_empty(), "upward imports:\n{}", bad.join("\n"));
 }
 
+/// The transports the live host serves, and the host: no transport imports
+/// another, and the host imports none of them (issue 38). `view` is an MQTT
+/// client (a tool on MQTT, not a transport of the host), and
+/// `moos::bridge` joins a MOOSDB to an MQTT broker: both use MQTT by
+/// definition and are left out.
+const TRANSPORTS: &[&str] = &["mqtt", "moos", "dds"];
+const BRIDGES: &[&str] = &["moos::bridge"];
+
+#[test]
+fn transports_never_import_each_other_and_the_host_none() {
+    let graph = import_graph(&src());
+    let mut bad = Vec::new();
+    for (from, tos) in &graph {
+        let Some(top) = from.first().map(String::as_str) else {
+            continue;
+        };
+        if top != "live" && !TRANSPORTS.contains(&top) || BRIDGES.contains(&name(from).as_str()) {
+            continue;
+        }
+        for (to, at) in tos {
+            let Some(target) = to.first().map(String::as_str) else {
+                continue;
+            };
+            if target != top && TRANSPORTS.contains(&target) {
+                bad.push(format!("{} → {} ({at})", name(from), name(to)));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a transport or the live host imports a transport:\n{}",
+        bad.join("\n")
+    );
+}
+
 /// The checker itself finds a cycle through children and an upward import
 /// in a small synthetic tree, and none in its acyclic twin.
 #[test]

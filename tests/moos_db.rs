@@ -7,14 +7,21 @@
 //! sockets: a wrong protocol string, garbage, a truncated packet, an
 //! oversize length, a silent client: each a log line, no crash, and the
 //! DB keeps serving.
+//!
+//! Issue 37 (tests/py/moos_db_hostile.py): subscribers that never read a
+//! 1 MiB value, 1,100 slow handshakes under a 1,024 file limit, hostile
+//! wildcard filters against 40,000-character names; each while a pymoos
+//! client checks its own mail or connection. `--bind` with `--mqtt`.
 mod moos_util;
 mod mqtt_util;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use moos_util::*;
+use mqtt_util::{Broker, BrokerKind};
 use usim::moos::codec::{
     decode_packet, encode_packet, protocol_bytes, DataType, FrameReader, Message, MsgType,
 };
@@ -72,6 +79,151 @@ fn plogger_wildcard_logging_and_the_db_summaries() {
         Duration::from_secs(120),
     );
     assert_py(&out, "moos_plogger_check");
+}
+
+/// A kernel figure of process `pid` from /proc (`VmHWM`: peak resident
+/// memory), KiB.
+fn proc_kib(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Issue 37 item 1: 8 pymoos subscribers of a 1 MiB value whose mail
+/// callback never returns (so the client library stops reading its
+/// socket), 100 writes at 20 Hz: each is dropped with a log line once
+/// 16 MiB are queued for it, the DB's peak resident memory stays far
+/// below the 800 MiB the queues would otherwise hold, and a live pymoos
+/// client keeps its 20 Hz mail.
+#[test]
+fn subscribers_that_never_read_are_dropped_and_memory_stays_bounded() {
+    if !have_pymoos("subscribers_that_never_read_are_dropped_and_memory_stays_bounded") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (db, port) = moosdb(dir.path(), "stall", &["--moos_timeout=30"]);
+    let out = run_py(
+        "moos_db_hostile.py",
+        &[&port.to_string(), "stall"],
+        Duration::from_secs(120),
+    );
+    assert_py(&out, "moos_db_hostile stall");
+    assert!(
+        db.wait_log("does not read its mail", Duration::from_secs(10)),
+        "{}",
+        db.log()
+    );
+    let peak = proc_kib(db.pid(), "VmHWM:").expect("VmHWM of the DB");
+    println!("figures: moosdb peak resident memory {} MiB", peak / 1024);
+    // 8 x 16 MiB queued at most, one value in flight per client, the
+    // writer's packet buffer: well under 300 MiB.
+    assert!(
+        peak < 300 * 1024,
+        "moosdb peak RSS {peak} KiB:\n{}",
+        db.log()
+    );
+    let drops = db.log().matches("does not read its mail").count();
+    assert!(
+        drops >= 8,
+        "each stalled subscriber dropped once:\n{}",
+        db.log()
+    );
+}
+
+/// Issue 37 item 2: under a 1,024 file limit, 1,100 sockets sending the
+/// protocol string a byte every 2 s do not lock a pymoos client out (the
+/// oldest unfinished handshakes are closed, logged), and a slow handshake
+/// is closed at the 5 s whole-handshake deadline.
+#[test]
+fn slow_handshakes_do_not_lock_moos_apps_out() {
+    if !have_pymoos("slow_handshakes_do_not_lock_moos_apps_out") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "ulimit -n 1024 && exec \"$0\" moosdb --moos_port=0",
+        usim(),
+    ]);
+    let mut db = Proc::spawn("moosdb slowloris", cmd, dir.path().join("moosdb.log"));
+    let port = db.wait_listen_port(START).expect("moosdb started");
+    let out = run_py(
+        "moos_db_hostile.py",
+        &[&port.to_string(), "slowloris"],
+        Duration::from_secs(120),
+    );
+    assert_py(&out, "moos_db_hostile slowloris");
+    let log = db.log();
+    assert!(
+        log.contains("unfinished handshakes: closed the oldest"),
+        "{log}"
+    );
+    assert!(
+        log.contains("client app_after_slowloris connected"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("accept failed"),
+        "no file descriptor ran out:\n{log}"
+    );
+}
+
+/// Issue 37 item 4: eight `*aaaa…b` wildcard filters (256 bytes, the
+/// most allowed) and 21 new variables with 40,000-character names: a
+/// pymoos client's 20 Hz mail never pauses for 0.5 s, and the one name
+/// that matches is delivered to the filters' client.
+#[test]
+fn hostile_wildcards_do_not_stall_other_clients_mail() {
+    if !have_pymoos("hostile_wildcards_do_not_stall_other_clients_mail") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, port) = moosdb(dir.path(), "wildcard", &[]);
+    let out = run_py(
+        "moos_db_hostile.py",
+        &[&port.to_string(), "wildcard"],
+        Duration::from_secs(120),
+    );
+    assert_py(&out, "moos_db_hostile wildcard");
+}
+
+/// Issue 37 item 5: `--bind 127.0.0.2 --mqtt URL`: the in-DB mirror dials
+/// the address the DB listens on, and mirrors the community.
+#[test]
+fn moosdb_bound_to_another_address_mirrors_onto_mqtt() {
+    let Some(broker) = Broker::start(BrokerKind::Embedded) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let (db, _port) = moosdb(
+        dir.path(),
+        "bind",
+        &[
+            "--bind",
+            "127.0.0.2",
+            "--moos_community=bound",
+            "--mqtt",
+            &url,
+        ],
+    );
+    assert!(
+        db.wait_log("listening on 127.0.0.2:", Duration::from_secs(10)),
+        "{}",
+        db.log()
+    );
+    assert!(
+        db.wait_log("mirroring community bound", Duration::from_secs(30)),
+        "{}",
+        db.log()
+    );
+    assert!(
+        db.log()
+            .contains("usim_moosdb_mirror connected to the MOOSDB at 127.0.0.2:"),
+        "{}",
+        db.log()
+    );
 }
 
 fn hello(name: &str) -> Vec<u8> {
@@ -155,6 +307,25 @@ fn hostile_clients_get_a_log_line_and_the_db_keeps_serving() {
     let p = read_one(&mut s).expect("a poison packet");
     assert_eq!(p[0].msg_type, MsgType::Poison);
     assert!(p[0].sval.contains("already exists"), "{:?}", p[0].sval);
+    // Issue 37 item 20a: a client name over 256 bytes is poisoned; a name
+    // packet over 64 KiB (an 8 MiB name) is not even read.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(&hello(&"n".repeat(300))).unwrap();
+    let p = read_one(&mut s).expect("a poison packet");
+    assert_eq!(p[0].msg_type, MsgType::Poison);
+    assert!(p[0].sval.contains("at most 256"), "{:?}", p[0].sval);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _ = s.write_all(&hello(&"n".repeat(8 << 20)));
+    assert!(
+        closed_within(&mut s, Duration::from_secs(30)),
+        "8 MiB name: closed"
+    );
+    assert!(
+        db.wait_log("packet announces", Duration::from_secs(30)),
+        "{}",
+        db.log()
+    );
     // Garbage after a good handshake: logged, that client disconnected.
     let (mut g, _) = raw_client(port, "garbage");
     g.write_all(&[

@@ -250,7 +250,7 @@ fn a_second_claim_of_a_vehicle_name_is_refused() {
         return;
     }
     ros2_util::in_netns_thread(|| {
-        use usim::mqtt::claim::Claimant;
+        use usim::live::claim::Claimant;
         let window = Duration::from_millis(2500);
         let mut p1 = Participant::new(0).unwrap();
         let me = Claimant {

@@ -51,3 +51,17 @@ def same_bits(got: np.ndarray, text_col, name: str, zero_sign: bool = True) -> N
     w = want[~nan_w].view(np.uint64) if zero_sign else want[~nan_w]
     bad = np.flatnonzero(g != w)
     assert len(bad) == 0, f"{name}: row {bad[0]}: {got[~nan_g][bad[0]]!r} vs {want[~nan_w][bad[0]]!r}"
+
+
+def require(module: str, var: str):
+    """Import ``module`` (a real peer), or skip saying SKIPPED; with the
+    environment variable ``var`` set to 1 (as CI sets it) a missing peer
+    fails instead."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if os.environ.get(var) == "1":
+            raise AssertionError(f"{var}=1 but {module} cannot be imported: {e}") from e
+        pytest.skip(f"SKIPPED: {module} missing (scripts/py_env.sh installs it; {var}=1 requires it)")

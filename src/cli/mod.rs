@@ -16,6 +16,8 @@ pub mod plot;
 pub mod profile;
 pub mod record;
 pub mod replay;
+#[cfg(feature = "ros2")]
+pub mod ros2;
 pub mod sweep;
 pub mod view;
 
@@ -81,6 +83,9 @@ pub enum Command {
     MoosBridge(moos::BridgeArgs),
     /// One MOOSDB and one vehicle per mission file, from one command.
     MoosUp(moos::MoosUpArgs),
+    /// Run vehicles as ROS 2 nodes on a DDS domain: odometry, fix, /tf, /clock, commands, lock-step.
+    #[cfg(feature = "ros2")]
+    Ros2(ros2::Ros2Args),
     /// Sample a vehicle file's sea, wind and tide at one point as CSV.
     Env(env::EnvArgs),
 }
@@ -110,6 +115,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Moos(a) => moos::moos(a),
         Command::MoosBridge(a) => moos::bridge(a),
         Command::MoosUp(a) => moos::up(a),
+        #[cfg(feature = "ros2")]
+        Command::Ros2(a) => ros2::run(a),
         Command::Env(a) => env::run(a),
     }
 }
@@ -117,10 +124,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     // rumqttd logs every connection at info and every ordinary disconnect
-    // as an error: keep it quiet unless asked (RUST_LOG overrides all).
+    // as an error, RustDDS every socket at info: keep them quiet unless
+    // asked (RUST_LOG overrides all).
     let level = match verbose {
-        0 => "info,rumqttd=off",
-        1 => "debug,rumqttd=warn",
+        0 => "info,rumqttd=off,rustdds=warn",
+        1 => "debug,rumqttd=warn,rustdds=info",
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));

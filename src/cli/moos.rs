@@ -206,6 +206,9 @@ pub fn antler_args(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
 
 /// Arguments of `usim moosdb`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Limits (docs/security.md, usim moosdb): the whole handshake (protocol string and name) within 5 s; at most 128 unfinished handshakes, a new connection beyond closing the oldest; a name packet of at most 64 KiB and a client name of at most 256 bytes (else poisoned); client packets of at most 16 MiB; mail queued for a client at most 16 MiB or 4,096 packets, beyond which it is disconnected (one log line); mail held for a synchronous client 20,000 messages or 16 MiB (oldest half dropped); at most 65,536 variables, names of at most 65,536 bytes, 256 MiB of names and values stored, 256 writers remembered per variable (writes and registrations beyond are refused and logged); 1,024 wildcard registrations per client, patterns of at most 256 bytes. With --bind ADDR the --mqtt mirror connects to ADDR (loopback for 0.0.0.0)."
+)]
 pub struct MoosDbArgs {
     /// Mission file: ServerPort, Community, MOOSTimeWarp, ClientTimeout.
     #[arg(value_name = "MISSION.moos")]
@@ -222,7 +225,8 @@ pub struct MoosDbArgs {
     /// Drop a client after this many seconds of silence (default: ClientTimeout, else 5).
     #[arg(long = "moos_timeout", value_name = "S")]
     pub timeout: Option<f64>,
-    /// Address to listen on (default all interfaces, as the MOOSDB).
+    /// Address to listen on (default all interfaces, as the MOOSDB); the
+    /// `--mqtt` mirror connects there (to loopback for 0.0.0.0 or ::).
     #[arg(long, value_name = "IP", default_value = "0.0.0.0")]
     pub bind: IpAddr,
     /// Also mirror the community onto this MQTT broker (as `usim moos-bridge`).
@@ -405,18 +409,30 @@ fn start_db(
     Ok(server)
 }
 
+/// Where an in-process client reaches a DB listening on `bound`: the
+/// address itself, or loopback when it listens on every interface.
+fn dial_address(bound: SocketAddr) -> SocketAddr {
+    let ip = match bound.ip() {
+        IpAddr::V4(v) if v.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v) if v.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, bound.port())
+}
+
 fn spawn_bridge(
     url: &str,
     root: &str,
-    port: u16,
+    db: SocketAddr,
     warp: f64,
     name: &str,
     to_moos: Vec<String>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let db = dial_address(db);
     let opts = BridgeOptions {
-        host: "127.0.0.1".into(),
-        port,
+        host: db.ip().to_string(),
+        port: db.port(),
         moos_name: name.to_string(),
         time_warp: warp,
         broker: BrokerUrl::parse(url)?,
@@ -461,7 +477,7 @@ pub fn moosdb(a: MoosDbArgs) -> anyhow::Result<ExitCode> {
         Some(url) => Some(spawn_bridge(
             url,
             &a.topic_root,
-            server.addr().port(),
+            server.addr(),
             warp,
             "usim_moosdb_mirror",
             a.mission.as_deref().map(button_vars).unwrap_or_default(),
@@ -606,7 +622,7 @@ pub fn up(a: MoosUpArgs) -> anyhow::Result<ExitCode> {
             bridges.push(spawn_bridge(
                 url,
                 &a.topic_root,
-                port,
+                server.addr(),
                 warp,
                 "usim_bridge",
                 Vec::new(),

@@ -1,6 +1,6 @@
 //! The vehicle-name claim on DDS: a second usim with the same vehicle name
 //! on the same domain is refused, by the rule MQTT's claim uses
-//! ([`crate::mqtt::claim`]: probes and owner answers, lower random number
+//! ([`crate::live::claim`]: probes and owner answers, lower random number
 //! wins a race), carried as `std_msgs/String` on `/NAME/usim/claim`
 //! (reliable, volatile). A claimant probes for a window (discovery has to
 //! find the peers first: DDS has no broker that holds the subscribers);
@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::{DdsError, Participant, Reader, Writer};
-use crate::mqtt::claim::{owner_answer, Claimant, Verdict};
+use crate::live::claim::{owner_answer, Claimant, Verdict};
 use crate::ros2::msg::{Message, StringMsg};
 use crate::ros2::{names, qos};
 
@@ -44,7 +44,24 @@ pub fn claim_as(
     me: &Claimant,
     window: Duration,
 ) -> Result<ClaimGuard, DdsError> {
-    let (writer, mut reader) = open(p, name)?;
+    let mut v = claim_many(p, &[name], me, window)?;
+    v.pop()
+        .ok_or_else(|| DdsError(format!("vehicle `{name}`: nothing claimed")))
+}
+
+/// Claim every name of `vehicles` on `p` as `me` in one window (a fleet's
+/// start-up costs one window, not one per vehicle); refused as a whole
+/// when one of them is refused ([`claim_as`]).
+pub fn claim_many(
+    p: &mut Participant,
+    vehicles: &[&str],
+    me: &Claimant,
+    window: Duration,
+) -> Result<Vec<ClaimGuard>, DdsError> {
+    let mut ports = Vec::with_capacity(vehicles.len());
+    for name in vehicles {
+        ports.push(open(p, name)?);
+    }
     let probe = StringMsg {
         data: me.probe().payload(),
     };
@@ -52,36 +69,45 @@ pub fn claim_as(
     let t0 = Instant::now();
     let mut next = t0;
     while t0.elapsed() < window {
-        if Instant::now() >= next {
-            writer.publish(&probe)?;
+        let now = Instant::now();
+        let send = now >= next;
+        if send {
             next += every;
         }
-        for m in reader.take_messages::<StringMsg>().into_iter().flatten() {
-            match me.judge(m.data.as_bytes()) {
-                Verdict::Taken => {
-                    return Err(DdsError(format!(
-                        "vehicle name `{name}` is taken: another usim runs it on DDS domain {} (topic {})",
-                        p.domain(),
-                        names::claim(name)
-                    )))
+        for (name, (writer, reader)) in vehicles.iter().zip(ports.iter_mut()) {
+            if send {
+                writer.publish(&probe)?;
+            }
+            for m in reader.take_messages::<StringMsg>().into_iter().flatten() {
+                match me.judge(m.data.as_bytes()) {
+                    Verdict::Taken => {
+                        return Err(DdsError(format!(
+                            "vehicle name `{name}` is taken: another usim runs it on DDS domain {} (topic {})",
+                            p.domain(),
+                            names::claim(name)
+                        )))
+                    }
+                    Verdict::LostRace => {
+                        return Err(DdsError(format!(
+                            "vehicle name `{name}` is being claimed by another usim starting at the same time on DDS domain {}",
+                            p.domain()
+                        )))
+                    }
+                    Verdict::AnswerWithProbe => writer.publish(&probe)?,
+                    Verdict::Ignore => {}
                 }
-                Verdict::LostRace => {
-                    return Err(DdsError(format!(
-                        "vehicle name `{name}` is being claimed by another usim starting at the same time on DDS domain {}",
-                        p.domain()
-                    )))
-                }
-                Verdict::AnswerWithProbe => writer.publish(&probe)?,
-                Verdict::Ignore => {}
             }
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(ClaimGuard {
-        nonce: me.nonce.clone(),
-        writer,
-        reader,
-    })
+    Ok(ports
+        .into_iter()
+        .map(|(writer, reader)| ClaimGuard {
+            nonce: me.nonce.clone(),
+            writer,
+            reader,
+        })
+        .collect())
 }
 
 /// [`claim_as`] with this process's identity.

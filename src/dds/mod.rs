@@ -8,10 +8,12 @@
 //!   RustDDS never (de)serializes usim's messages.
 //! * [`vehicle::VehiclePorts`]: one vehicle's topics (`/NAME/...`, `/tf`).
 //! * [`claim`]: a second usim with the same vehicle name is refused.
+//! * [`live`]: `usim ros2`, the ROS 2 adapter on the live host.
 //!
-//! The live loop that steps vehicles is not here (every live transport
-//! plugs into the one live host).
+//! The live loop that steps vehicles is not here: [`live`] plugs into the
+//! one live host (`crate::live`) every live transport shares.
 pub mod claim;
+pub mod live;
 pub mod vehicle;
 
 use std::collections::HashMap;

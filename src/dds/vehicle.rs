@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::{DdsError, Participant, Reader, Writer};
-use crate::command::{Command, MessageError};
+use crate::command::{Command, MessageError, Payload};
 use crate::model::{Publication, Snapshot};
 use crate::ros2::convert::{self, StepMessages, VarMessage, VehicleFrames};
 use crate::ros2::msg::{
@@ -66,6 +66,8 @@ pub struct VehiclePorts {
     errors: Writer,
     commands: Vec<(String, Reader)>,
     vars: HashMap<String, Writer>,
+    ack: Option<Reader>,
+    last: Option<StepMessages>,
 }
 
 impl VehiclePorts {
@@ -96,6 +98,8 @@ impl VehiclePorts {
             errors: p.writer(&names::errors(name), StringMsg::NAME, qos::DEFAULT)?,
             commands: readers,
             vars: HashMap::new(),
+            ack: None,
+            last: None,
         })
     }
 
@@ -120,7 +124,51 @@ impl VehiclePorts {
         if let Some(f) = &m.fix {
             self.fix.publish(f)?;
         }
+        self.last = Some(m.clone());
         Ok(m)
+    }
+
+    /// Publish the last step's messages again (same stamps: a lock-step
+    /// subscriber that missed them, e.g. before discovery, gets them now).
+    pub fn republish_step(&self, graph: &Graph) -> Result<(), DdsError> {
+        let Some(m) = &self.last else { return Ok(()) };
+        self.odom.publish(&m.odom)?;
+        self.pose.publish(&m.pose)?;
+        graph.tf.publish(&m.tf)?;
+        if let Some(f) = &m.fix {
+            self.fix.publish(f)?;
+        }
+        Ok(())
+    }
+
+    /// Publish one usim posting `var` (`NAV_X`, …) on `/NAME/<var lower
+    /// case>`: a number as `std_msgs/Float64` (not sent when it is not
+    /// finite), text as `std_msgs/String`. The topic is opened when `var` is
+    /// first posted, up to [`MAX_VAR_TOPICS`]; `Ok(false)` when it is not
+    /// sent for that (too many names, or not a ROS name).
+    pub fn publish_var(
+        &mut self,
+        p: &mut Participant,
+        var: &str,
+        msg: VarMessage,
+    ) -> Result<bool, DdsError> {
+        if !self.vars.contains_key(var) {
+            if self.vars.len() >= MAX_VAR_TOPICS || names::check_ros_name(var).is_err() {
+                return Ok(false);
+            }
+            let ty = match msg {
+                VarMessage::Number(_) => Float64::NAME,
+                VarMessage::Text(_) => StringMsg::NAME,
+            };
+            let w = p.writer(&names::var_topic(self.name(), var), ty, qos::DEFAULT)?;
+            self.vars.insert(var.to_string(), w);
+        }
+        let w = &self.vars[var];
+        match msg {
+            VarMessage::Number(m) => w.publish(&m)?,
+            VarMessage::Text(m) => w.publish(&m)?,
+        }
+        Ok(true)
     }
 
     /// Publish usim postings (`NAV_X`, …) on `/NAME/<var lower case>`:
@@ -133,24 +181,8 @@ impl VehiclePorts {
         pubs: &[Publication],
     ) -> Result<(), DdsError> {
         for pb in pubs {
-            let Some(msg) = convert::publication(&pb.value) else {
-                continue;
-            };
-            if !self.vars.contains_key(&pb.var) {
-                if self.vars.len() >= MAX_VAR_TOPICS || names::check_ros_name(&pb.var).is_err() {
-                    continue;
-                }
-                let ty = match msg {
-                    VarMessage::Number(_) => Float64::NAME,
-                    VarMessage::Text(_) => StringMsg::NAME,
-                };
-                let w = p.writer(&names::var_topic(self.name(), &pb.var), ty, qos::DEFAULT)?;
-                self.vars.insert(pb.var.clone(), w);
-            }
-            let w = &self.vars[&pb.var];
-            match msg {
-                VarMessage::Number(m) => w.publish(&m)?,
-                VarMessage::Text(m) => w.publish(&m)?,
+            if let Some(msg) = convert::publication(&pb.value) {
+                self.publish_var(p, &pb.var, msg)?;
             }
         }
         Ok(())
@@ -167,6 +199,39 @@ impl VehiclePorts {
             }
         }
         out
+    }
+
+    /// The commands that arrived since the last call (at most
+    /// [`super::MAX_TAKE`] per topic) as variable and payload, before
+    /// usim's payload checks (a live host's inbox makes them); a sample
+    /// that is not the topic's message type is an `Err`.
+    pub fn poll_payloads(&mut self) -> Vec<Result<(String, Payload), MessageError>> {
+        let mut out = Vec::new();
+        for (token, r) in &mut self.commands {
+            for s in r.take() {
+                out.push(convert::payload_from_cdr(token, &s.body, s.little_endian));
+            }
+        }
+        out
+    }
+
+    /// Read `/NAME/usim/ack` (`std_msgs/Float64`) from now on (lock-step).
+    pub fn open_ack(&mut self, p: &mut Participant) -> Result<(), DdsError> {
+        self.ack = Some(p.reader(&names::ack(self.name()), Float64::NAME, qos::DEFAULT)?);
+        Ok(())
+    }
+
+    /// The acknowledged stamps (s) since the last call; a sample that is
+    /// not a `std_msgs/Float64` is an `Err` naming the topic.
+    pub fn poll_acks(&mut self) -> Vec<Result<f64, String>> {
+        match &mut self.ack {
+            Some(r) => r
+                .take_messages::<Float64>()
+                .into_iter()
+                .map(|m| m.map(|m| m.data))
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     /// Publish a refused command on `/NAME/usim/errors` (the text usim

@@ -20,11 +20,13 @@ use super::codec::DataType;
 use super::conn::{Conn, ConnOptions, Incoming};
 use super::log_safe;
 use super::mission::{read_globals, MissionGlobals};
-use crate::command::{parse, Payload, SUBSCRIPTIONS};
+use crate::command::{Payload, SUBSCRIPTIONS};
 use crate::config::VehicleConfig;
-use crate::model::{PubValue, Vehicle};
-use crate::mqtt::node_report::{node_report_local, Platform};
-use crate::mqtt::vehicle_link::echo_vars;
+use crate::live::host::{Host, Transport, Value};
+use crate::live::inbox::DropLog;
+use crate::live::schedule::Schedule;
+use crate::live::stats::RunStats;
+use crate::live::vehicle::{LiveVehicle, PubSet};
 
 /// The variables uSimMarineV22 reads only with its embedded PID coupled.
 const PID_MAIL: &[&str] = &[
@@ -47,69 +49,7 @@ const V22_MAIL: &[&str] = &[
     "WIND_CONDITIONS",
 ];
 
-/// Longest step of the vehicle's clock followed at once, real s (× the
-/// warp in MOOS s): a longer (or backward) change of the MOOS clock is a
-/// clock correction, not time that passed.
-pub const MAX_CLOCK_STEP: f64 = 10.0;
-
-/// The vehicle's clock over the MOOS clock: equal to it, except that a
-/// jump of the MOOS clock (backwards, or forward by more than
-/// [`MAX_CLOCK_STEP`]: a skew correction after the DB host's clock was
-/// set) is not stepped across. The vehicle then advances one nominal
-/// iteration, and catches up with the MOOS clock by at most one more
-/// iteration's length per iteration (never backwards, never a jump).
-#[derive(Debug, Clone)]
-pub struct ModelClock {
-    last: f64,
-    offset: f64,
-    nominal: f64,
-    max_step: f64,
-}
-
-impl ModelClock {
-    /// A clock at MOOS time `start` (s), iterations of `nominal` MOOS s,
-    /// under time warp `warp`.
-    pub fn new(start: f64, nominal: f64, warp: f64) -> ModelClock {
-        ModelClock {
-            last: start,
-            offset: 0.0,
-            nominal,
-            max_step: (MAX_CLOCK_STEP * warp).max(10.0 * nominal),
-        }
-    }
-
-    /// The vehicle's time for MOOS time `moos` (s), and the MOOS clock's
-    /// jump when one was not followed.
-    pub fn next(&mut self, moos: f64) -> (f64, Option<f64>) {
-        let d = moos + self.offset - self.last;
-        if !(0.0..=self.max_step).contains(&d) {
-            // (NaN too) not followed: one nominal iteration instead.
-            self.last += self.nominal;
-            if moos.is_finite() {
-                self.offset = self.last - moos;
-            }
-            return (self.last, Some(d));
-        }
-        if self.offset != 0.0 {
-            // Catch up by at most one iteration's length.
-            let c = self.offset.clamp(-self.nominal, self.nominal);
-            self.offset -= c;
-        }
-        let t = moos + self.offset;
-        let t = if t.is_finite() {
-            t.max(self.last)
-        } else {
-            self.last + self.nominal
-        };
-        self.last = t;
-        (t, None)
-    }
-
-    /// Vehicle time minus MOOS time, s (0 but after a jump).
-    pub fn offset(&self) -> f64 {
-        self.offset
-    }
-}
+pub use crate::live::clock::{ModelClock, MAX_CLOCK_STEP};
 
 /// A vehicle and its community, read from a `.moos` file.
 #[derive(Debug, Clone)]
@@ -272,6 +212,164 @@ pub struct AppSummary {
     pub clock_jumps: u64,
 }
 
+/// What a vehicle posts to the MOOSDB each iteration: the model's
+/// postings (NAV_*, USM_* with their types) and `NODE_REPORT_LOCAL` when
+/// configured; no `NODE_REPORT` JSON, `PID_OUTPUT` or `USM_TIME` (usim's
+/// MQTT additions).
+pub const MOOS_PUBLICATIONS: PubSet = PubSet {
+    postings: true,
+    pid_output: false,
+    node_report: false,
+    usm_time: false,
+};
+
+/// The host's [`Transport`] on the MOOSDB: one iteration's postings,
+/// stamped with its MOOS time and sent as one packet; a number that is not
+/// finite is never posted.
+struct MoosOut<'a> {
+    conn: &'a Conn,
+    posts: Vec<(String, Result<f64, String>)>,
+}
+
+impl Transport for MoosOut<'_> {
+    fn connected(&self) -> bool {
+        self.conn.is_connected()
+    }
+
+    fn publish(&mut self, _vehicle: usize, var: &str, value: Value<'_>) -> bool {
+        match value {
+            Value::Number(v) if v.is_finite() => self.posts.push((var.to_string(), Ok(v))),
+            Value::Number(_) => {}
+            Value::Text(s) => self.posts.push((var.to_string(), Err(s.to_string()))),
+        }
+        true
+    }
+}
+
+impl MoosOut<'_> {
+    /// Post the batch (and `extra`, the appcast) stamped `clock`.
+    fn send(&mut self, extra: Option<(&str, &str)>, clock: f64) {
+        let posts = self
+            .posts
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_ref().map(|x| *x).map_err(String::as_str)))
+            .chain(extra.map(|(k, v)| (k, Err(v))));
+        self.conn.notify_many(posts, clock);
+        self.posts.clear();
+    }
+}
+
+/// Register for the mail uSimMarine(V22) registers for: every subscribed
+/// variable but the vehicle's own postings (`echoes`), the PID's mail only
+/// with the embedded PID coupled, V22's only for V22, and the appcast's.
+fn register_mail(conn: &Conn, cfg: &VehicleConfig, echoes: &[&str]) {
+    // uSimMarineV22 registers for the PID's mail only when its own block
+    // couples the PID (USM_MOOSApp::registerVariables): in a mission where
+    // pMarinePIDV22 takes the helm's DESIRED_HEADING, the simulator does not.
+    let pid = cfg.params.pid.is_some();
+    let v22 = cfg.params.variant == crate::model::ModelVariant::V22;
+    for (var, _, _) in SUBSCRIPTIONS {
+        if !echoes.contains(var)
+            && (pid || !PID_MAIL.contains(var))
+            && (v22 || !V22_MAIL.contains(var))
+        {
+            conn.register(var, 0.0);
+        }
+    }
+    for var in AppCaster::REGISTERS {
+        conn.register(var, 0.0);
+    }
+}
+
+/// The app's state between iterations.
+struct App<'a> {
+    opts: &'a AppOptions,
+    conn: &'a Conn,
+    host: Host,
+    caster: AppCaster,
+    model_clock: ModelClock,
+    drops: DropLog,
+    summary: AppSummary,
+    out: MoosOut<'a>,
+}
+
+impl App<'_> {
+    /// The mail of one iteration at vehicle time `clock`: connection
+    /// events counted, our own postings skipped, appcast requests to the
+    /// caster, the rest into the vehicle's inbox (refusals to the appcast
+    /// and the log).
+    fn take_mail(&mut self, mail: &mut Vec<Incoming>, clock: f64) {
+        let inbox = self.host.inbox(0);
+        for ev in mail.drain(..) {
+            let m = match ev {
+                Incoming::Mail(m) => m,
+                Incoming::Connected(_) => {
+                    self.summary.connections += 1;
+                    continue;
+                }
+                Incoming::Disconnected(_) => continue,
+            };
+            if m.source == self.opts.moos_name {
+                // Our own posting coming back (a prefix such as NAV makes
+                // NAV_X both posted and a V22 input): never a command.
+                continue;
+            }
+            if self.caster.on_mail(&m.key, &m.sval, m.dval, clock) {
+                continue;
+            }
+            let payload = match m.data_type {
+                DataType::Double => Payload::Number(m.dval),
+                _ => Payload::Text(m.sval.clone()),
+            };
+            if let Err(e) = inbox.accept_payload(&m.key, &payload) {
+                let origin = format!("{} from {}", log_safe(&m.key, 80), log_safe(&m.source, 80));
+                self.refused(&origin, &m.key, &payload.to_string(), &e.reason);
+            }
+        }
+    }
+
+    /// One refused message: an appcast run warning and a (rate-limited) log line.
+    fn refused(&mut self, origin: &str, key: &str, payload: &str, reason: &str) {
+        self.caster.run_warning(&format!(
+            "mail {} refused: {}",
+            log_safe(key, 80),
+            log_safe(reason, 200)
+        ));
+        self.drops
+            .dropped(origin, &log_safe(payload, 120), &log_safe(reason, 200));
+    }
+
+    /// One iteration at the MOOS time now: mail, step, postings.
+    fn iterate(&mut self, mail: &mut Vec<Incoming>) -> f64 {
+        let (clock, jump) = self.model_clock.next(self.conn.moos_time());
+        if let Some(j) = jump {
+            self.summary.clock_jumps += 1;
+            warn!(
+                "the MOOS clock jumped by {j:.3} s: not stepped across; the vehicle's clock \
+                 catches up ({:.3} s behind)",
+                -self.model_clock.offset()
+            );
+        }
+        self.take_mail(mail, clock);
+        self.host.iterate(clock, &mut self.out);
+        for r in self.host.take_refusals() {
+            self.refused(&r.var, &r.var, &r.payload, &r.reason);
+        }
+        self.summary.iterations += 1;
+        if self.out.connected() {
+            // Built and posted only when due (AppCastingMOOSApp::PostReport).
+            let v = &self.host.vehicles()[0].vehicle;
+            let cfg = &self.opts.config;
+            let appcast = self.caster.post_report(self.summary.iterations, clock, || {
+                report(cfg, v, v.is_enabled())
+            });
+            self.out
+                .send(appcast.as_deref().map(|a| ("APPCAST", a)), clock);
+        }
+        clock
+    }
+}
+
 /// Run until `stop` is set.
 pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSummary> {
     let cfg = &opts.config;
@@ -291,32 +389,10 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         name: opts.moos_name.clone(),
         time_warp: opts.time_warp,
     });
-    let echoes = echo_vars(cfg);
-    // uSimMarineV22 registers for the PID's mail only when its own block
-    // couples the PID (USM_MOOSApp::registerVariables): in a mission where
-    // pMarinePIDV22 takes the helm's DESIRED_HEADING, the simulator does not.
-    let pid = cfg.params.pid.is_some();
-    let v22 = cfg.params.variant == crate::model::ModelVariant::V22;
-    for (var, _, _) in SUBSCRIPTIONS {
-        if !echoes.contains(var)
-            && (pid || !PID_MAIL.contains(var))
-            && (v22 || !V22_MAIL.contains(var))
-        {
-            conn.register(var, 0.0);
-        }
-    }
-    for var in AppCaster::REGISTERS {
-        conn.register(var, 0.0);
-    }
-    let platform = cfg.node_report_local.then(|| Platform {
-        name: cfg.name.clone(),
-        kind: cfg.platform_type.clone(),
-        length_m: cfg.platform_length,
-    });
     let start_clock = conn.moos_time();
-    let mut model_clock = ModelClock::new(start_clock, 1.0 / cfg.app_tick, opts.time_warp);
-    let mut vehicle = Vehicle::new(cfg, start_clock);
-    let mut caster = AppCaster::new(
+    let live = LiveVehicle::new(cfg, start_clock, MOOS_PUBLICATIONS, String::new());
+    register_mail(&conn, cfg, &live.echoes);
+    let caster = AppCaster::new(
         &opts.app_name,
         &opts.community,
         opts.time_warp,
@@ -324,7 +400,6 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         &opts.cast,
         &opts.config_warnings,
     );
-    let period = Duration::from_secs_f64(1.0 / (cfg.app_tick * opts.time_warp));
     info!(
         "vehicle {} as MOOS app {} ({}): AppTick {} Hz, MOOSTimeWarp {}, MOOSDB {}:{}",
         cfg.name,
@@ -335,149 +410,49 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
         opts.host,
         opts.port
     );
-    let mut summary = AppSummary::default();
-    let origin = Instant::now();
-    let mut k: u64 = 0;
-    let mut bad_logged = Instant::now() - Duration::from_secs(10);
-    let mut bad_unlogged = 0u64;
+    let mut app = App {
+        opts: &opts,
+        conn: &conn,
+        host: Host::new(vec![live]),
+        caster,
+        model_clock: ModelClock::new(start_clock, 1.0 / cfg.app_tick, opts.time_warp),
+        drops: DropLog::new(),
+        summary: AppSummary::default(),
+        out: MoosOut {
+            conn: &conn,
+            posts: Vec::new(),
+        },
+    };
+    let mut schedule = Schedule::new(Instant::now(), start_clock, cfg.app_tick, opts.time_warp);
+    let mut stats = RunStats::default();
     let mut mail = Vec::new();
     while !stop.load(Ordering::SeqCst) {
-        k += 1;
-        let mut deadline = origin + period.mul_f64(k as f64);
-        let now = Instant::now();
-        if now > deadline + period {
-            // More than a period late: skip to the next deadline ahead.
-            let behind = (now - deadline).as_secs_f64() / period.as_secs_f64();
-            let skip = behind.floor() as u64;
-            summary.skipped += skip;
-            k += skip;
-            deadline = origin + period.mul_f64(k as f64);
-        }
         // Wait for the deadline, taking mail as it comes.
+        let deadline = schedule.next_deadline();
         loop {
             let now = Instant::now();
             if now >= deadline || stop.load(Ordering::SeqCst) {
                 break;
             }
-            match conn.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
-                Some(ev) => mail.push(ev),
-                None => continue,
+            if let Some(ev) = conn.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
+                mail.push(ev);
             }
         }
         while let Some(ev) = conn.try_recv() {
             mail.push(ev);
         }
-        let (clock, jump) = model_clock.next(conn.moos_time());
-        if let Some(j) = jump {
-            summary.clock_jumps += 1;
-            warn!(
-                "the MOOS clock jumped by {j:.3} s: not stepped across; the vehicle's clock \
-                 catches up ({:.3} s behind)",
-                -model_clock.offset()
-            );
-        }
-        for ev in mail.drain(..) {
-            let m = match ev {
-                Incoming::Mail(m) => m,
-                Incoming::Connected(_) => {
-                    summary.connections += 1;
-                    continue;
-                }
-                Incoming::Disconnected(_) => continue,
-            };
-            if m.source == opts.moos_name {
-                // Our own posting coming back (a prefix such as NAV makes
-                // NAV_X both posted and a V22 input): never a command.
-                continue;
-            }
-            if caster.on_mail(&m.key, &m.sval, m.dval, clock) {
-                continue;
-            }
-            let payload = match m.data_type {
-                DataType::Double => Payload::Number(m.dval),
-                _ => Payload::Text(m.sval.clone()),
-            };
-            let r = parse(&m.key, &payload).and_then(|cmd| vehicle.handle_command(cmd, clock));
-            if let Err(e) = r {
-                caster.run_warning(&format!(
-                    "mail {} refused: {}",
-                    log_safe(&m.key, 80),
-                    log_safe(&e.reason, 200)
-                ));
-                summary.bad_messages += 1;
-                bad_unlogged += 1;
-                if bad_logged.elapsed() >= Duration::from_secs(1) {
-                    bad_logged = Instant::now();
-                    warn!(
-                        "mail {} = {} from {} refused: {} ({} refused since the last line)",
-                        log_safe(&m.key, 80),
-                        log_safe(&payload.to_string(), 120),
-                        log_safe(&m.source, 80),
-                        log_safe(&e.reason, 200),
-                        std::mem::take(&mut bad_unlogged)
-                    );
-                }
-            }
-        }
-        vehicle.step(clock);
-        summary.iterations += 1;
-        if conn.is_connected() {
-            // Built and posted only when due (AppCastingMOOSApp::PostReport).
-            let appcast = caster.post_report(summary.iterations, clock, || {
-                report(cfg, &vehicle, vehicle.is_enabled())
-            });
-            let pubs = vehicle.publications();
-            let report = platform
-                .as_ref()
-                .map(|p| node_report_local(p, &vehicle.snapshot(), clock));
-            // Stamped with the iteration's MOOS time (the state's time);
-            // a value that is not finite is never posted.
-            conn.notify_many(
-                pubs.iter()
-                    .filter_map(|p| match &p.value {
-                        PubValue::Number(v) => v.is_finite().then_some((p.var.as_str(), Ok(*v))),
-                        PubValue::Text(s) => Some((p.var.as_str(), Err(s.as_str()))),
-                    })
-                    .chain(report.as_deref().map(|r| ("NODE_REPORT_LOCAL", Err(r))))
-                    .chain(appcast.as_deref().map(|a| ("APPCAST", Err(a)))),
-                clock,
-            );
-        }
-        summary.moos_seconds = clock - start_clock;
+        let wake = schedule.on_wake(Instant::now());
+        stats.begin(&wake);
+        let clock = app.iterate(&mut mail);
+        stats.end(0);
+        app.summary.moos_seconds = clock - start_clock;
     }
+    let mut summary = app.summary;
+    summary.skipped = stats.lateness.skipped();
+    summary.bad_messages = app.host.counters().bad_messages;
     info!(
         "vehicle {} stopping after {} iterations ({} skipped)",
         cfg.name, summary.iterations, summary.skipped
     );
     Ok(summary)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_clock_never_steps_across_a_jump() {
-        let mut c = ModelClock::new(100.0, 0.25, 1.0);
-        assert_eq!(c.next(100.25), (100.25, None));
-        assert_eq!(c.next(100.5), (100.5, None));
-        // A correction of an hour: one nominal step, then catching up.
-        let (t, j) = c.next(3700.75);
-        assert_eq!((t, j), (100.75, Some(3600.25)));
-        let (t, j) = c.next(3701.0);
-        assert_eq!((t, j), (101.25, None));
-        // Backwards and absurd: never back, never NaN.
-        let (t, j) = c.next(-1e300);
-        assert_eq!(t, 101.5);
-        assert!(j.is_some());
-        let (t, _) = c.next(f64::NAN);
-        assert_eq!(t, 101.75);
-        // Back to the MOOS clock it follows again, catching up 0.25 s a step.
-        let (t0, _) = c.next(101.75 + 0.25);
-        let (t1, _) = c.next(101.75 + 0.5);
-        assert!(t1 - t0 >= 0.25 && t1 - t0 <= 0.5);
-        // Real stalls (seconds) are time that passed: followed.
-        let mut c = ModelClock::new(0.0, 0.25, 10.0);
-        assert_eq!(c.next(60.0), (60.0, None));
-    }
 }

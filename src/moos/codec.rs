@@ -488,6 +488,12 @@ impl FrameReader {
         }
     }
 
+    /// Accept packets up to `max_packet` bytes from now on (bytes already
+    /// held are kept): the MOOSDB reads the handshake with a small bound.
+    pub fn set_max_packet(&mut self, max_packet: usize) {
+        self.max_packet = max_packet.min(MAX_PACKET);
+    }
+
     /// Bytes held (an incomplete packet).
     pub fn buffered(&self) -> usize {
         self.buf.len()

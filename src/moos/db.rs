@@ -6,11 +6,12 @@
 //! `MOOSTimeWarp`, s), used for message times, registration intervals and
 //! the 2 s `DB_*` postings; and `real`, unwarped seconds from any fixed
 //! origin, used for `ClientTimeout` only.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::codec::{DataType, Message, MsgType};
 use super::db_summary::{self, Latency, ReadWrite, VarLine};
-use super::wildcard::Filter;
+use super::wildcard::{Filter, MAX_PATTERN};
 
 /// Held mail per client before the oldest is dropped, messages.
 pub const MAX_HELD_MESSAGES: usize = 20_000;
@@ -18,6 +19,19 @@ pub const MAX_HELD_MESSAGES: usize = 20_000;
 pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
 /// Largest number of wildcard filters one client may hold.
 pub const MAX_FILTERS: usize = 1024;
+/// Longest client name, bytes (a longer one is poisoned): `DB_CLIENTS`
+/// carries every name to every subscriber each 2 s.
+pub const MAX_CLIENT_NAME: usize = 256;
+/// Most variables the DB holds, its own included; a write or registration
+/// that would make another is refused (logged).
+pub const MAX_VARIABLES: usize = 65_536;
+/// Longest variable name, bytes; a longer one is refused (logged).
+pub const MAX_VAR_NAME: usize = 65_536;
+/// Bytes the DB stores at most: variable names and their last values (as
+/// on the wire); a client's write that would pass it is refused (logged).
+pub const MAX_STORED_BYTES: usize = 256 * 1024 * 1024;
+/// Distinct writers a variable remembers (for `DB_RWSUMMARY`).
+pub const MAX_WRITERS: usize = 256;
 /// How often the DB posts `DB_TIME`, `DB_UPTIME`, `DB_CLIENTS`,
 /// `DB_VARSUMMARY`, `DB_QOS` and `DB_RWSUMMARY`, MOOS s.
 pub const DB_POST_PERIOD: f64 = 2.0;
@@ -64,7 +78,7 @@ struct Client {
     /// Messages dropped because the held mail was full.
     dropped: u64,
     last_rx_real: f64,
-    filters: Vec<Filter>,
+    filters: Vec<Arc<Filter>>,
     /// The lowest number free when it connected, as a socket descriptor
     /// is: the MOOSDB lists its clients by descriptor, highest first.
     slot: usize,
@@ -127,7 +141,7 @@ impl Var {
     /// windows longer than 0.5 s; 0 after a gap over 10 s).
     fn count_write(&mut self, writer: &str, now: f64) {
         self.written_time = now;
-        if !self.writers.contains(writer) {
+        if self.writers.len() < MAX_WRITERS && !self.writers.contains(writer) {
             self.writers.insert(writer.to_string());
         }
         self.writes += 1;
@@ -162,6 +176,17 @@ pub enum Event {
         /// Why.
         why: String,
     },
+    /// A write or registration refused for one of the DB's limits
+    /// (variables, name length, stored bytes). Raised for the 1st, 2nd,
+    /// 4th, 8th … refusal only, so a flood makes a few log lines.
+    Refused {
+        /// Client.
+        client: String,
+        /// Why.
+        why: String,
+        /// Refusals so far (all clients).
+        total: u64,
+    },
     /// Held mail was full: the oldest messages were dropped.
     MailDropped {
         /// Client.
@@ -182,13 +207,81 @@ pub struct Db {
     last_db_post: Option<f64>,
     /// Events since the last [`Db::take_events`].
     events: Vec<Event>,
+    /// Bytes of variable names and last values stored.
+    stored: usize,
+    /// Writes and registrations refused for a limit.
+    refused: u64,
+    /// [`MAX_VARIABLES`] and [`MAX_STORED_BYTES`] (smaller in unit tests).
+    max_vars: usize,
+    max_stored: usize,
+}
+
+/// Wildcard matching for the first writes of new variables in one packet,
+/// to be done outside the DB's lock ([`Db::match_plan`], then
+/// [`MatchPlan::run`], then [`Db::on_packet_prematched`]): the filters
+/// are shared, so the plan is cheap to take.
+#[derive(Debug, Default)]
+pub struct MatchPlan {
+    /// (variable, writer) of each first write.
+    jobs: Vec<(String, String)>,
+    filters: Vec<Arc<Filter>>,
+}
+
+/// The verdicts of a [`MatchPlan`]: which filters match each new variable.
+#[derive(Debug, Default)]
+pub struct Prematched {
+    /// Keeps the filters alive, so no other filter takes their addresses.
+    filters: Vec<Arc<Filter>>,
+    /// Variable → (writer, addresses of the filters that match).
+    verdicts: HashMap<String, (String, HashSet<usize>)>,
+}
+
+impl MatchPlan {
+    /// Whether there is nothing to match.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty() || self.filters.is_empty()
+    }
+
+    /// Match every new variable against every filter (no lock needed).
+    pub fn run(self) -> Prematched {
+        let mut verdicts = HashMap::new();
+        for (var, writer) in self.jobs {
+            let hits: HashSet<usize> = self
+                .filters
+                .iter()
+                .filter(|f| f.matches(&writer, &var))
+                .map(|f| Arc::as_ptr(f) as usize)
+                .collect();
+            verdicts.insert(var, (writer, hits));
+        }
+        Prematched {
+            filters: self.filters,
+            verdicts,
+        }
+    }
+}
+
+impl Prematched {
+    /// Whether `f` matches a write of `var` by `writer`: the verdict of
+    /// the plan when it had that filter, else matched now.
+    fn matches(&self, f: &Arc<Filter>, writer: &str, var: &str) -> bool {
+        if let Some((w, hits)) = self.verdicts.get(var) {
+            let p = Arc::as_ptr(f) as usize;
+            if w == writer && self.filters.iter().any(|g| Arc::as_ptr(g) as usize == p) {
+                return hits.contains(&p);
+            }
+        }
+        f.matches(writer, var)
+    }
 }
 
 impl Db {
     /// A DB started at MOOS time `now` (s).
     pub fn new(cfg: DbConfig, now: f64) -> Db {
         let mut vars = HashMap::new();
+        let mut stored = 0;
         for (name, data_type) in DB_OWN_VARS {
+            stored += name.len();
             let mut v = Var::new();
             v.data_type = data_type;
             v.preset = true;
@@ -203,7 +296,68 @@ impl Db {
             vars,
             last_db_post: None,
             events: Vec::new(),
+            stored,
+            refused: 0,
+            max_vars: MAX_VARIABLES,
+            max_stored: MAX_STORED_BYTES,
         }
+    }
+
+    /// Bytes of variable names and last values stored (bounded by
+    /// [`MAX_STORED_BYTES`], but for the DB's own postings).
+    pub fn stored_bytes(&self) -> usize {
+        self.stored
+    }
+
+    /// Log a refusal (the 1st, 2nd, 4th … only).
+    fn refuse(&mut self, client: &str, why: String) {
+        self.refused += 1;
+        if self.refused.is_power_of_two() {
+            self.events.push(Event::Refused {
+                client: client.to_string(),
+                why,
+                total: self.refused,
+            });
+        }
+    }
+
+    /// Whether a new variable `name` may be made; refused (logged) if not.
+    fn room_for(&mut self, client: &str, name: &str) -> bool {
+        let why = if name.len() > MAX_VAR_NAME {
+            format!(
+                "a variable name of {} bytes (over {MAX_VAR_NAME})",
+                name.len()
+            )
+        } else if self.vars.len() >= self.max_vars {
+            format!("a new variable past {} variables", self.max_vars)
+        } else if self.stored + name.len() > self.max_stored {
+            format!("a new variable past {} stored bytes", self.max_stored)
+        } else {
+            return true;
+        };
+        self.refuse(client, format!("{why}: refused"));
+        false
+    }
+
+    /// The wildcard matching that the first writes of new variables in
+    /// `msgs` (from `from`) will need, to run outside the DB's lock.
+    pub fn match_plan(&self, from: &str, msgs: &[Message]) -> MatchPlan {
+        let mut plan = MatchPlan::default();
+        for m in msgs.iter().filter(|m| m.msg_type == MsgType::Notify) {
+            let new = self.vars.get(&m.key).is_none_or(|v| v.last.is_none());
+            if new && m.key.len() <= MAX_VAR_NAME && !plan.jobs.iter().any(|(k, _)| *k == m.key) {
+                let writer = if m.source.is_empty() { from } else { &m.source };
+                plan.jobs.push((m.key.clone(), writer.to_string()));
+            }
+        }
+        if !plan.jobs.is_empty() {
+            plan.filters = self
+                .clients
+                .values()
+                .flat_map(|c| c.filters.iter().cloned())
+                .collect();
+        }
+        plan
     }
 
     /// The DB's own MOOS name (`MOOSDB_<community>`), the source of its postings.
@@ -251,6 +405,12 @@ impl Db {
         };
         if hello.msg_type != MsgType::Data || hello.sval.is_empty() {
             return Err(poison("Failed to read receive client's name".into()));
+        }
+        if hello.sval.len() > MAX_CLIENT_NAME {
+            return Err(poison(format!(
+                "client name of {} bytes (at most {MAX_CLIENT_NAME})",
+                hello.sval.len()
+            )));
         }
         let name = hello.sval.clone();
         if self.clients.contains_key(&name) || name == self.name {
@@ -314,6 +474,19 @@ impl Db {
         now: f64,
         real: f64,
     ) -> Vec<Outgoing> {
+        self.on_packet_prematched(from, msgs, &Prematched::default(), now, real)
+    }
+
+    /// [`Db::on_packet`] with the wildcard verdicts of new variables
+    /// worked out beforehand (outside the lock) by [`Db::match_plan`].
+    pub fn on_packet_prematched(
+        &mut self,
+        from: &str,
+        msgs: Vec<Message>,
+        pre: &Prematched,
+        now: f64,
+        real: f64,
+    ) -> Vec<Outgoing> {
         let Some(c) = self.clients.get_mut(from) else {
             return Vec::new();
         };
@@ -348,7 +521,7 @@ impl Db {
             match m.msg_type {
                 MsgType::Notify => {
                     any_notify = true;
-                    self.on_notify(from, m, now);
+                    self.on_notify(from, m, now, pre);
                 }
                 MsgType::Register => self.on_register(from, &m, now),
                 MsgType::Unregister => {
@@ -437,7 +610,7 @@ impl Db {
         }
     }
 
-    fn on_notify(&mut self, from: &str, mut m: Message, now: f64) {
+    fn on_notify(&mut self, from: &str, mut m: Message, now: f64, pre: &Prematched) {
         if m.community.is_empty() {
             m.community = self.cfg.community.clone();
         }
@@ -447,7 +620,28 @@ impl Db {
         // Never written before: a new variable, or one a registration made
         // (an app registering for a variable it will also post, as V22's
         // NAV_X). A wildcard filter stored since then has not seen it.
-        let first_write = self.vars.get(&m.key).is_none_or(|v| v.last.is_none());
+        let known = self.vars.get(&m.key);
+        let first_write = known.is_none_or(|v| v.last.is_none());
+        let old = known
+            .and_then(|v| v.last.as_ref())
+            .map_or(0, Message::wire_len);
+        let is_new = known.is_none();
+        if is_new && !self.room_for(from, &m.key) {
+            return;
+        }
+        // The DB's own postings are never refused (they are bounded by
+        // what they summarise).
+        let grown = self.stored - old + m.wire_len() + if is_new { m.key.len() } else { 0 };
+        if grown > self.max_stored && from != self.name {
+            let why = format!(
+                "a write of {} ({} bytes) past {} stored bytes: refused",
+                super::log_safe(&m.key, 80),
+                m.wire_len(),
+                self.max_stored
+            );
+            self.refuse(from, why);
+            return;
+        }
         let var = self.vars.entry(m.key.clone()).or_insert_with(Var::new);
         if first_write {
             // The first write fixes the type (the DB's own variables are
@@ -465,7 +659,8 @@ impl Db {
             // New variables are matched against every wildcard filter; a
             // client's own registration of the variable keeps its interval.
             for (cname, c) in &self.clients {
-                if let Some(f) = c.filters.iter().find(|f| f.matches(&m.source, &m.key)) {
+                let hit = c.filters.iter().find(|f| pre.matches(f, &m.source, &m.key));
+                if let Some(f) = hit {
                     var.subs.entry(cname.clone()).or_insert(Sub {
                         interval: f.interval,
                         last_sent: None,
@@ -475,6 +670,7 @@ impl Db {
         }
         var.count_write(&m.source, now);
         var.last = Some(m.clone());
+        self.stored = grown;
         let mut due = Vec::new();
         for (cname, s) in var.subs.iter_mut() {
             let expired = s.interval <= 0.0 || s.last_sent.is_none_or(|t| now - t >= s.interval);
@@ -517,6 +713,12 @@ impl Db {
         };
         // The subscriber is the connection's client: a source naming someone
         // else must not subscribe another client.
+        if !self.vars.contains_key(&m.key) {
+            if !self.room_for(from, &m.key) {
+                return;
+            }
+            self.stored += m.key.len();
+        }
         self.subscribe(from, &m.key, interval);
     }
 
@@ -528,6 +730,13 @@ impl Db {
             });
             return;
         };
+        if f.app.len() > MAX_PATTERN || f.var.len() > MAX_PATTERN {
+            self.events.push(Event::BadRequest {
+                client: from.to_string(),
+                why: format!("a wildcard pattern over {MAX_PATTERN} bytes: refused"),
+            });
+            return;
+        }
         let Some(c) = self.clients.get_mut(from) else {
             return;
         };
@@ -558,7 +767,7 @@ impl Db {
             });
             return;
         }
-        c.filters.push(f.clone());
+        c.filters.push(Arc::new(f.clone()));
         let names: Vec<String> = self
             .vars
             .iter()
@@ -633,7 +842,9 @@ impl Db {
     /// subscribers stay), all held mail goes, and the start time is now.
     fn clear(&mut self, now: f64) {
         for v in self.vars.values_mut() {
-            v.last = None;
+            if let Some(l) = v.last.take() {
+                self.stored -= l.wire_len();
+            }
             v.preset = false;
             v.writers.clear();
             v.written_time = -1.0;
@@ -769,7 +980,7 @@ impl Db {
         m.source = self.name.clone();
         m.community = self.cfg.community.clone();
         let name = self.name.clone();
-        self.on_notify(&name, m, now);
+        self.on_notify(&name, m, now, &Prematched::default());
     }
 }
 
@@ -989,6 +1200,120 @@ mod tests {
         d.disconnect("app", 103.0);
         d.handshake(&hello("new"), 103.0, 0.0).unwrap();
         assert_eq!(d.listed_clients(), vec!["log", "new"]);
+    }
+
+    /// Issue 37 items 3, 4 and 20a: client names, variables, stored
+    /// bytes and wildcard patterns are bounded; refusals are events (the
+    /// 1st, 2nd, 4th …), and everything under the limits still works.
+    #[test]
+    fn names_variables_and_bytes_are_bounded() {
+        let mut d = db();
+        let long = "n".repeat(MAX_CLIENT_NAME + 1);
+        let p = d.handshake(&hello(&long), 100.0, 0.0).unwrap_err();
+        assert!(p.sval.contains("at most 256"), "{}", p.sval);
+        assert!(d.handshake(&hello(&long[1..]), 100.0, 0.0).is_ok());
+        d.handshake(&hello("a"), 100.0, 0.0).unwrap();
+        d.handshake(&hello("b"), 100.0, 0.0).unwrap();
+        d.on_packet("b", vec![reg("b", "X0", 0.0)], 100.0, 0.0);
+        // Variables: own 7 + X0, then up to the cap; beyond, refused.
+        d.max_vars = 20;
+        let posts: Vec<Message> = (0..30).map(|i| post("a", &format!("V{i}"), 1.0)).collect();
+        d.on_packet("a", posts, 100.0, 0.0);
+        assert_eq!(d.var_count(), 20);
+        d.on_packet("b", vec![reg("b", "NEW", 0.0)], 100.0, 0.0);
+        assert_eq!(
+            d.var_count(),
+            20,
+            "a registration makes no variable past the cap"
+        );
+        let refused: Vec<u64> = d
+            .take_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Refused { total, why, .. } => {
+                    assert!(why.contains("past 20 variables"), "{why}");
+                    Some(total)
+                }
+                _ => None,
+            })
+            .collect();
+        // 19 refusals (V12..V29 and NEW): logged at 1, 2, 4, 8, 16.
+        assert_eq!(refused, vec![1, 2, 4, 8, 16]);
+        // Existing variables are still written and delivered.
+        let out = d.on_packet("a", vec![post("a", "X0", 7.0)], 100.0, 0.0);
+        assert!(out
+            .iter()
+            .any(|o| o.to == "b" && o.msgs.iter().any(|m| m.dval == 7.0)));
+        // A name over MAX_VAR_NAME is refused whatever the count.
+        d.max_vars = MAX_VARIABLES;
+        let huge = "N".repeat(MAX_VAR_NAME + 1);
+        d.on_packet("a", vec![post("a", &huge, 1.0)], 100.0, 0.0);
+        assert_eq!(d.var_count(), 20);
+        // Stored bytes: a write that would pass the cap is refused; one
+        // that replaces a value with a smaller one is not.
+        let before = d.stored_bytes();
+        d.max_stored = before + 5_000;
+        let big = |v: &str, n: usize| {
+            let mut m = Message::notify_string(v, &"x".repeat(n), 1.0);
+            m.source = "a".into();
+            m
+        };
+        d.on_packet("a", vec![big("S", 3_000)], 100.0, 0.0);
+        assert!(d.stored_bytes() > before + 3_000);
+        d.on_packet("a", vec![big("S", 6_000)], 100.0, 0.0);
+        assert_eq!(d.vars["S"].last.as_ref().unwrap().sval.len(), 3_000);
+        d.on_packet("a", vec![big("S", 10)], 100.0, 0.0);
+        assert!(d.stored_bytes() < before + 200);
+        // Wildcard patterns over MAX_PATTERN bytes are refused.
+        let w = Message {
+            msg_type: MsgType::WildcardRegister,
+            source: "b".into(),
+            key: "b".into(),
+            sval: format!("AppPattern=*,VarPattern=*{}", "a".repeat(MAX_PATTERN)),
+            ..Message::default()
+        };
+        d.take_events();
+        d.on_packet("b", vec![w], 100.0, 0.0);
+        assert!(d.clients["b"].filters.is_empty());
+        assert!(
+            matches!(&d.take_events()[..], [Event::BadRequest { why, .. }] if why.contains("over 256"))
+        );
+        // A variable remembers at most MAX_WRITERS writers.
+        for i in 0..(MAX_WRITERS + 10) {
+            d.on_packet("a", vec![post(&format!("w{i}"), "X0", 1.0)], 100.0, 0.0);
+        }
+        assert_eq!(d.vars["X0"].writers.len(), MAX_WRITERS);
+    }
+
+    /// Matching outside the lock gives what matching inside would: the
+    /// plan's verdicts, and a filter added after the plan is still matched.
+    #[test]
+    fn prematched_wildcards_agree() {
+        let mut d = db();
+        d.handshake(&hello("a"), 100.0, 0.0).unwrap();
+        d.handshake(&hello("t"), 100.0, 0.0).unwrap();
+        let wild = |pat: &str| Message {
+            msg_type: MsgType::WildcardRegister,
+            source: "t".into(),
+            key: "t".into(),
+            sval: format!("AppPattern=*,VarPattern={pat},Interval=0"),
+            ..Message::default()
+        };
+        d.on_packet("t", vec![wild("NAV_*")], 100.0, 0.0);
+        let msgs = vec![post("a", "NAV_X", 1.0), post("a", "OTHER", 2.0)];
+        let plan = d.match_plan("a", &msgs);
+        assert!(!plan.is_empty());
+        let pre = plan.run();
+        // A filter registered between the plan and the packet.
+        d.on_packet("t", vec![wild("OTH*")], 100.0, 0.0);
+        let out = d.on_packet_prematched("a", msgs, &pre, 100.0, 0.0);
+        let keys: Vec<&str> = out
+            .iter()
+            .filter(|o| o.to == "t")
+            .flat_map(|o| o.msgs.iter().map(|m| m.key.as_str()))
+            .collect();
+        assert_eq!(keys, vec!["NAV_X", "OTHER"]);
+        assert!(d.match_plan("a", &[post("a", "NAV_X", 3.0)]).is_empty());
     }
 
     #[test]

@@ -4,12 +4,20 @@
 //! Ordering: every packet the core returns is queued to the client's writer
 //! thread while the core's lock is held, so a client receives its mail in
 //! the order the core produced it. A writer queue that fills (a client that
-//! does not read) disconnects that client: memory stays bounded.
-use std::collections::HashMap;
+//! does not read: [`MAX_QUEUED_BYTES`] or [`WRITER_QUEUE`] packets)
+//! disconnects that client: memory stays bounded.
+//!
+//! Handshakes: the whole handshake has [`HANDSHAKE_TIMEOUT`], and at most
+//! [`MAX_PENDING_HANDSHAKES`] are unfinished at once: a new connection
+//! beyond closes the oldest unfinished one, so slow or silent sockets
+//! cannot use up threads or file descriptors and lock MOOS apps out.
+//! Wildcard matching of new variables runs outside the core's lock
+//! ([`Db::match_plan`]), so other clients' mail keeps flowing meanwhile.
+use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,8 +31,16 @@ use super::{log_safe, unix_now};
 pub const MAX_CLIENT_PACKET: usize = 16 * 1024 * 1024;
 /// Packets queued for one client's writer before it counts as stuck.
 pub const WRITER_QUEUE: usize = 4096;
-/// How long the handshake may take, s (the MOOSDB waits 5 s for the name).
+/// Bytes queued for one client's writer before it counts as stuck (one
+/// packet larger than this is still sent to a client with nothing queued).
+pub const MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+/// How long the whole handshake may take, from the connection to the
+/// name, s (the MOOSDB waits 5 s for the name).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Unfinished handshakes at once; a new connection beyond closes the oldest.
+pub const MAX_PENDING_HANDSHAKES: usize = 128;
+/// Largest name packet (the handshake's), bytes.
+pub const MAX_HELLO_PACKET: usize = 64 * 1024;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -40,6 +56,8 @@ pub struct ServerOptions {
 struct Peer {
     tx: SyncSender<Vec<u8>>,
     stream: TcpStream,
+    /// Bytes in `tx` not yet written (the writer subtracts what it wrote).
+    queued: Arc<AtomicUsize>,
 }
 
 struct Shared {
@@ -50,6 +68,13 @@ struct Shared {
     stop: AtomicBool,
     /// `ClientTimeout`, s (for the log).
     timeout: f64,
+    /// Unfinished handshakes, oldest first: (id, a handle to close it).
+    pending: Mutex<VecDeque<(u64, TcpStream)>>,
+    next_id: AtomicU64,
+    /// Unfinished handshakes closed to admit newer ones.
+    shed: AtomicU64,
+    /// Handshakes that failed (for a log that a flood cannot fill).
+    failed: AtomicU64,
 }
 
 impl Shared {
@@ -65,6 +90,53 @@ impl Shared {
     fn peers(&self) -> MutexGuard<'_, HashMap<String, Peer>> {
         self.peers.lock().unwrap_or_else(|e| e.into_inner())
     }
+    fn pending(&self) -> MutexGuard<'_, VecDeque<(u64, TcpStream)>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Note a new unfinished handshake; close the oldest beyond the cap.
+    fn admit(&self, id: u64, s: &TcpStream) {
+        let Ok(handle) = s.try_clone() else { return };
+        let mut shed = Vec::new();
+        {
+            let mut p = self.pending();
+            p.push_back((id, handle));
+            while p.len() > MAX_PENDING_HANDSHAKES {
+                if let Some(old) = p.pop_front() {
+                    shed.push(old.1);
+                }
+            }
+        }
+        for s in shed {
+            let _ = s.shutdown(Shutdown::Both);
+            let n = self.shed.fetch_add(1, Ordering::SeqCst) + 1;
+            if n.is_power_of_two() {
+                warn!(
+                    "over {MAX_PENDING_HANDSHAKES} unfinished handshakes: closed the oldest \
+                     ({n} so far)"
+                );
+            }
+        }
+    }
+
+    /// The handshake `id` ended; `false` if it had been shed meanwhile.
+    fn finished(&self, id: u64) -> bool {
+        let mut p = self.pending();
+        match p.iter().position(|(i, _)| *i == id) {
+            Some(at) => {
+                p.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether to log a failed handshake: the first 16, then every
+    /// power of two (with the count), so a flood of sockets makes few lines.
+    fn log_failure(&self) -> Option<u64> {
+        let n = self.failed.fetch_add(1, Ordering::SeqCst) + 1;
+        (n <= 16 || n.is_power_of_two()).then_some(n)
+    }
 
     /// Queue packets to their clients (call with the db lock held, for order).
     fn dispatch(&self, db: &mut Db, out: Vec<Outgoing>) {
@@ -73,16 +145,27 @@ impl Shared {
             let peers = self.peers();
             for o in out {
                 let Some(p) = peers.get(&o.to) else { continue };
-                match p.tx.try_send(encode_packet(&o.msgs)) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => stuck.push(o.to),
-                    Err(TrySendError::Disconnected(_)) => stuck.push(o.to),
+                if stuck.iter().any(|(n, _)| *n == o.to) {
+                    continue;
+                }
+                let bytes = encode_packet(&o.msgs);
+                let len = bytes.len();
+                let queued = p.queued.load(Ordering::SeqCst);
+                if queued > 0 && queued + len > MAX_QUEUED_BYTES {
+                    stuck.push((o.to, queued));
+                    continue;
+                }
+                p.queued.fetch_add(len, Ordering::SeqCst);
+                if p.tx.try_send(bytes).is_err() {
+                    p.queued.fetch_sub(len, Ordering::SeqCst);
+                    stuck.push((o.to, queued));
                 }
             }
         }
-        for name in stuck {
+        for (name, queued) in stuck {
             warn!(
-                "client {} does not read its mail ({WRITER_QUEUE} packets queued): disconnecting it",
+                "client {} does not read its mail ({queued} bytes queued, at most \
+                 {MAX_QUEUED_BYTES} bytes or {WRITER_QUEUE} packets): disconnecting it",
                 log_safe(&name, 80)
             );
             self.drop_client(db, &name);
@@ -113,6 +196,11 @@ fn log_events(db: &mut Db) {
             Event::BadRequest { client, why } => {
                 warn!("{}: {}", log_safe(&client, 80), log_safe(&why, 200))
             }
+            Event::Refused { client, why, total } => warn!(
+                "{}: {} ({total} refusals so far)",
+                log_safe(&client, 80),
+                log_safe(&why, 200)
+            ),
             Event::MailDropped { client, total } => warn!(
                 "{}: held mail full, {total} oldest messages dropped so far",
                 log_safe(&client, 80)
@@ -140,6 +228,10 @@ impl Server {
             origin: Instant::now(),
             stop: AtomicBool::new(false),
             timeout: opts.db.client_timeout,
+            pending: Mutex::new(VecDeque::new()),
+            next_id: AtomicU64::new(0),
+            shed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
         });
         let s = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -180,11 +272,14 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         }
         match stream {
             Ok(s) => {
+                let id = shared.next_id.fetch_add(1, Ordering::SeqCst);
+                shared.admit(id, &s);
                 let sh = Arc::clone(&shared);
                 let spawned = std::thread::Builder::new()
                     .name("moosdb-client".into())
-                    .spawn(move || client_thread(s, sh));
+                    .spawn(move || client_thread(s, sh, id));
                 if let Err(e) = spawned {
+                    shared.finished(id);
                     warn!("cannot start a client thread: {e}");
                 }
             }
@@ -216,51 +311,87 @@ fn tick_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Read exactly `buf.len()` bytes or fail.
-fn read_full(s: &mut TcpStream, buf: &mut [u8]) -> std::io::Result<()> {
-    s.read_exact(buf)
+/// Read exactly `buf.len()` bytes before `deadline`, or fail.
+fn read_full_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        s.set_read_timeout(Some(left))?;
+        match s.read(&mut buf[got..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
-fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
+/// The handshake: the protocol string and the name packet, both within
+/// [`HANDSHAKE_TIMEOUT`] of the connection. `Err(why)` to log.
+fn read_handshake(
+    stream: &mut TcpStream,
+    reader: &mut FrameReader,
+) -> Result<super::codec::Message, String> {
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    // 1. The protocol string (the MOOSDB does one recv of up to 32 bytes;
+    //    we insist on all 32).
+    let mut proto = [0u8; PROTOCOL_BUFFER];
+    if let Err(e) = read_full_by(stream, &mut proto, deadline) {
+        return Err(format!(
+            "no protocol string within the {} s handshake ({e})",
+            HANDSHAKE_TIMEOUT.as_secs()
+        ));
+    }
+    if !protocol_ok(&proto) {
+        return Err(format!(
+            "Incompatible wire protocol {:?}",
+            log_safe(&String::from_utf8_lossy(&proto), 40)
+        ));
+    }
+    // 2. The name packet.
+    let hello = read_packet_by(stream, reader, Some(deadline))
+        .map_err(|e| format!("failed to read the client's name: {e}"))?;
+    hello
+        .into_iter()
+        .next()
+        .ok_or_else(|| "empty name packet".to_string())
+}
+
+fn client_thread(mut stream: TcpStream, shared: Arc<Shared>, id: u64) {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "?".into());
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    // 1. The protocol string (the MOOSDB does one recv of up to 32 bytes;
-    //    we insist on all 32, within the handshake timeout).
-    let mut proto = [0u8; PROTOCOL_BUFFER];
-    if let Err(e) = read_full(&mut stream, &mut proto) {
-        if !shared.stop.load(Ordering::SeqCst) {
-            warn!("{peer}: no protocol string within the handshake ({e}); closed");
-        }
+    let mut reader = FrameReader::new(MAX_HELLO_PACKET);
+    let hello = read_handshake(&mut stream, &mut reader);
+    if !shared.finished(id) {
+        // Shed for a newer connection (counted in the log).
+        let _ = stream.shutdown(Shutdown::Both);
         return;
     }
-    if !protocol_ok(&proto) {
-        warn!(
-            "{peer}: Incompatible wire protocol {:?}; closed",
-            log_safe(&String::from_utf8_lossy(&proto), 40)
-        );
-        return;
-    }
-    // 2. The name packet.
-    let mut reader = FrameReader::new(MAX_CLIENT_PACKET);
-    let hello = match read_packet(&mut stream, &mut reader) {
+    let first = match hello {
         Ok(m) => m,
-        Err(e) => {
-            warn!("{peer}: failed to read the client's name: {e}; closed");
+        Err(why) => {
+            if !shared.stop.load(Ordering::SeqCst) {
+                if let Some(n) = shared.log_failure() {
+                    warn!("{peer}: {why}; closed ({n} failed handshakes so far)");
+                }
+            }
+            let _ = stream.shutdown(Shutdown::Both);
             return;
         }
     };
-    let Some(first) = hello.into_iter().next() else {
-        warn!("{peer}: empty name packet; closed");
-        return;
-    };
+    reader.set_max_packet(MAX_CLIENT_PACKET);
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
     let (tx, rx) = sync_channel::<Vec<u8>>(WRITER_QUEUE);
+    let queued = Arc::new(AtomicUsize::new(0));
     let name;
     {
         let mut db = shared.db();
@@ -268,6 +399,7 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
             Ok(welcome) => {
                 name = first.sval.clone();
                 // The MOOSDB pauses 100 ms before welcoming; usim does not.
+                let _ = stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT));
                 if let Err(e) = stream.write_all(&encode_packet(&[welcome])) {
                     warn!("{peer}: cannot send the welcome: {e}");
                     db.disconnect(&name, shared.now());
@@ -277,9 +409,14 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
                     db.disconnect(&name, shared.now());
                     return;
                 };
-                shared
-                    .peers()
-                    .insert(name.clone(), Peer { tx, stream: ctl });
+                shared.peers().insert(
+                    name.clone(),
+                    Peer {
+                        tx,
+                        stream: ctl,
+                        queued: Arc::clone(&queued),
+                    },
+                );
                 info!(
                     "client {} connected from {peer} ({})",
                     log_safe(&name, 80),
@@ -294,6 +431,7 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
             }
             Err(poison) => {
                 warn!("{peer}: refused: {}", log_safe(&poison.sval, 200));
+                let _ = stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT));
                 let _ = stream.write_all(&encode_packet(&[*poison]));
                 let _ = stream.shutdown(Shutdown::Both);
                 return;
@@ -303,18 +441,27 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
     let wname = name.clone();
     let _ = std::thread::Builder::new()
         .name("moosdb-writer".into())
-        .spawn(move || writer_thread(write_half, rx, wname));
+        .spawn(move || writer_thread(write_half, rx, wname, queued));
     // 3. Packets until the socket closes. The read timeout only wakes the
     //    loop; the tick thread decides about silence.
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
     loop {
         match read_packet(&mut stream, &mut reader) {
             Ok(msgs) => {
+                // Wildcard matching for new variables, outside the lock.
+                let plan = {
+                    let db = shared.db();
+                    if !db.has_client(&name) {
+                        break;
+                    }
+                    db.match_plan(&name, &msgs)
+                };
+                let pre = plan.run();
                 let mut db = shared.db();
                 if !db.has_client(&name) {
                     break;
                 }
-                let out = db.on_packet(&name, msgs, shared.now(), shared.real());
+                let out = db.on_packet_prematched(&name, msgs, &pre, shared.now(), shared.real());
                 shared.dispatch(&mut db, out);
             }
             Err(ReadError::Timeout) => {
@@ -338,10 +485,17 @@ fn client_thread(mut stream: TcpStream, shared: Arc<Shared>) {
     debug!("reader of {} ends", log_safe(&name, 80));
 }
 
-fn writer_thread(mut stream: TcpStream, rx: std::sync::mpsc::Receiver<Vec<u8>>, name: String) {
+fn writer_thread(
+    mut stream: TcpStream,
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    name: String,
+    queued: Arc<AtomicUsize>,
+) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     while let Ok(bytes) = rx.recv() {
-        if let Err(e) = stream.write_all(&bytes) {
+        let r = stream.write_all(&bytes);
+        queued.fetch_sub(bytes.len(), Ordering::SeqCst);
+        if let Err(e) = r {
             debug!("write to {} failed: {e}", log_safe(&name, 80));
             let _ = stream.shutdown(Shutdown::Both);
             return;
@@ -378,12 +532,29 @@ pub fn read_packet(
     stream: &mut TcpStream,
     reader: &mut FrameReader,
 ) -> Result<Vec<super::codec::Message>, ReadError> {
+    read_packet_by(stream, reader, None)
+}
+
+/// [`read_packet`], giving up with [`ReadError::Timeout`] at `deadline`
+/// however the bytes trickle in (else each read has the socket's timeout).
+pub fn read_packet_by(
+    stream: &mut TcpStream,
+    reader: &mut FrameReader,
+    deadline: Option<Instant>,
+) -> Result<Vec<super::codec::Message>, ReadError> {
     let mut buf = [0u8; 64 * 1024];
     loop {
         match reader.next_packet() {
             Ok(Some(msgs)) => return Ok(msgs),
             Ok(None) => {}
             Err(e) => return Err(ReadError::Garbage(e)),
+        }
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ReadError::Timeout);
+            }
+            stream.set_read_timeout(Some(left)).map_err(ReadError::Io)?;
         }
         match stream.read(&mut buf) {
             Ok(0) => return Err(ReadError::Closed),

@@ -22,7 +22,6 @@
 //! disconnects cleanly, and the optional `--stats` file is written. If the
 //! process dies instead, the broker publishes the last will `offline`.
 use std::collections::hash_map::RandomState;
-use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,13 +35,19 @@ use rumqttc::{
 use tracing::{debug, error, info, warn};
 
 use super::endpoint::{BrokerUrl, ConnectSpec};
-use super::schedule::{LatenessStats, Schedule};
+use super::out::{live_vehicle, MqttOut, Out, VehicleTopics};
 use super::topics::{Topics, OFFLINE, ONLINE, USM_TIME};
-use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::{no_broker_hint, BridgeError};
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
+use crate::live::clock::unix_time_s;
+use crate::live::host::Host;
+use crate::live::inbox::{DropLog, Inbox};
+use crate::live::run::{tick_loop, write_stats};
+use crate::live::schedule::Schedule;
+use crate::live::stats::{RunStats, TickSummary};
 
-pub use super::vehicle_link::{MAILBOX_BYTES, MAILBOX_ENTRIES};
+pub use crate::live::inbox::{MAILBOX_BYTES, MAILBOX_ENTRIES};
+pub use crate::live::run::{run_for, shutdown_signal};
 /// Capacity of rumqttc's request channel (outgoing publications waiting
 /// for the connection task); one iteration posts about 20.
 pub const REQUEST_CAPACITY: usize = 128;
@@ -55,8 +60,6 @@ const STATUS_ECHO_WITHIN: Duration = Duration::from_secs(3);
 /// A connection closed sooner than this after it was made counts as a
 /// quick drop (three in a row: duplicate client id suspected).
 const QUICK_DROP: Duration = Duration::from_secs(2);
-/// How often tick statistics are logged at debug level (`-v`).
-const STATS_EVERY: Duration = Duration::from_secs(10);
 
 /// Everything `usim run` needs, resolved from the command line and config.
 #[derive(Debug, Clone)]
@@ -84,20 +87,9 @@ pub struct RunOptions {
 pub struct RunSummary {
     /// Vehicle name.
     pub vehicle: String,
-    /// Iterations run.
-    pub ticks: u64,
-    /// Deadlines skipped because an iteration was more than a period late.
-    pub skipped: u64,
-    /// Real tick period, ms.
-    pub period_ms: f64,
-    /// Tick lateness p50, ms (upper edge of a 0.1 ms bucket).
-    pub lateness_p50_ms: f64,
-    /// Tick lateness p99, ms.
-    pub lateness_p99_ms: f64,
-    /// Largest tick lateness, ms.
-    pub lateness_max_ms: f64,
-    /// Lateness histogram: `[upper edge µs, count]`.
-    pub lateness_histogram_us: Vec<(u64, u64)>,
+    /// Iterations and their lateness.
+    #[serde(flatten)]
+    pub ticks: TickSummary,
     /// Messages that did not parse or were refused by the model.
     pub bad_messages: u64,
     /// Messages dropped because the mailbox was full.
@@ -197,14 +189,16 @@ impl Router for OneVehicle {
         }
         let var = self.topics.var_of(&p.topic);
         self.inbox
-            .accept(&p.topic, var, &p.payload, p.retain, drops);
+            .accept_bytes(&p.topic, var, &p.payload, p.retain, drops);
     }
 }
 
 /// Answer another process's claim probe on `topic` (the owner's side of
-/// [`super::claim`]); anything else heard there is ignored.
+/// [`crate::live::claim`]); anything else heard there is ignored.
 pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
-    if let Some(answer) = super::claim::owner_answer(super::claim::process_nonce(), payload) {
+    if let Some(answer) =
+        crate::live::claim::owner_answer(crate::live::claim::process_nonce(), payload)
+    {
         // QoS 0 and never retained: an answer is only for who asks now.
         let _ = client.try_publish(topic.to_string(), QoS::AtMostOnce, false, answer);
     }
@@ -214,17 +208,8 @@ pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
 /// runtime with time and I/O enabled (a current-thread one is enough).
 pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let cfg = &opts.config;
-    crate::config::check_time_warp("--time-warp", opts.time_warp)
+    crate::live::check_timing("app_tick", cfg.app_tick, opts.time_warp, opts.start_time_s)
         .map_err(BridgeError::BadOption)?;
-    if let Some(s) = opts.start_time_s {
-        crate::config::check_start_time("--start-time", s).map_err(BridgeError::BadOption)?;
-    }
-    if !(cfg.app_tick.is_finite() && cfg.app_tick > 0.0) {
-        return Err(BridgeError::BadOption(format!(
-            "app_tick must be a positive number of iterations per second, got {}",
-            cfg.app_tick
-        )));
-    }
     let topics = Topics::new(&opts.topic_root, &cfg.name)?;
     for w in &cfg.warnings {
         warn!("config: {w}");
@@ -249,24 +234,26 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     // The clock and the schedule start together (after the name check).
     let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
     let origin = Instant::now();
-    let link = VehicleLink::new(cfg, &opts.topic_root, start_time_s)?;
+    let live = live_vehicle(cfg, &topics, start_time_s);
     let shared = Arc::new(LinkState::default());
     let router = OneVehicle {
         status: topics.status(),
-        claim: topics.var(super::claim::CLAIM),
+        claim: topics.var(crate::live::claim::CLAIM),
         model: (
             topics.var(super::topics::MODEL),
             super::topics::model_name(cfg.params.variant),
         ),
         client: client.clone(),
         filters: topics
-            .command_filters_except(&link.echoes)
+            .command_filters_except(&live.echoes)
             .into_iter()
             .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
             .collect(),
         topics: topics.clone(),
-        inbox: Arc::clone(&link.inbox),
+        inbox: Arc::clone(&live.inbox),
     };
+    let mut host = Host::new(vec![live]);
+    let mut vehicle_topics = [VehicleTopics::new(topics.clone())];
     let shutdown = shutdown_signal()?;
 
     let url = opts.broker.to_string();
@@ -286,42 +273,16 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         opts.time_warp,
         topics.all()
     );
-
-    let mut ticker = Ticker {
-        client: client.clone(),
-        link,
-        shared: Arc::clone(&shared),
-        stats: LatenessStats::default(),
-        publish_dropped: 0,
-        publish_dropped_logged: Instant::now(),
-    };
-    let mut last_stats_log = Instant::now();
-    tokio::pin!(shutdown);
-    let why = loop {
-        let deadline = tokio::time::Instant::from_std(schedule.next_deadline());
-        tokio::select! {
-            biased;
-            why = &mut shutdown => break why,
-            _ = tokio::time::sleep_until(deadline) => {}
-        }
-        let wake = schedule.on_wake(Instant::now());
-        // Let the connection task take what the socket already holds, so
-        // mail that arrived before this deadline is in this iteration.
-        tokio::task::yield_now().await;
-        ticker.stats.record(&wake);
-        ticker.iterate(wake.clock_s);
-        if last_stats_log.elapsed() >= STATS_EVERY {
-            last_stats_log = Instant::now();
-            debug!(
-                "ticks {} (skipped {}), lateness p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
-                ticker.stats.ticks(),
-                ticker.stats.skipped(),
-                ms(ticker.stats.quantile(0.5)),
-                ms(ticker.stats.quantile(0.99)),
-                ticker.stats.max().as_secs_f64() * 1e3
-            );
-        }
-    };
+    let mut stats = RunStats::default();
+    let why = tick_loop(&mut schedule, &mut stats, shutdown, |t_s| {
+        let connected = shared.connected.load(Ordering::Relaxed);
+        let mut out = MqttOut {
+            out: connected.then_some(Out::Client(&client)),
+            topics: &mut vehicle_topics,
+        };
+        host.iterate(t_s, &mut out)
+    })
+    .await;
 
     // Clean exit: retained `offline`, then a clean disconnect.
     info!("{why}: stopping vehicle {}", cfg.name);
@@ -338,67 +299,20 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         warn!("not connected to the broker: could not publish status offline");
     }
 
-    let st = &ticker.stats;
+    let mail = host.counters();
     let summary = RunSummary {
         vehicle: cfg.name.clone(),
-        ticks: st.ticks(),
-        skipped: st.skipped(),
-        period_ms: schedule.period().as_secs_f64() * 1e3,
-        lateness_p50_ms: ms(st.quantile(0.5)),
-        lateness_p99_ms: ms(st.quantile(0.99)),
-        lateness_max_ms: st.max().as_secs_f64() * 1e3,
-        lateness_histogram_us: st.histogram_us(),
-        bad_messages: ticker.link.inbox.bad_messages(),
-        mail_dropped: ticker.link.mail_dropped,
-        mail_coalesced: ticker.link.inbox.coalesced(),
-        publish_dropped: ticker.publish_dropped,
+        ticks: TickSummary::of(&stats, &schedule),
+        bad_messages: mail.bad_messages,
+        mail_dropped: mail.mail_dropped,
+        mail_coalesced: mail.mail_coalesced,
+        publish_dropped: stats.publish_dropped,
         connections: shared.connections.load(Ordering::Relaxed),
     };
     if let Some(path) = &opts.stats_path {
-        let json = serde_json::to_string(&summary).unwrap_or_default();
-        std::fs::write(path, json + "\n").map_err(|e| {
-            BridgeError::Io(std::io::Error::new(
-                e.kind(),
-                format!("cannot write stats file {}: {e}", path.display()),
-            ))
-        })?;
+        write_stats(path, &summary)?;
     }
     Ok(summary)
-}
-
-/// The per-iteration work of the tick task.
-struct Ticker {
-    client: AsyncClient,
-    link: VehicleLink,
-    shared: Arc<LinkState>,
-    stats: LatenessStats,
-    publish_dropped: u64,
-    publish_dropped_logged: Instant,
-}
-
-impl Ticker {
-    /// One iteration at clock `t_s`: mail, step, publications.
-    fn iterate(&mut self, t_s: f64) {
-        let mut out = self
-            .shared
-            .connected
-            .load(Ordering::Relaxed)
-            .then_some(Out::Client(&self.client));
-        let mut failed = self.link.iterate(t_s, out.as_mut());
-        if let Some(out) = &mut out {
-            failed += self.link.publish_time(out, t_s);
-        }
-        if failed > 0 {
-            self.publish_dropped += failed;
-            if self.publish_dropped_logged.elapsed() >= Duration::from_secs(5) {
-                self.publish_dropped_logged = Instant::now();
-                warn!(
-                    "outgoing queue full: {} publications dropped so far (broker slow or unreachable)",
-                    self.publish_dropped
-                );
-            }
-        }
-    }
 }
 
 /// Connection bookkeeping for log messages.
@@ -585,7 +499,7 @@ pub(crate) async fn drive_connection(
 ///
 /// Before its own connection, the vehicle connects with a probe client,
 /// subscribes to its name's claim topic and `USM_TIME`, and sends its
-/// claim probe a few times within [`CLAIM_WINDOW`] ([`super::claim`]). A
+/// claim probe a few times within [`CLAIM_WINDOW`] ([`crate::live::claim`]). A
 /// running owner answers the probe: [`BridgeError::Duplicate`]; so does a
 /// live (not retained) `USM_TIME` of that name. Of two processes claiming
 /// at once, the lower random number starts and the other refuses. The
@@ -615,7 +529,7 @@ pub(crate) async fn check_names_are_free(
     topic_root: &str,
     names: &[String],
 ) -> Result<(), BridgeError> {
-    use super::claim::{Claimant, Verdict, CLAIM};
+    use crate::live::claim::{Claimant, Verdict, CLAIM};
     let me = Claimant::this_process();
     let mut probe = spec.clone();
     probe.client_id = format!("{}-probe", spec.client_id);
@@ -766,43 +680,20 @@ fn refusal_hint(e: &ConnectionError) -> &'static str {
     }
 }
 
-/// A future that resolves with the signal's name on SIGINT or SIGTERM.
-pub fn shutdown_signal() -> Result<impl Future<Output = &'static str>, BridgeError> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-        }
-    })
-}
-
-/// A future that resolves after `duration` (a tool's `--duration`), or
-/// never without one: the other half of a tool's "stop on a signal or when
-/// the time is up".
-pub async fn run_for(duration: Option<std::time::Duration>) {
-    match duration {
-        Some(d) => tokio::time::sleep(d).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The MQTT client id of a process of `kind` (`run`, `fleet`, ...) for
 /// `name` under `topic_root`: `usim-KIND-ROOT-NAME-NONCE`, where ROOT and
 /// NAME keep ASCII letters, digits and `.` and write every other byte as
 /// `_XX` (hex), so `-` only ever separates the parts and two different
 /// (root, name) pairs never give one id (vehicle `x-y` under `usim` and `y`
 /// under `usim-x` collided before, issue 20); NONCE is this process's
-/// random [`super::claim::process_nonce`], so two processes never share an
+/// random [`crate::live::claim::process_nonce`], so two processes never share an
 /// id and never take each other's connection.
 pub fn client_id(kind: &str, topic_root: &str, name: &str) -> String {
     format!(
         "usim-{kind}-{}-{}-{}",
         escape_id_part(topic_root),
         escape_id_part(name),
-        super::claim::process_nonce()
+        crate::live::claim::process_nonce()
     )
 }
 
@@ -820,22 +711,10 @@ fn escape_id_part(s: &str) -> String {
     out
 }
 
-/// Seconds since the Unix epoch (MOOSTime's origin).
-pub(crate) fn unix_time_s() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 /// Between half and all of `d`, so a fleet does not reconnect in lockstep.
 fn jitter(d: Duration) -> Duration {
     let r = RandomState::new().build_hasher().finish();
     d.mul_f64(0.5 + (r % 1000) as f64 / 2000.0)
-}
-
-pub(crate) fn ms(d: Option<Duration>) -> f64 {
-    d.map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
 }
 
 #[cfg(test)]
@@ -844,7 +723,7 @@ mod tests {
 
     #[test]
     fn client_ids_are_unambiguous_and_safe_for_any_broker() {
-        let n = super::super::claim::process_nonce();
+        let n = crate::live::claim::process_nonce();
         assert_eq!(
             client_id("run", "usim", "alpha"),
             format!("usim-run-usim-alpha-{n}")

@@ -4,7 +4,7 @@
 //! Each vehicle keeps what it has under `usim run` — its topics
 //! `{topic_root}/{name}/…` (so `usim post NAME` and `usim watch NAME` work
 //! unchanged), its own bounded mailbox, its retained `status`, its model —
-//! through the same [`VehicleLink`]. What is shared:
+//! through the same live host ([`crate::live::host::Host`]). What is shared:
 //!
 //! * **one connection** (one client id: that of the fleet name), driven by
 //!   the same connection task as `usim run`
@@ -36,17 +36,23 @@ use rumqttc::{AsyncClient, Publish, QoS, SubscribeFilter};
 use tracing::{debug, error, info, warn};
 
 use super::bridge::{
-    check_names_are_free, client_id, drive_connection, ms, shutdown_signal, unix_time_s, LinkState,
-    Router,
+    check_names_are_free, client_id, drive_connection, shutdown_signal, LinkState, Router,
 };
+use super::burst::Burst;
 use super::endpoint::{BrokerUrl, ConnectSpec};
-use super::schedule::{LatenessStats, Schedule};
+use super::out::{live_vehicle, MqttOut, Out, VehicleTopics};
 use super::topics::{Topics, OFFLINE, ONLINE};
-use super::vehicle_link::{DropLog, Inbox, Out, VehicleLink};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
 use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 use crate::encounter::{Event as EncounterEvent, Track, Tracker};
+use crate::live::clock::unix_time_s;
+use crate::live::host::Host;
+use crate::live::inbox::{DropLog, Inbox};
+use crate::live::run::{tick_loop, write_stats};
+use crate::live::schedule::Schedule;
+use crate::live::stats::{RunStats, TickSummary};
+use crate::live::vehicle::LiveVehicle;
 use crate::mission::EncounterRanges;
 
 /// Last topic level of the fleet's encounter events.
@@ -59,8 +65,6 @@ const REQUESTS_PER_VEHICLE: usize = 32;
 /// Same with the publications on the burst connection: the statuses
 /// `online` and `offline` and the model (QoS 1), with room to spare.
 const REQUESTS_PER_VEHICLE_BURST: usize = 4;
-/// How often tick statistics are logged at debug level (`-v`).
-const STATS_EVERY: Duration = Duration::from_secs(10);
 
 /// Everything `usim fleet` needs.
 #[derive(Debug, Clone)]
@@ -96,20 +100,9 @@ pub struct FleetSummary {
     pub fleet: String,
     /// Number of vehicles.
     pub vehicles: usize,
-    /// Iterations run (each steps every vehicle).
-    pub ticks: u64,
-    /// Deadlines skipped because an iteration was more than a period late.
-    pub skipped: u64,
-    /// Real tick period, ms.
-    pub period_ms: f64,
-    /// Tick lateness p50, ms (upper edge of a 0.1 ms bucket).
-    pub lateness_p50_ms: f64,
-    /// Tick lateness p99, ms.
-    pub lateness_p99_ms: f64,
-    /// Largest tick lateness, ms.
-    pub lateness_max_ms: f64,
-    /// Lateness histogram: `[upper edge µs, count]`.
-    pub lateness_histogram_us: Vec<(u64, u64)>,
+    /// Iterations run (each steps every vehicle) and their lateness.
+    #[serde(flatten)]
+    pub ticks: TickSummary,
     /// Time one iteration of the whole fleet took, p50, ms.
     pub work_p50_ms: f64,
     /// Same, p99, ms.
@@ -181,7 +174,7 @@ impl Router for FleetRouter {
         ));
         // Claims of every name under the root: ours are answered.
         with_status.push(SubscribeFilter::new(
-            format!("{}+/{}", self.root_prefix, super::claim::CLAIM),
+            format!("{}+/{}", self.root_prefix, crate::live::claim::CLAIM),
             QoS::AtMostOnce,
         ));
         // Several SUBSCRIBE packets when per-vehicle filters make many
@@ -214,7 +207,7 @@ impl Router for FleetRouter {
             debug!("ignored message on {:?}: not under our topic root", p.topic);
             return;
         };
-        if var == super::claim::CLAIM {
+        if var == crate::live::claim::CLAIM {
             if let Some(client) = &self.client {
                 if name == self.fleet_name || self.inboxes.contains_key(name) {
                     super::bridge::answer_claim(client, &p.topic, &p.payload);
@@ -226,16 +219,16 @@ impl Router for FleetRouter {
         // wildcard brought its mail here; ignored.
         if let Some(inbox) = self.inboxes.get(name) {
             let var = (!var.is_empty() && !var.contains('/')).then_some(var);
-            inbox.accept(&p.topic, var, &p.payload, p.retain, drops);
+            inbox.accept_bytes(&p.topic, var, &p.payload, p.retain, drops);
         }
     }
 }
 
 /// One wildcard filter `{root}/+/{VAR}` per subscribed variable, except
-/// for variables some vehicles publish themselves ([`super::vehicle_link::echo_vars`]):
+/// for variables some vehicles publish themselves ([`crate::live::vehicle::echo_vars`]):
 /// those are subscribed per vehicle, by the vehicles that do not, so the
 /// fleet does not hear its own publications.
-fn fleet_filters(topic_root: &str, links: &[VehicleLink]) -> Vec<SubscribeFilter> {
+fn fleet_filters(topic_root: &str, links: &[LiveVehicle]) -> Vec<SubscribeFilter> {
     let mut filters = Vec::new();
     for (var, _, _) in SUBSCRIPTIONS {
         if links.iter().all(|l| !l.echoes.contains(var)) {
@@ -245,7 +238,7 @@ fn fleet_filters(topic_root: &str, links: &[VehicleLink]) -> Vec<SubscribeFilter
                 links
                     .iter()
                     .filter(|l| !l.echoes.contains(var))
-                    .map(|l| l.topics.var(var)),
+                    .map(|l| format!("{topic_root}/{}/{var}", l.name)),
             );
         }
     }
@@ -324,17 +317,13 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
             "a fleet needs at least one vehicle".into(),
         ));
     }
-    crate::config::check_time_warp("--time-warp", opts.time_warp)
-        .map_err(BridgeError::BadOption)?;
-    if let Some(s) = opts.start_time_s {
-        crate::config::check_start_time("--start-time", s).map_err(BridgeError::BadOption)?;
-    }
-    if !(opts.app_tick.is_finite() && opts.app_tick > 0.0) {
-        return Err(BridgeError::BadOption(format!(
-            "the tick rate must be a positive number of iterations per second, got {}",
-            opts.app_tick
-        )));
-    }
+    crate::live::check_timing(
+        "the tick rate",
+        opts.app_tick,
+        opts.time_warp,
+        opts.start_time_s,
+    )
+    .map_err(BridgeError::BadOption)?;
     check_names(&opts.vehicles, &opts.fleet_name)?;
     let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
     for cfg in &opts.vehicles {
@@ -361,9 +350,12 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     // (the first deadline is late by the time the vehicles take to build).
     let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
     let origin = Instant::now();
+    let mut vehicle_topics = Vec::with_capacity(opts.vehicles.len());
     let mut links = Vec::with_capacity(opts.vehicles.len());
     for cfg in &opts.vehicles {
-        links.push(VehicleLink::new(cfg, &opts.topic_root, start_time_s)?);
+        let topics = Topics::new(&opts.topic_root, &cfg.name)?;
+        links.push(live_vehicle(cfg, &topics, start_time_s));
+        vehicle_topics.push(VehicleTopics::new(topics));
     }
     // Plain `mqtt://`: the iterations' publications go out on a second,
     // publish-only connection, one buffer per iteration (super::burst);
@@ -371,7 +363,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     // encounters (about 3 per vehicle). `mqtts://`: every publication
     // through rumqttc.
     let mut burst = (!opts.broker.tls).then(|| {
-        super::burst::Burst::start(
+        Burst::start(
             &opts.broker,
             format!("{}-pub", spec.client_id),
             opts.credentials.clone(),
@@ -384,30 +376,8 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     };
     let capacity = (links.len() * per_vehicle).max(256);
     let (client, eventloop) = spec.client(capacity)?;
-
-    let router = FleetRouter {
-        root_prefix: format!("{}/", opts.topic_root),
-        fleet_status: fleet_topics.status(),
-        statuses: links.iter().map(|l| l.topics.status()).collect(),
-        models: links
-            .iter()
-            .zip(&opts.vehicles)
-            .map(|(l, c)| {
-                (
-                    l.topics.var(super::topics::MODEL),
-                    super::topics::model_name(c.params.variant),
-                )
-            })
-            .collect(),
-        filters: fleet_filters(&opts.topic_root, &links),
-        inboxes: links
-            .iter()
-            .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
-            .collect(),
-        scope: format!("{}/#", opts.topic_root),
-        fleet_name: opts.fleet_name.clone(),
-        client: Some(client.clone()),
-    };
+    let router = fleet_router(&opts, &fleet_topics, &links, &vehicle_topics, &client);
+    let mut host = Host::new(links);
     let shared = Arc::new(LinkState::default());
     let shutdown = shutdown_signal()?;
     let url = opts.broker.to_string();
@@ -423,272 +393,210 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     info!(
         "fleet `{}` running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
         opts.fleet_name,
-        links.len(),
+        names.len(),
         opts.app_tick,
         opts.time_warp,
         opts.topic_root
     );
-    let mut tracker = opts.encounters.map(Tracker::new);
-    let encounter_topic = fleet_topics.var(ENCOUNTER);
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut stats = LatenessStats::default();
-    let mut work = WorkStats::default();
-    let mut cpu = WorkStats::default();
-    let mut publish_dropped = 0u64;
-    let mut publish_dropped_logged = Instant::now();
-    let mut encounter_events = 0u64;
-    let mut last_stats_log = Instant::now();
-    let mut mailed: Vec<bool> = Vec::with_capacity(links.len());
-    tokio::pin!(shutdown);
-    let why = loop {
-        let deadline = tokio::time::Instant::from_std(schedule.next_deadline());
-        tokio::select! {
-            biased;
-            why = &mut shutdown => break why,
-            _ = tokio::time::sleep_until(deadline) => {}
-        }
-        let wake = schedule.on_wake(Instant::now());
-        // Let the connection task take what the socket already holds.
-        tokio::task::yield_now().await;
-        stats.record(&wake);
-        let t0 = Instant::now();
-        let c0 = thread_cpu();
+    let mut encounters = opts.encounters.map(|r| Encounters {
+        tracker: Tracker::new(r),
+        topic: fleet_topics.var(ENCOUNTER),
+        names: names.clone(),
+        events: 0,
+    });
+    let mut stats = RunStats::default();
+    let why = tick_loop(&mut schedule, &mut stats, shutdown, |t_s| {
         let connected = shared.connected.load(Ordering::Relaxed);
-        let client_out = connected.then_some(&client);
-        // This iteration's buffer of PUBLISH packets (burst connection up),
-        // else rumqttc's channel (no burst connection), else nothing.
-        let mut buf = match &mut burst {
-            Some(b) if connected => b.take(),
-            _ => None,
-        };
-        let mut out = match &mut buf {
-            Some(b) => Some(Out::Burst(b)),
-            None if burst.is_none() => client_out.map(Out::Client),
-            None => None,
-        };
-        let mut failed = 0;
-        // Vehicles with mail first: a command's effect goes out at the
-        // front of the iteration's burst of publications (one write each),
-        // not behind up to 2 N others. The vehicles do not interact, so
-        // the order of their steps changes nothing else.
-        mailed.clear();
-        mailed.extend(links.iter().map(|l| l.inbox.pending() > 0));
-        for with_mail in [true, false] {
-            for (link, &m) in links.iter_mut().zip(&mailed) {
-                if m == with_mail {
-                    failed += link.iterate(wake.clock_s, out.as_mut());
-                }
-            }
+        let client = connected.then_some(&client);
+        let mut failed = iterate_fleet(&mut host, &mut vehicle_topics, &mut burst, client, t_s);
+        if let Some(e) = &mut encounters {
+            failed += e.observe(&host, t_s - start_time_s, client);
         }
-        if let Some(out) = &mut out {
-            let time_text = format!("{}", wake.clock_s);
-            for link in &links {
-                failed += link.publish_time_text(out, time_text.as_bytes());
-            }
-        }
-        if let (Some(b), Some(buf)) = (&mut burst, buf) {
-            failed += b.send(buf);
-        }
-        if let Some(tracker) = &mut tracker {
-            let t_mission = wake.clock_s - start_time_s;
-            let vehicles = &links;
-            tracker.observe(
-                t_mission,
-                vehicles.iter().map(|l| {
-                    let g = l.vehicle.nav();
-                    Vector2::new(g.x, g.y)
-                }),
-                |i| {
-                    let g = vehicles[i].vehicle.nav();
-                    Track::from_sog_hog(g.x, g.y, g.sog, g.hog())
-                },
-                |e| {
-                    encounter_events += 1;
-                    let json = encounter_json(&e, &name_refs);
-                    info!("ENCOUNTER {json}");
-                    if let Some(c) = client_out {
-                        if c.try_publish(encounter_topic.clone(), QoS::AtLeastOnce, false, json)
-                            .is_err()
-                        {
-                            failed += 1;
-                        }
-                    }
-                },
-            );
-        }
-        work.record(t0.elapsed());
-        cpu.record(thread_cpu().saturating_sub(c0));
-        if failed > 0 {
-            publish_dropped += failed;
-            if publish_dropped_logged.elapsed() >= Duration::from_secs(5) {
-                publish_dropped_logged = Instant::now();
-                warn!(
-                    "outgoing queue full: {publish_dropped} publications dropped so far \
-                     (broker slow or unreachable)"
-                );
-            }
-        }
-        if last_stats_log.elapsed() >= STATS_EVERY {
-            last_stats_log = Instant::now();
-            debug!(
-                "ticks {} (skipped {}), lateness p50 {:.1} ms p99 {:.1} ms max {:.1} ms, \
-                 iteration p99 {:.1} ms",
-                stats.ticks(),
-                stats.skipped(),
-                ms(stats.quantile(0.5)),
-                ms(stats.quantile(0.99)),
-                stats.max().as_secs_f64() * 1e3,
-                work.quantile_ms(0.99)
-            );
-        }
-    };
+        failed
+    })
+    .await;
 
-    // Clean exit: every vehicle's retained `offline`, the fleet's, then a
-    // clean disconnect (queued after them, so sent after them).
     info!(
         "{why}: stopping fleet `{}` ({} vehicles)",
         opts.fleet_name,
-        links.len()
+        names.len()
     );
     shared.shutting_down.store(true, Ordering::SeqCst);
     // The publish-only connection sends its DISCONNECT and closes.
     let burst_lost = burst.as_ref().map_or(0, |b| b.lost() + b.superseded());
     drop(burst);
-    if shared.connected.load(Ordering::SeqCst) {
-        let mut failed = 0;
-        let before = shared.acked.load(Ordering::SeqCst);
-        for link in &links {
-            if client
-                .try_publish(link.topics.status(), QoS::AtLeastOnce, true, OFFLINE)
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        if client
-            .try_publish(fleet_topics.status(), QoS::AtLeastOnce, true, OFFLINE)
-            .is_err()
-        {
-            failed += 1;
-        }
-        if failed > 0 {
-            warn!("{failed} offline statuses could not be queued (outgoing queue full)");
-        }
-        // A DISCONNECT right behind many QoS 1 publications made mosquitto
-        // drop the connection before it had taken them all: wait for the
-        // broker's acknowledgements first.
-        let queued = links.len() as u64 + 1 - failed;
-        if !shared
-            .wait_acks(before, queued, Duration::from_secs(5))
-            .await
-        {
-            warn!("the broker did not acknowledge every offline status within 5 s");
-        }
-        let _ = client.try_disconnect();
-        match tokio::time::timeout(Duration::from_secs(5), connection).await {
-            Ok(_) => info!("published every status offline and disconnected"),
-            Err(_) => warn!("broker did not take the disconnect within 5 s"),
-        }
-    } else {
-        connection.abort();
-        warn!("not connected to the broker: could not publish the statuses offline");
-    }
+    let mut statuses: Vec<String> = vehicle_topics.iter().map(|t| t.topics.status()).collect();
+    statuses.push(fleet_topics.status());
+    go_offline(&client, &shared, connection, &statuses).await;
 
+    let mail = host.counters();
     let summary = FleetSummary {
         fleet: opts.fleet_name.clone(),
-        vehicles: links.len(),
-        ticks: stats.ticks(),
-        skipped: stats.skipped(),
-        period_ms: schedule.period().as_secs_f64() * 1e3,
-        lateness_p50_ms: ms(stats.quantile(0.5)),
-        lateness_p99_ms: ms(stats.quantile(0.99)),
-        lateness_max_ms: stats.max().as_secs_f64() * 1e3,
-        lateness_histogram_us: stats.histogram_us(),
-        work_p50_ms: work.quantile_ms(0.5),
-        work_p99_ms: work.quantile_ms(0.99),
-        work_max_ms: work.max_ms(),
-        cpu_p50_ms: cpu.quantile_ms(0.5),
-        cpu_p99_ms: cpu.quantile_ms(0.99),
-        bad_messages: links.iter().map(|l| l.inbox.bad_messages()).sum(),
-        mail_dropped: links.iter().map(|l| l.mail_dropped).sum(),
-        mail_coalesced: links.iter().map(|l| l.inbox.coalesced()).sum(),
-        publish_dropped: publish_dropped + burst_lost,
+        vehicles: names.len(),
+        ticks: TickSummary::of(&stats, &schedule),
+        work_p50_ms: stats.work.quantile_ms(0.5),
+        work_p99_ms: stats.work.quantile_ms(0.99),
+        work_max_ms: stats.work.max_ms(),
+        cpu_p50_ms: stats.cpu.quantile_ms(0.5),
+        cpu_p99_ms: stats.cpu.quantile_ms(0.99),
+        bad_messages: mail.bad_messages,
+        mail_dropped: mail.mail_dropped,
+        mail_coalesced: mail.mail_coalesced,
+        publish_dropped: stats.publish_dropped + burst_lost,
         connections: shared.connections.load(Ordering::Relaxed),
-        encounter_events,
+        encounter_events: encounters.map_or(0, |e| e.events),
     };
     if let Some(path) = &opts.stats_path {
-        let json = serde_json::to_string(&summary).unwrap_or_default();
-        std::fs::write(path, json + "\n").map_err(|e| {
-            BridgeError::Io(std::io::Error::new(
-                e.kind(),
-                format!("cannot write stats file {}: {e}", path.display()),
-            ))
-        })?;
+        write_stats(path, &summary)?;
     }
     Ok(summary)
 }
 
-/// CPU time of the calling thread so far (zero if the clock is missing).
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+/// The fleet's [`Router`]: statuses, models, filters, inboxes by name.
+fn fleet_router(
+    opts: &FleetRunOptions,
+    fleet_topics: &Topics,
+    links: &[LiveVehicle],
+    vehicle_topics: &[VehicleTopics],
+    client: &AsyncClient,
+) -> FleetRouter {
+    FleetRouter {
+        root_prefix: format!("{}/", opts.topic_root),
+        fleet_status: fleet_topics.status(),
+        statuses: vehicle_topics.iter().map(|t| t.topics.status()).collect(),
+        models: vehicle_topics
+            .iter()
+            .zip(&opts.vehicles)
+            .map(|(t, c)| {
+                (
+                    t.topics.var(super::topics::MODEL),
+                    super::topics::model_name(c.params.variant),
+                )
+            })
+            .collect(),
+        filters: fleet_filters(&opts.topic_root, links),
+        inboxes: links
+            .iter()
+            .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
+            .collect(),
+        scope: format!("{}/#", opts.topic_root),
+        fleet_name: opts.fleet_name.clone(),
+        client: Some(client.clone()),
+    }
+}
+
+/// One iteration of the whole fleet: the host steps every vehicle and
+/// writes its publications into this iteration's burst buffer (burst
+/// connection up), else into rumqttc's channel (no burst connection), else
+/// nowhere (`client` is `None` while disconnected). Returns the
+/// publications refused.
+fn iterate_fleet(
+    host: &mut Host,
+    topics: &mut [VehicleTopics],
+    burst: &mut Option<Burst>,
+    client: Option<&AsyncClient>,
+    t_s: f64,
+) -> u64 {
+    let mut buf = match burst {
+        Some(b) if client.is_some() => b.take(),
+        _ => None,
     };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
+    let out = match &mut buf {
+        Some(b) => Some(Out::Burst(b)),
+        None if burst.is_none() => client.map(Out::Client),
+        None => None,
+    };
+    let mut failed = host.iterate(t_s, &mut MqttOut { out, topics });
+    if let (Some(b), Some(buf)) = (burst, buf) {
+        failed += b.send(buf);
     }
-    Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
+    failed
 }
 
-/// How long the iterations took (all vehicles), 0.1 ms buckets up to 1 s.
-#[derive(Debug)]
-struct WorkStats {
-    buckets: Vec<u64>,
-    n: u64,
-    max: Duration,
+/// A fleet's live encounters: the tracker and where its events go.
+struct Encounters {
+    tracker: Tracker,
+    topic: String,
+    names: Vec<String>,
+    events: u64,
 }
 
-impl Default for WorkStats {
-    fn default() -> Self {
-        WorkStats {
-            buckets: vec![0; 10_001],
-            n: 0,
-            max: Duration::ZERO,
-        }
+impl Encounters {
+    /// Follow every pair at mission time `t_mission` (s); each event is
+    /// logged and published (QoS 1) while `client` is given. Returns the
+    /// events the outgoing queue refused.
+    fn observe(&mut self, host: &Host, t_mission: f64, client: Option<&AsyncClient>) -> u64 {
+        let vehicles = host.vehicles();
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let (topic, events) = (&self.topic, &mut self.events);
+        let mut failed = 0;
+        self.tracker.observe(
+            t_mission,
+            vehicles.iter().map(|l| {
+                let g = l.vehicle.nav();
+                Vector2::new(g.x, g.y)
+            }),
+            |i| {
+                let g = vehicles[i].vehicle.nav();
+                Track::from_sog_hog(g.x, g.y, g.sog, g.hog())
+            },
+            |e| {
+                *events += 1;
+                let json = encounter_json(&e, &names);
+                info!("ENCOUNTER {json}");
+                if let Some(c) = client {
+                    if c.try_publish(topic.clone(), QoS::AtLeastOnce, false, json)
+                        .is_err()
+                    {
+                        failed += 1;
+                    }
+                }
+            },
+        );
+        failed
     }
 }
 
-impl WorkStats {
-    fn record(&mut self, d: Duration) {
-        let i = ((d.as_micros() / 100) as usize).min(self.buckets.len() - 1);
-        self.buckets[i] += 1;
-        self.n += 1;
-        self.max = self.max.max(d);
+/// Clean exit: every vehicle's retained `offline`, the fleet's (last in
+/// `statuses`), then a clean disconnect (queued after them, so sent after
+/// them).
+async fn go_offline(
+    client: &AsyncClient,
+    shared: &LinkState,
+    connection: tokio::task::JoinHandle<()>,
+    statuses: &[String],
+) {
+    if !shared.connected.load(Ordering::SeqCst) {
+        connection.abort();
+        warn!("not connected to the broker: could not publish the statuses offline");
+        return;
     }
-
-    /// Upper edge of the `q`-quantile's bucket, ms (0 before any).
-    fn quantile_ms(&self, q: f64) -> f64 {
-        if self.n == 0 {
-            return 0.0;
-        }
-        let rank = ((q.clamp(0.0, 1.0) * self.n as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (i, n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return (i + 1) as f64 * 0.1;
-            }
-        }
-        self.max_ms()
+    let before = shared.acked.load(Ordering::SeqCst);
+    let failed = statuses
+        .iter()
+        .filter(|t| {
+            client
+                .try_publish(t.to_string(), QoS::AtLeastOnce, true, OFFLINE)
+                .is_err()
+        })
+        .count() as u64;
+    if failed > 0 {
+        warn!("{failed} offline statuses could not be queued (outgoing queue full)");
     }
-
-    fn max_ms(&self) -> f64 {
-        self.max.as_secs_f64() * 1e3
+    // A DISCONNECT right behind many QoS 1 publications made mosquitto
+    // drop the connection before it had taken them all: wait for the
+    // broker's acknowledgements first.
+    let queued = statuses.len() as u64 - failed;
+    if !shared
+        .wait_acks(before, queued, Duration::from_secs(5))
+        .await
+    {
+        warn!("the broker did not acknowledge every offline status within 5 s");
+    }
+    let _ = client.try_disconnect();
+    match tokio::time::timeout(Duration::from_secs(5), connection).await {
+        Ok(_) => info!("published every status offline and disconnected"),
+        Err(_) => warn!("broker did not take the disconnect within 5 s"),
     }
 }
 
@@ -715,6 +623,10 @@ pub fn spawn(base: &VehicleConfig, n: usize, spacing: f64) -> Vec<VehicleConfig>
 mod tests {
     use super::*;
     use crate::encounter::{Cpa, EventKind};
+
+    fn test_vehicle(c: &VehicleConfig, root: &str) -> LiveVehicle {
+        live_vehicle(c, &Topics::new(root, &c.name).unwrap(), 0.0)
+    }
 
     #[test]
     fn spawn_names_and_spreads() {
@@ -769,10 +681,7 @@ mod tests {
         };
         let mut b = a.clone();
         b.name = "b".into();
-        let links: Vec<VehicleLink> = [&a, &b]
-            .iter()
-            .map(|c| VehicleLink::new(c, "usim", 0.0).unwrap())
-            .collect();
+        let links: Vec<LiveVehicle> = [&a, &b].iter().map(|c| test_vehicle(c, "usim")).collect();
         let router = FleetRouter {
             root_prefix: "usim/".into(),
             fleet_status: "usim/fleet/status".into(),
@@ -820,10 +729,7 @@ mod tests {
         let mut usm = nav.clone();
         usm.name = "u".into();
         usm.params.prefix = "USM".into();
-        let links: Vec<VehicleLink> = [&nav, &usm]
-            .iter()
-            .map(|c| VehicleLink::new(c, "r", 0.0).unwrap())
-            .collect();
+        let links: Vec<LiveVehicle> = [&nav, &usm].iter().map(|c| test_vehicle(c, "r")).collect();
         assert_eq!(links[0].echoes, ["NAV_X", "NAV_Y", "NAV_HEADING"]);
         assert!(links[1].echoes.is_empty());
         let f: Vec<String> = fleet_filters("r", &links)
@@ -846,11 +752,11 @@ mod tests {
         };
         nav.params.prefix = "NAV".into();
         nav.mqtt.publish = crate::config::PublishMode::Report;
-        let links: Vec<VehicleLink> = (0..3)
+        let links: Vec<LiveVehicle> = (0..3)
             .map(|i| {
                 let mut c = nav.clone();
                 c.name = format!("n{i}");
-                VehicleLink::new(&c, "r", 0.0).unwrap()
+                test_vehicle(&c, "r")
             })
             .collect();
         assert!(links[0].echoes.is_empty());

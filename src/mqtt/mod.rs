@@ -1,25 +1,26 @@
-//! The live shell: one vehicle process on an MQTT broker, the embedded broker,
-//! the fleet launcher and the scripting tools (docs/formats.md §4).
+//! MQTT: `usim run` and `usim fleet` as adapters of the live host
+//! ([`crate::live`]), the embedded broker, the fleet launcher, the scripting
+//! tools, `usim record` and `usim nmea` (docs/formats.md §4).
 //!
-//! The physics stays in [`crate::model`]; this module only maps topics to
-//! [`crate::command::Command`]s, state to topics, and drives the clock:
+//! The vehicle loop (clock, mailbox, step, publication set, claim rule) is
+//! the host's; this module maps topics to the host's inboxes, the host's
+//! publications to topics, and drives the connection:
 //!
 //! * [`topics`]: topic names (`{topic_root}/{vehicle}/{VARIABLE}`).
 //! * [`endpoint`]: broker URLs (`mqtt://`, `mqtts://`) → rumqttc options.
-//! * [`mailbox`]: mail received between two iterations, bounded, with
-//!   latest-value-wins coalescing of plain setpoints (sans-IO).
-//! * [`schedule`]: absolute tick deadlines, the vehicle clock and tick
-//!   lateness statistics (sans-IO: instants are arguments).
-//! * [`bridge`]: `usim run`: rumqttc event loop task + tick loop around
-//!   [`crate::model::Vehicle`].
+//! * [`out`]: the host's publications on MQTT topics (its
+//!   [`crate::live::host::Transport`]).
+//! * [`bridge`]: `usim run`: rumqttc event loop task + the host's tick loop
+//!   for one vehicle; the connection task and the name check.
+//! * [`burst`]: a fleet's publications of one iteration as one buffer of
+//!   `PUBLISH` packets on a publish-only connection.
+//! * [`gate`]: the embedded broker's connection gate (limits per client).
 //! * [`broker`]: the embedded rumqttd broker (`usim broker`).
 //! * [`fleet`]: `usim up`: embedded broker plus one child process per vehicle
 //!   (or, with `--in-process`, the vehicles of [`fleet_runtime`]).
 //! * [`fleet_runtime`]: `usim fleet`: many vehicles in one process on one
 //!   connection, with live `ENCOUNTER` events.
-//! * [`vehicle_link`]: the per-vehicle part shared by `usim run` and `usim fleet`.
 //! * [`tools`]: `usim post` (like uPokeDB) and `usim watch` (like uXMS).
-//! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
 //! * [`nmea_bridge`]: `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP/TCP.
 //! * [`record`]: `usim record`: live vehicles' reports and commands to CSV or MCAP.
 use std::fmt;
@@ -27,19 +28,15 @@ use std::fmt;
 pub mod bridge;
 pub mod broker;
 pub mod burst;
-pub mod claim;
 pub mod endpoint;
 pub mod fleet;
 pub mod fleet_runtime;
 pub mod gate;
-pub mod mailbox;
 pub mod nmea_bridge;
-pub mod node_report;
+pub mod out;
 pub mod record;
-pub mod schedule;
 pub mod tools;
 pub mod topics;
-pub mod vehicle_link;
 
 /// Errors of the live shell, each with the cause and, where possible, the remedy.
 #[derive(Debug)]
@@ -157,17 +154,7 @@ pub fn no_broker_hint() -> &'static str {
      run mosquitto, or pass --broker URL"
 }
 
-/// Truncate a payload for a log line (characters, not bytes).
-pub(crate) fn clip_for_log(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(max_chars).collect();
-        s.push('…');
-        s
-    }
-}
-
+pub(crate) use crate::live::inbox::clip_for_log;
 pub use crate::text::escape_control;
 
 #[cfg(test)]

@@ -6,17 +6,7 @@ use super::BridgeError;
 
 /// The retained status topic's last level (`online` / `offline`).
 pub const STATUS: &str = "status";
-/// One JSON object per iteration with the CSV columns (docs/formats.md §3);
-/// its `t` is the mission time, s since the vehicle started.
-pub const NODE_REPORT: &str = "NODE_REPORT";
-/// MOOS's string form `NAME=..,X=..,...,TIME=..` (optional, docs/formats.md §4);
-/// its `TIME` is the vehicle clock, Unix s.
-pub const NODE_REPORT_LOCAL: &str = "NODE_REPORT_LOCAL";
-/// The embedded PID's outputs (`{"rudder":…,"thrust":…,"elevator":…}`),
-/// posted each iteration the PID of a V22 vehicle ran.
-pub const PID_OUTPUT: &str = "PID_OUTPUT";
-/// The vehicle clock, Unix seconds (MOOS time), posted each iteration.
-pub const USM_TIME: &str = "USM_TIME";
+pub use crate::live::vehicle::{NODE_REPORT, NODE_REPORT_LOCAL, PID_OUTPUT, USM_TIME};
 /// Variables a vehicle posts only when they change, not every iteration:
 /// a watcher may wait a long time for them.
 pub const ON_CHANGE: &[&str] = &["USM_DRIFT_SUMMARY", "USM_FSUMMARY", "USM_RESET_COUNT"];
@@ -52,6 +42,11 @@ impl Topics {
     /// The topic root these topics are under.
     pub fn root(&self) -> &str {
         &self.base[..self.root_len]
+    }
+
+    /// `{topic_root}/{vehicle}/`: the prefix of each of its topics.
+    pub fn base(&self) -> &str {
+        &self.base
     }
 
     /// The topic of `var` (a MOOS variable name such as `NAV_X`).

@@ -215,6 +215,18 @@ pub fn command_from_cdr(
     body: &[u8],
     little_endian: bool,
 ) -> Result<Command, MessageError> {
+    let (var, payload) = payload_from_cdr(token, body, little_endian)?;
+    parse(&var, &payload)
+}
+
+/// The variable and payload of a command that arrived as CDR on vehicle
+/// topic `/NAME/TOKEN` (see [`command_from_cdr`]), before usim's payload
+/// checks: for a live host's inbox, which makes them.
+pub fn payload_from_cdr(
+    token: &str,
+    body: &[u8],
+    little_endian: bool,
+) -> Result<(String, Payload), MessageError> {
     use super::msg::Message;
     let var = names::topic_var(token);
     let shown = || crate::text::clip(&format!("{} CDR bytes", body.len()), 40).into_owned();
@@ -224,13 +236,13 @@ pub fn command_from_cdr(
             let m = Float64::from_body(body, little_endian).map_err(|e| {
                 MessageError::new(&var, shown(), format!("not a std_msgs/Float64: {e}"))
             })?;
-            parse(&var, &Payload::Number(m.data))
+            Ok((var, Payload::Number(m.data)))
         }
         Some(Kind::Text) => {
             let m = StringMsg::from_body(body, little_endian).map_err(|e| {
                 MessageError::new(&var, shown(), format!("not a std_msgs/String: {e}"))
             })?;
-            parse(&var, &Payload::Text(m.data))
+            Ok((var, Payload::Text(m.data)))
         }
     }
 }

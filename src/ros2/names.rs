@@ -56,8 +56,13 @@ pub fn pose(v: &str) -> String {
 pub fn errors(v: &str) -> String {
     format!("/{v}/usim/errors")
 }
+/// Vehicle `v`'s lock-step acknowledgement topic (`std_msgs/Float64`, the
+/// stamp handled, s: `usim ros2 --lockstep ack`).
+pub fn ack(v: &str) -> String {
+    format!("/{v}/usim/ack")
+}
 /// Vehicle `v`'s name-claim topic (`std_msgs/String`, the claim messages
-/// of `mqtt::claim`).
+/// of `live::claim`).
 pub fn claim(v: &str) -> String {
     format!("/{v}/usim/claim")
 }

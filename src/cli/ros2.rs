@@ -1,0 +1,260 @@
+//! `usim ros2`: vehicles as ROS 2 nodes on a DDS domain (docs/ros2.md), on
+//! the live host (`crate::dds::live`).
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::live::runtime;
+use crate::config::VehicleConfig;
+use crate::dds::live::{NodeOptions, Ros2Node};
+use crate::live::run::{run_for, shutdown_signal, tick_loop};
+use crate::live::schedule::Schedule;
+use crate::live::stats::RunStats;
+use crate::ros2::lockstep::Mode;
+
+/// `--lockstep` rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LockstepArg {
+    /// One iteration per request on /usim/step (std_msgs/Float64: how many).
+    Step,
+    /// The next iteration when every vehicle acknowledged the last on /NAME/usim/ack.
+    Ack,
+}
+
+/// Arguments of `usim ros2`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Topics per vehicle NAME: /NAME/odom /NAME/pose /NAME/fix /tf /clock, \
+    /NAME/nav_x ... (postings), commands /NAME/desired_rudder ... (std_msgs/Float64) and \
+    /NAME/usm_reset /NAME/drift_vector_add /NAME/set (std_msgs/String), refused commands on \
+    /NAME/usim/errors (at most 20 answers a second per vehicle). Received CDR is bounded: a \
+    message at most 64 KiB, a string 16 KiB; a reader keeps 10 samples a topic. See docs/ros2.md."
+)]
+pub struct Ros2Args {
+    /// Vehicle configs (names must be unique ROS names).
+    #[arg(value_name = "CONFIG")]
+    pub configs: Vec<PathBuf>,
+    /// The vehicles (and start time) of a mission file; its posts are not played.
+    #[arg(long, value_name = "MISSION")]
+    pub mission: Option<PathBuf>,
+    /// Add N vehicles made from --config (positions as `usim fleet`, names NAME_0001 ...).
+    #[arg(long, value_name = "N", requires = "config")]
+    pub spawn: Option<usize>,
+    /// The config --spawn copies.
+    #[arg(long, value_name = "C", requires = "spawn")]
+    pub config: Option<PathBuf>,
+    /// Distance between spawned vehicles' start positions, m.
+    #[arg(long, value_name = "M", default_value_t = 50.0)]
+    pub spacing: f64,
+    /// DDS domain; default: $ROS_DOMAIN_ID, else 0.
+    #[arg(long, value_name = "ID")]
+    pub domain: Option<u16>,
+    /// Iterations per second (sim time); default: app_tick of the first vehicle.
+    #[arg(long, value_name = "HZ")]
+    pub app_tick: Option<f64>,
+    /// Live clock W times faster than real time (/clock follows it).
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    pub time_warp: f64,
+    /// Advance only when told: `step` (/usim/step) or `ack` (every vehicle acknowledged).
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub lockstep: Option<LockstepArg>,
+    /// Clock value at start-up, s; default: the mission's start, else Unix time now.
+    #[arg(long, value_name = "S")]
+    pub start_time: Option<f64>,
+    /// Stop after N iterations.
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Stop after S seconds of wall time.
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Do not publish usim's postings (NAV_*, USM_*) as topics (odometry, fix, pose, /tf, /clock only).
+    #[arg(long)]
+    pub no_postings: bool,
+    /// Listen S seconds for another usim running the same vehicle names (0: no claim).
+    #[arg(long, value_name = "S", default_value_t = 2.5)]
+    pub claim_window: f64,
+}
+
+fn domain(a: Option<u16>) -> anyhow::Result<u16> {
+    if let Some(d) = a {
+        return Ok(d);
+    }
+    match std::env::var("ROS_DOMAIN_ID") {
+        Ok(s) if !s.trim().is_empty() => s.trim().parse::<u16>().map_err(|_| {
+            anyhow::anyhow!(
+                "ROS_DOMAIN_ID must be a number from 0 to 232, got {:?}",
+                crate::text::clip(&s, 40)
+            )
+        }),
+        _ => Ok(0),
+    }
+}
+
+fn vehicles(a: &Ros2Args) -> anyhow::Result<(Vec<VehicleConfig>, Option<f64>)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    if let Some(m) = &a.mission {
+        let m = crate::mission::load(m)?;
+        start = Some(m.start_time);
+        out.push(m.vehicle);
+        out.extend(m.more_vehicles);
+    }
+    for path in &a.configs {
+        out.push(crate::config::load_vehicle(path)?);
+    }
+    if let (Some(n), Some(path)) = (a.spawn, &a.config) {
+        if !(a.spacing.is_finite() && a.spacing >= 0.0) {
+            anyhow::bail!(
+                "--spacing must be a number of metres >= 0, got {}",
+                a.spacing
+            );
+        }
+        let base = crate::config::load_vehicle(path)?;
+        // `usim fleet`'s names are NAME-0001: `-` is not in ROS names.
+        out.extend(
+            crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing)
+                .into_iter()
+                .map(|mut v| {
+                    v.name = v.name.replace('-', "_");
+                    v
+                }),
+        );
+    }
+    if out.is_empty() {
+        anyhow::bail!(
+            "no vehicles: give configs (usim ros2 A.toml B.toml), --mission M, or --spawn N --config C"
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    for v in &out {
+        if !seen.insert(v.name.as_str()) {
+            anyhow::bail!("vehicle name `{}` is given twice", v.name.escape_default());
+        }
+    }
+    Ok((out, start))
+}
+
+fn positive(x: f64, flag: &str) -> anyhow::Result<f64> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        anyhow::bail!("{flag} must be a number > 0, got {x}")
+    }
+}
+
+/// Run `usim ros2`.
+pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
+    let (vehicles, mission_start) = vehicles(&a)?;
+    let app_tick = positive(a.app_tick.unwrap_or(vehicles[0].app_tick), "--app-tick")?;
+    let warp = positive(a.time_warp, "--time-warp")?;
+    if !(a.claim_window.is_finite() && (0.0..=60.0).contains(&a.claim_window)) {
+        anyhow::bail!(
+            "--claim-window must be from 0 to 60 s, got {}",
+            a.claim_window
+        );
+    }
+    let duration = match a.duration {
+        Some(d) => Some(
+            Duration::try_from_secs_f64(d)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| format!("--duration must be a number of seconds > 0, got {d}"))?,
+        ),
+        None => None,
+    };
+    let start_time_s = a
+        .start_time
+        .or(mission_start)
+        .unwrap_or_else(crate::live::clock::unix_time_s);
+    if !start_time_s.is_finite() {
+        anyhow::bail!("--start-time must be a finite number of seconds");
+    }
+    let lockstep = a.lockstep.map(|l| match l {
+        LockstepArg::Step => Mode::Step,
+        LockstepArg::Ack => Mode::Ack,
+    });
+    let opts = NodeOptions {
+        domain: domain(a.domain)?,
+        vehicles,
+        start_time_s,
+        postings: !a.no_postings,
+        lockstep,
+        claim_window: (a.claim_window > 0.0).then(|| Duration::from_secs_f64(a.claim_window)),
+    };
+    let mut node = Ros2Node::open(&opts)?;
+    tracing::info!(
+        "usim ros2: {} vehicle(s) on DDS domain {}, {app_tick} Hz{}",
+        opts.vehicles.len(),
+        opts.domain,
+        match lockstep {
+            Some(Mode::Step) => ", lock-step on /usim/step".to_string(),
+            Some(Mode::Ack) => ", lock-step on acknowledgements".to_string(),
+            None => format!(", time warp {warp}"),
+        }
+    );
+    let rt = runtime()?;
+    match lockstep {
+        Some(mode) => {
+            // The signal (or --duration) sets the flag from a thread of its
+            // own; the lock-step loop polls it between iterations.
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let signal = rt.block_on(async { shutdown_signal() })?;
+            let waiter = std::thread::spawn(move || {
+                rt.block_on(async {
+                    tokio::select! {
+                        _ = signal => {}
+                        _ = run_for(duration) => {}
+                        _ = async {
+                            while !flag.load(Ordering::Relaxed) {
+                                tokio::time::sleep(Duration::from_millis(50)).await;
+                            }
+                        } => {}
+                    }
+                });
+                flag.store(true, Ordering::Relaxed);
+            });
+            node.run_lockstep(mode, 1.0 / app_tick, &stop, a.steps);
+            stop.store(true, Ordering::Relaxed);
+            let _ = waiter.join();
+        }
+        None => {
+            let steps = a.steps;
+            rt.block_on(async {
+                let signal = shutdown_signal()?;
+                let mut schedule = Schedule::new(Instant::now(), start_time_s, app_tick, warp);
+                let mut stats = RunStats::default();
+                let done = tokio::sync::Notify::new();
+                let stop = async {
+                    tokio::select! {
+                        why = signal => why,
+                        _ = run_for(duration) => "--duration",
+                        _ = done.notified() => "--steps",
+                    }
+                };
+                tick_loop(&mut schedule, &mut stats, stop, |t| {
+                    let failed = node.iterate(t);
+                    if steps.is_some_and(|n| node.iterations() >= n) {
+                        done.notify_one();
+                    }
+                    failed
+                })
+                .await;
+                anyhow::Ok(())
+            })?;
+        }
+    }
+    let c = node.host().counters();
+    tracing::info!(
+        "usim ros2: stopped after {} iterations at clock {} s; {} bad messages, {} dropped",
+        node.iterations(),
+        node.clock(),
+        c.bad_messages,
+        c.mail_dropped
+    );
+    Ok(ExitCode::SUCCESS)
+}
