@@ -161,7 +161,9 @@ impl AckGate {
 
     /// Whether vehicle `i` has not acknowledged the last iteration yet.
     pub fn is_waiting(&self, i: usize) -> bool {
-        self.acked.get(i).is_some_and(|a| *a != Some(self.published))
+        self.acked
+            .get(i)
+            .is_some_and(|a| *a != Some(self.published))
     }
 
     /// Vehicles that have not acknowledged the last iteration yet.
