@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Figures of `usim ros2` against real rclpy nodes (docs/ros2.md, "Figures").
 
-  ros2_figures.py lockstep [N=100] [STEPS=300]
+  ros2_figures.py lockstep [N=100] [STEPS=300] [BUF=0]
       N vehicles in one `usim ros2 --lockstep ack` process, one rclpy
       controller per vehicle (heading hold: reads the odometry, publishes
       DESIRED_RUDDER, acknowledges the stamp), all in one rclpy process:
-      simulated seconds per wall second and messages lost (odometry stamps
-      a controller never received).
+      simulated seconds per wall second, messages lost (odometry stamps
+      a controller never received), CPU seconds of usim and of the rclpy
+      process. BUF > 0 gives the rclpy process's Fast DDS sockets BUF-byte
+      buffers (an XML profile; 0: Fast DDS's default, the OS default of
+      about 208 KiB, which a burst of 100 odometry samples overflows).
   ros2_figures.py latency [SECS=30]
       one vehicle live at 10 Hz: from publishing USM_RESET x=K to the first
       odometry with x = K, p50 / p99 / max (ms and ticks).
@@ -21,6 +24,7 @@ as root: it re-runs itself in a loopback-only network namespace (unshare
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -68,8 +72,25 @@ def quantile(xs, q):
     return xs[min(len(xs) - 1, int(math.ceil(q * len(xs))) - 1)]
 
 
-def lockstep(n, steps):
+FASTDDS_XML = """<?xml version="1.0" encoding="UTF-8" ?>
+<dds xmlns="http://www.eprosima.com"><profiles>
+  <participant profile_name="usim_fig" is_default_profile="true"><rtps>
+    <sendSocketBufferSize>{0}</sendSocketBufferSize>
+    <listenSocketBufferSize>{0}</listenSocketBufferSize>
+  </rtps></participant>
+</profiles></dds>
+"""
+
+
+def lockstep(n, steps, buf):
+    if buf > 0:
+        import tempfile
+        f = tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False)
+        f.write(FASTDDS_XML.format(buf))
+        f.close()
+        os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = f.name
     import rclpy
+    from rclpy.executors import SingleThreadedExecutor
     from nav_msgs.msg import Odometry
     from std_msgs.msg import Float64
 
@@ -79,6 +100,11 @@ def lockstep(n, steps):
                        "--steps", str(steps), "--duration", "600"])
     rclpy.init()
     node = rclpy.create_node("usim_fig_lockstep")
+    # One executor for the whole run: rclpy.spin_once(node) adds and
+    # removes the node on every call, which rebuilds the wait set of all
+    # 300 endpoints for each callback.
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
     got = {v: set() for v in names}
     first = [None]
     last = [None]
@@ -106,17 +132,22 @@ def lockstep(n, steps):
         node.create_subscription(Odometry, f"/{v}/odom", controller(v, rudder, ack), 10)
     t0 = time.time()
     while usim.poll() is None and time.time() - t0 < 600:
-        rclpy.spin_once(node, timeout_sec=0.05)
+        ex.spin_once(timeout_sec=0.05)
         if all(len(s) >= steps + 1 for s in got.values()):
             break
     usim.wait(timeout=30)
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = (last[0] or 0) - (first[0] or 0)
     received = sum(min(len(s), steps + 1) for s in got.values())
     sim = (steps - 1) * 0.1
     print(json.dumps({
-        "figure": "lockstep", "vehicles": n, "steps": steps, "sim_s": sim,
+        "figure": "lockstep", "vehicles": n, "steps": steps, "fastdds_buffer": buf,
+        "sim_s": round(sim, 3),
         "wall_s": round(wall, 3), "sim_per_wall": round(sim / wall, 2) if wall > 0 else None,
         "odometry_expected": n * (steps + 1), "odometry_lost": n * (steps + 1) - received,
+        "usim_cpu_s": round(child.ru_utime + child.ru_stime, 2),
+        "rclpy_cpu_s": round(own.ru_utime + own.ru_stime, 2),
         "load": os.getloadavg(),
     }))
 
@@ -188,7 +219,8 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "lockstep"
     a = sys.argv[2:]
     if mode == "lockstep":
-        lockstep(int(a[0]) if a else 100, int(a[1]) if len(a) > 1 else 300)
+        lockstep(int(a[0]) if a else 100, int(a[1]) if len(a) > 1 else 300,
+                 int(a[2]) if len(a) > 2 else 0)
     elif mode == "latency":
         latency(float(a[0]) if a else 30.0)
     elif mode == "load":

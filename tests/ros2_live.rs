@@ -15,6 +15,9 @@
 //!   usim keeps running and stops cleanly on SIGTERM.
 //! * `lockstep_step_runs_the_iterations_asked_for_on_usim_step`.
 //! * `a_second_usim_with_the_same_vehicle_is_refused`.
+//! * `rclpy_discovers_every_documented_topic_with_its_type_and_qos`: what
+//!   `ros2 topic list -t` and `ros2 topic info -v` show: every topic of
+//!   docs/ros2.md's table, its type, and the reliability of usim's side.
 #![cfg(feature = "ros2")]
 mod ros2_util;
 
@@ -424,5 +427,139 @@ fn a_second_usim_with_the_same_vehicle_is_refused() {
         assert!(se.contains("vehicle name `kayak` is taken"), "{se}");
         let uo = wait(first, Duration::from_secs(15));
         assert!(uo.status.success(), "{}", text(&uo.stderr));
+    });
+}
+
+#[test]
+fn rclpy_discovers_every_documented_topic_with_its_type_and_qos() {
+    if !ros2_util::have_ros2_dds("rclpy_discovers_every_documented_topic_with_its_type_and_qos") {
+        return;
+    }
+    ros2_util::in_netns_thread(|| {
+        let mut node = usim()
+            .arg("ros2")
+            .arg(kayak())
+            .args(["--claim-window", "0.5", "--duration", "30"])
+            .spawn()
+            .unwrap();
+        let po = wait(
+            ros2_util::spawn_py("ros2_live_peer.py", &["graph", "kayak", "20"]),
+            Duration::from_secs(25),
+        );
+        let _ = node.kill();
+        let uo = node.wait_with_output().unwrap();
+        let so = text(&po.stdout);
+        assert!(
+            po.status.success(),
+            "peer: {so}\n{}\nusim: {}",
+            text(&po.stderr),
+            text(&uo.stderr)
+        );
+        let g: Value = serde_json::from_str(so.lines().last().unwrap()).unwrap();
+        let topics = &g["topics"];
+        // What `ros2 topic list -t` shows: docs/ros2.md's table. usim
+        // writes (w) or reads (r) each; the reliability of usim's side.
+        let table: &[(&str, &str, char, &str)] = &[
+            ("/kayak/odom", "nav_msgs/msg/Odometry", 'w', "RELIABLE"),
+            (
+                "/kayak/pose",
+                "geometry_msgs/msg/PoseStamped",
+                'w',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/fix",
+                "sensor_msgs/msg/NavSatFix",
+                'w',
+                "BEST_EFFORT",
+            ),
+            ("/tf", "tf2_msgs/msg/TFMessage", 'w', "RELIABLE"),
+            ("/clock", "rosgraph_msgs/msg/Clock", 'w', "RELIABLE"),
+            ("/kayak/usim/errors", "std_msgs/msg/String", 'w', "RELIABLE"),
+            ("/kayak/usim/claim", "std_msgs/msg/String", 'w', "RELIABLE"),
+            (
+                "/kayak/desired_thrust",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_rudder",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_elevator",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_thrust_l",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_thrust_r",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_heading",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_speed",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            (
+                "/kayak/desired_depth",
+                "std_msgs/msg/Float64",
+                'r',
+                "RELIABLE",
+            ),
+            ("/kayak/usm_reset", "std_msgs/msg/String", 'r', "RELIABLE"),
+            (
+                "/kayak/drift_vector_add",
+                "std_msgs/msg/String",
+                'r',
+                "RELIABLE",
+            ),
+            ("/kayak/set", "std_msgs/msg/String", 'r', "RELIABLE"),
+            // usim's postings.
+            ("/kayak/nav_x", "std_msgs/msg/Float64", 'w', "RELIABLE"),
+            (
+                "/kayak/nav_heading",
+                "std_msgs/msg/Float64",
+                'w',
+                "RELIABLE",
+            ),
+        ];
+        for (topic, ty, side, rel) in table {
+            let t = &topics[*topic];
+            assert_eq!(t["types"], serde_json::json!([ty]), "{topic}: {so}");
+            let ends = if *side == 'w' {
+                &t["publishers"]
+            } else {
+                &t["subscribers"]
+            };
+            let ends = ends.as_array().unwrap();
+            assert!(!ends.is_empty(), "{topic} has no usim {side}: {so}");
+            assert!(
+                ends.iter()
+                    .all(|e| e["reliability"] == *rel && e["durability"] == "VOLATILE"),
+                "{topic}: {ends:?}"
+            );
+        }
+        // Lock-step topics are read only with --lockstep.
+        assert!(topics.get("/usim/step").is_none(), "{so}");
+        assert!(topics.get("/kayak/usim/ack").is_none(), "{so}");
     });
 }

@@ -28,7 +28,7 @@ use crate::live::host::{Host, Transport, Value};
 use crate::live::inbox::DropLog;
 use crate::live::vehicle::{LiveVehicle, PubSet};
 use crate::ros2::convert::VarMessage;
-use crate::ros2::lockstep::{AckGate, Mode, StepRequests, STEP_TOPIC};
+use crate::ros2::lockstep::{resend_after_s, Ack, AckGate, Mode, StepRequests, STEP_TOPIC};
 use crate::ros2::msg::{Float64, Message, StringMsg};
 use crate::ros2::{names, qos};
 
@@ -37,10 +37,22 @@ use crate::ros2::{names, qos};
 /// become a flood of answers).
 pub const MAX_REPORTS_PER_S: u32 = 20;
 
-/// How often lock-step publishes the current iteration again while it
-/// waits for acknowledgements (a subscriber that joined late, or lost a
-/// sample, gets it).
+/// Longest lock-step waits before it sends the current iteration again to
+/// the vehicles that have not acknowledged it (a subscriber that joined
+/// late, or lost a sample, gets it); the wait is twice the time the last
+/// iteration took ([`resend_after_s`]), at least [`RESEND_MIN`].
 pub const REPUBLISH_EVERY: Duration = Duration::from_millis(250);
+
+/// Shortest wait before lock-step sends an iteration again.
+pub const RESEND_MIN: Duration = Duration::from_millis(10);
+
+/// How often lock-step reads every waiting vehicle's acknowledgements (in
+/// between, it reads them in order up to the first with nothing new).
+pub const FULL_SWEEP_EVERY: Duration = Duration::from_millis(2);
+
+/// How long `--steps N` in ack mode waits for the last iteration's
+/// acknowledgements before it stops.
+pub const FINAL_ACK_WAIT: Duration = Duration::from_secs(5);
 
 /// What [`Ros2Node::open`] needs.
 #[derive(Debug, Clone)]
@@ -328,17 +340,50 @@ impl Ros2Node {
         }
     }
 
-    fn poll_acks(&mut self) {
+    /// Take the acknowledgements of the vehicles still waiting; how many
+    /// counted. Unless `full`, stops at the first waiting vehicle with
+    /// nothing new (controllers answer roughly in the order the odometry
+    /// went out), so that a round of `n` vehicles costs about `n` reads
+    /// rather than `n` per poll.
+    fn poll_acks(&mut self, full: bool) -> usize {
+        let mut counted = 0;
         for i in 0..self.ports.len() {
-            for a in self.ports[i].poll_acks() {
+            if !self.gate.is_waiting(i) {
+                continue;
+            }
+            let got = self.ports[i].poll_acks();
+            let empty = got.is_empty();
+            for a in got {
                 let why = match a {
-                    Ok(t) => self.gate.ack(i, t).err().map(|e| (format!("{t}"), e)),
+                    Ok(t) => match self.gate.ack(i, t) {
+                        Ok(Ack::Current) => {
+                            counted += 1;
+                            None
+                        }
+                        Ok(Ack::Stale) => None,
+                        Err(e) => Some((format!("{t}"), e)),
+                    },
                     Err(e) => Some((String::new(), e)),
                 };
                 if let Some((payload, why)) = why {
                     let topic = names::ack(self.ports[i].name());
                     self.drops.dropped(&topic, &payload, &why);
                 }
+            }
+            if empty && !full {
+                break;
+            }
+        }
+        counted
+    }
+
+    /// Send the current iteration again (same stamps) to the vehicles that
+    /// have not acknowledged it, and `/clock`.
+    fn resend_waiting(&mut self) {
+        let _ = self.graph.publish_clock(self.clock);
+        for (i, p) in self.ports.iter().enumerate() {
+            if self.gate.is_waiting(i) {
+                let _ = p.republish_step(&self.graph);
             }
         }
     }
@@ -356,7 +401,13 @@ impl Ros2Node {
     ) {
         let start = self.clock;
         let mut k: u64 = 0;
+        // When the current iteration went out, when it (or its last copy)
+        // was sent, how long the last one took to be acknowledged, and the
+        // last full sweep of the ack readers.
+        let mut round = Instant::now();
         let mut sent = Instant::now();
+        let mut last_round_s = REPUBLISH_EVERY.as_secs_f64();
+        let mut swept = Instant::now();
         if mode == Mode::Ack {
             self.publish_state(start);
             self.gate.published(start);
@@ -372,29 +423,47 @@ impl Ros2Node {
                 Mode::Ack => "every vehicle's /NAME/usim/ack".to_string(),
             }
         );
-        while !stop.load(Ordering::Relaxed) && max_iterations.is_none_or(|m| k < m) {
+        while !stop.load(Ordering::Relaxed) {
+            let finished = max_iterations.is_some_and(|m| k >= m);
             let due = match mode {
+                Mode::Step if finished => break,
                 Mode::Step => {
                     self.poll_steps();
                     self.steps.take()
                 }
                 Mode::Ack => {
-                    self.poll_acks();
+                    let full = swept.elapsed() >= FULL_SWEEP_EVERY;
+                    if full {
+                        swept = Instant::now();
+                    }
+                    self.poll_acks(full);
                     self.gate.due()
                 }
             };
-            if due {
+            if finished {
+                // The last iteration is out: wait (a while) until every
+                // controller has it, so none is lost by stopping.
+                if due || round.elapsed() >= FINAL_ACK_WAIT {
+                    break;
+                }
+            } else if due {
+                last_round_s = round.elapsed().as_secs_f64();
                 k += 1;
                 self.iterate(start + k as f64 * period_s);
-                sent = Instant::now();
+                round = Instant::now();
+                sent = round;
                 continue;
             }
-            if mode == Mode::Ack && sent.elapsed() >= REPUBLISH_EVERY {
-                let _ = self.graph.publish_clock(self.clock);
-                for p in &self.ports {
-                    let _ = p.republish_step(&self.graph);
+            if mode == Mode::Ack {
+                let after = resend_after_s(
+                    last_round_s,
+                    RESEND_MIN.as_secs_f64(),
+                    REPUBLISH_EVERY.as_secs_f64(),
+                );
+                if sent.elapsed().as_secs_f64() >= after {
+                    self.resend_waiting();
+                    sent = Instant::now();
                 }
-                sent = Instant::now();
             }
             self.serve_claims();
             std::thread::sleep(Duration::from_micros(200));

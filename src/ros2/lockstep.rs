@@ -83,6 +83,20 @@ impl StepRequests {
 /// (`sec + nanosec · 1e-9`) does not get usim's double back bit for bit.
 pub const ACK_TOLERANCE_S: f64 = 1e-6;
 
+/// When lock-step sends the messages of the current iteration again to
+/// the vehicles that have not acknowledged it: after twice the
+/// time the last iteration took to be acknowledged by every vehicle, within
+/// `[min_s, max_s]` (s). A sample lost on the way (a full socket buffer of
+/// a busy subscriber) costs about one iteration's time, not a fixed wait.
+pub fn resend_after_s(last_round_s: f64, min_s: f64, max_s: f64) -> f64 {
+    let t = 2.0 * last_round_s;
+    if t.is_finite() {
+        t.clamp(min_s, max_s)
+    } else {
+        max_s
+    }
+}
+
 /// What an acknowledgement did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ack {
@@ -145,6 +159,13 @@ impl AckGate {
         self.published.is_finite() && self.acked.iter().all(|a| *a == Some(self.published))
     }
 
+    /// Whether vehicle `i` has not acknowledged the last iteration yet.
+    pub fn is_waiting(&self, i: usize) -> bool {
+        self.acked
+            .get(i)
+            .is_some_and(|a| *a != Some(self.published))
+    }
+
     /// Vehicles that have not acknowledged the last iteration yet.
     pub fn waiting(&self) -> usize {
         self.acked
@@ -180,6 +201,14 @@ mod tests {
     }
 
     #[test]
+    fn resend_waits_twice_the_last_round_within_bounds() {
+        assert_eq!(resend_after_s(0.04, 0.01, 0.25), 0.08);
+        assert_eq!(resend_after_s(0.001, 0.01, 0.25), 0.01);
+        assert_eq!(resend_after_s(3.0, 0.01, 0.25), 0.25);
+        assert_eq!(resend_after_s(f64::NAN, 0.01, 0.25), 0.25);
+    }
+
+    #[test]
     fn the_gate_opens_when_the_slowest_vehicle_acks() {
         let mut g = AckGate::new(3);
         assert!(!g.due());
@@ -188,6 +217,7 @@ mod tests {
         assert_eq!(g.ack(2, 10.0), Ok(Ack::Current));
         assert!(!g.due());
         assert_eq!(g.waiting(), 1);
+        assert!(g.is_waiting(1) && !g.is_waiting(0) && !g.is_waiting(9));
         assert_eq!(g.ack(1, 10.0), Ok(Ack::Current));
         assert!(g.due());
         g.published(10.1);

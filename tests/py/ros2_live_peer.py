@@ -18,6 +18,11 @@ Modes (each ends by itself: after what it waits for, or at its deadline):
                          1.5, refused), then 3 more; print the odometry stamps
   errors NAME SECS       print every line of /NAME/usim/errors ("error TEXT")
                          for SECS seconds, then "errors N"
+  graph NAME SECS        what `ros2 topic list -t` / `ros2 topic info -v` see:
+                         wait until NAME's odometry has a publisher (and 2 s
+                         more), then print one JSON line with every topic and
+                         its types, and per topic the publishers' and
+                         subscribers' reliability and durability
 """
 import json
 import math
@@ -186,6 +191,32 @@ def errors_main(name, secs_limit):
     print(f"errors {len(got)}", flush=True)
 
 
+def graph_main(name, secs_limit):
+    node = rclpy.create_node("usim_graph")
+    t0 = time.time()
+    while not node.get_publishers_info_by_topic(f"/{name}/odom") \
+            and time.time() - t0 < secs_limit:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    t1 = time.time()
+    while time.time() - t1 < 2.0:
+        rclpy.spin_once(node, timeout_sec=0.1)
+
+    def info(ends):
+        return [{"reliability": e.qos_profile.reliability.name,
+                 "durability": e.qos_profile.durability.name,
+                 "type": e.topic_type} for e in ends]
+
+    topics = {}
+    for topic, types in node.get_topic_names_and_types():
+        topics[topic] = {
+            "types": types,
+            "publishers": info(node.get_publishers_info_by_topic(topic)),
+            "subscribers": info(node.get_subscriptions_info_by_topic(topic)),
+        }
+    print(json.dumps({"kind": "graph", "topics": topics,
+                      "nodes": node.get_node_names_and_namespaces()}), flush=True)
+
+
 def main():
     rclpy.init()
     mode = sys.argv[1]
@@ -197,6 +228,8 @@ def main():
         step_main(sys.argv[2], float(sys.argv[3]))
     elif mode == "errors":
         errors_main(sys.argv[2], float(sys.argv[3]))
+    elif mode == "graph":
+        graph_main(sys.argv[2], float(sys.argv[3]))
     else:
         sys.exit(f"unknown mode {mode}")
     rclpy.shutdown()
