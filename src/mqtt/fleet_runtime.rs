@@ -36,7 +36,7 @@ use rumqttc::{AsyncClient, Publish, QoS, SubscribeFilter};
 use tracing::{debug, error, info, warn};
 
 use super::bridge::{
-    check_names_are_free, client_id, drive_connection, shutdown_signal, LinkState, Router,
+    check_names_are_free, client_id, shutdown_signal, spawn_connection, LinkState, Router,
 };
 use super::burst::Burst;
 use super::endpoint::{BrokerUrl, ConnectSpec};
@@ -309,9 +309,9 @@ pub fn encounter_json(e: &EncounterEvent, names: &[&str]) -> String {
     )
 }
 
-/// Run the fleet until SIGINT/SIGTERM (see the module doc). Must be called
-/// inside a tokio runtime with time and I/O enabled.
-pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
+/// The options a fleet cannot start with (no vehicle, a bad tick rate or
+/// start time, names that clash); logs each vehicle's config warnings.
+fn check_fleet(opts: &FleetRunOptions) -> Result<(), BridgeError> {
     if opts.vehicles.is_empty() {
         return Err(BridgeError::BadOption(
             "a fleet needs at least one vehicle".into(),
@@ -325,14 +325,17 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     )
     .map_err(BridgeError::BadOption)?;
     check_names(&opts.vehicles, &opts.fleet_name)?;
-    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
     for cfg in &opts.vehicles {
         for w in &cfg.warnings {
             warn!("{}: config: {w}", cfg.name);
         }
     }
-    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
+    Ok(())
+}
 
+/// The fleet's control connection: client id, credentials, TLS, the
+/// retained `offline` last will on the fleet's status topic, 1000 in flight.
+fn fleet_connect_spec(opts: &FleetRunOptions, fleet_topics: &Topics) -> ConnectSpec {
     let mut spec = ConnectSpec::new(
         opts.broker.clone(),
         client_id("fleet", &opts.topic_root, &opts.fleet_name),
@@ -343,13 +346,15 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     spec.ca_file = opts.ca_file.clone();
     spec.last_will = Some((fleet_topics.status(), OFFLINE.to_string()));
     spec.inflight = 1000;
-    let mut all_names = names.clone();
-    all_names.push(opts.fleet_name.clone());
-    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
-    // The clock and the schedule start together, after the name check
-    // (the first deadline is late by the time the vehicles take to build).
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
-    let origin = Instant::now();
+    spec
+}
+
+/// Each vehicle of the fleet, built at `start_time_s` (s since the epoch),
+/// with its topics.
+fn fleet_vehicles(
+    opts: &FleetRunOptions,
+    start_time_s: f64,
+) -> Result<(Vec<LiveVehicle>, Vec<VehicleTopics>), BridgeError> {
     let mut vehicle_topics = Vec::with_capacity(opts.vehicles.len());
     let mut links = Vec::with_capacity(opts.vehicles.len());
     for cfg in &opts.vehicles {
@@ -357,6 +362,25 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         links.push(live_vehicle(cfg, &topics, start_time_s));
         vehicle_topics.push(VehicleTopics::new(topics));
     }
+    Ok((links, vehicle_topics))
+}
+
+/// Run the fleet until SIGINT/SIGTERM (see the module doc). Must be called
+/// inside a tokio runtime with time and I/O enabled.
+pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
+    check_fleet(&opts)?;
+    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
+    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
+
+    let spec = fleet_connect_spec(&opts, &fleet_topics);
+    let mut all_names = names.clone();
+    all_names.push(opts.fleet_name.clone());
+    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
+    // The clock and the schedule start together, after the name check
+    // (the first deadline is late by the time the vehicles take to build).
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let (links, mut vehicle_topics) = fleet_vehicles(&opts, start_time_s)?;
     // Plain `mqtt://`: the iterations' publications go out on a second,
     // publish-only connection, one buffer per iteration (super::burst);
     // rumqttc's channel then carries only the statuses, models and
@@ -378,16 +402,9 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     let (client, eventloop) = spec.client(capacity)?;
     let router = fleet_router(&opts, &fleet_topics, &links, &vehicle_topics, &client);
     let mut host = Host::new(links);
-    let shared = Arc::new(LinkState::default());
     let shutdown = shutdown_signal()?;
     let url = opts.broker.to_string();
-    let connection = tokio::spawn(drive_connection(
-        eventloop,
-        client.clone(),
-        Arc::clone(&shared),
-        router,
-        url.clone(),
-    ));
+    let (shared, connection) = spawn_connection(eventloop, &client, router, &url);
 
     let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
     info!(
