@@ -27,6 +27,7 @@ const MOVED: &[&str] = &[
     "docs/fidelity.md",
     "docs/hardening.md",
     "docs/performance.md",
+    "docs/performance-history.md",
 ];
 
 /// The README plus the pages its sections moved to.

@@ -118,6 +118,39 @@ pub enum PublishArg {
     Report,
 }
 
+/// `--spawn N --config C --spacing M` of the fleet commands (`usim fleet`,
+/// `usim ros2`): N copies of one config on a square grid.
+#[derive(Debug, clap::Args)]
+pub struct SpawnArgs {
+    /// Add N vehicles made from --config on a square grid (names: see below).
+    #[arg(long, value_name = "N", requires = "config")]
+    pub spawn: Option<usize>,
+    /// The config --spawn copies.
+    #[arg(long, value_name = "C", requires = "spawn")]
+    pub config: Option<PathBuf>,
+    /// Distance between spawned vehicles' start positions, m.
+    #[arg(long, value_name = "M", default_value_t = 50.0)]
+    pub spacing: f64,
+}
+
+impl SpawnArgs {
+    /// The spawned vehicles (none without --spawn); an error names a bad
+    /// --spacing or the config that does not load.
+    pub fn vehicles(&self) -> anyhow::Result<Vec<crate::config::VehicleConfig>> {
+        let (Some(n), Some(path)) = (self.spawn, &self.config) else {
+            return Ok(Vec::new());
+        };
+        if !(self.spacing.is_finite() && self.spacing >= 0.0) {
+            anyhow::bail!(
+                "--spacing must be a number of metres >= 0, got {}",
+                self.spacing
+            );
+        }
+        let base = crate::config::load_vehicle(path)?;
+        Ok(crate::mqtt::fleet_runtime::spawn(&base, n, self.spacing))
+    }
+}
+
 /// Arguments of `usim fleet`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -138,15 +171,9 @@ pub struct FleetArgs {
     /// Vehicle configs (names must be unique).
     #[arg(value_name = "CONFIG")]
     pub configs: Vec<PathBuf>,
-    /// Add N vehicles made from --config (see below for names and positions).
-    #[arg(long, value_name = "N", requires = "config")]
-    pub spawn: Option<usize>,
-    /// The config --spawn copies.
-    #[arg(long, value_name = "C", requires = "spawn")]
-    pub config: Option<PathBuf>,
-    /// Distance between spawned vehicles' start positions, m.
-    #[arg(long, value_name = "M", default_value_t = 50.0)]
-    pub spacing: f64,
+    /// --spawn N --config C --spacing M.
+    #[command(flatten)]
+    pub spawn: SpawnArgs,
     /// Broker URL; default: mqtt.broker of the first config.
     #[arg(long, value_name = "URL")]
     pub broker: Option<String>,
@@ -424,16 +451,7 @@ pub fn fleet(a: FleetArgs) -> anyhow::Result<ExitCode> {
     for path in &a.configs {
         vehicles.push(crate::config::load_vehicle(path)?);
     }
-    if let (Some(n), Some(path)) = (a.spawn, &a.config) {
-        if !(a.spacing.is_finite() && a.spacing >= 0.0) {
-            anyhow::bail!(
-                "--spacing must be a number of metres >= 0, got {}",
-                a.spacing
-            );
-        }
-        let base = crate::config::load_vehicle(path)?;
-        vehicles.extend(crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing));
-    }
+    vehicles.extend(a.spawn.vehicles()?);
     if vehicles.is_empty() {
         anyhow::bail!(
             "no vehicles: give configs (usim fleet A.toml B.toml) or --spawn N --config C"

@@ -32,7 +32,9 @@ pub enum LockstepArg {
     /NAME/nav_x ... (postings), commands /NAME/desired_rudder ... (std_msgs/Float64) and \
     /NAME/usm_reset /NAME/drift_vector_add /NAME/set (std_msgs/String), refused commands on \
     /NAME/usim/errors (at most 20 answers a second per vehicle). Received CDR is bounded: a \
-    message at most 64 KiB, a string 16 KiB; a reader keeps 10 samples a topic. See docs/ros2.md."
+    message at most 64 KiB, a string 16 KiB; a reader keeps 10 samples a topic. --spawn N \
+    --config C names the copies NAME_0001, NAME_0002 ... (`-` is not in ROS names), positions as \
+    `usim fleet`. See docs/ros2.md."
 )]
 pub struct Ros2Args {
     /// Vehicle configs (names must be unique ROS names).
@@ -41,15 +43,9 @@ pub struct Ros2Args {
     /// The vehicles (and start time) of a mission file; its posts are not played.
     #[arg(long, value_name = "MISSION")]
     pub mission: Option<PathBuf>,
-    /// Add N vehicles made from --config (positions as `usim fleet`, names NAME_0001 ...).
-    #[arg(long, value_name = "N", requires = "config")]
-    pub spawn: Option<usize>,
-    /// The config --spawn copies.
-    #[arg(long, value_name = "C", requires = "spawn")]
-    pub config: Option<PathBuf>,
-    /// Distance between spawned vehicles' start positions, m.
-    #[arg(long, value_name = "M", default_value_t = 50.0)]
-    pub spacing: f64,
+    /// --spawn N --config C --spacing M.
+    #[command(flatten)]
+    pub spawn: super::live::SpawnArgs,
     /// DDS domain; default: $ROS_DOMAIN_ID, else 0.
     #[arg(long, value_name = "ID")]
     pub domain: Option<u16>,
@@ -106,24 +102,11 @@ fn vehicles(a: &Ros2Args) -> anyhow::Result<(Vec<VehicleConfig>, Option<f64>)> {
     for path in &a.configs {
         out.push(crate::config::load_vehicle(path)?);
     }
-    if let (Some(n), Some(path)) = (a.spawn, &a.config) {
-        if !(a.spacing.is_finite() && a.spacing >= 0.0) {
-            anyhow::bail!(
-                "--spacing must be a number of metres >= 0, got {}",
-                a.spacing
-            );
-        }
-        let base = crate::config::load_vehicle(path)?;
-        // `usim fleet`'s names are NAME-0001: `-` is not in ROS names.
-        out.extend(
-            crate::mqtt::fleet_runtime::spawn(&base, n, a.spacing)
-                .into_iter()
-                .map(|mut v| {
-                    v.name = v.name.replace('-', "_");
-                    v
-                }),
-        );
-    }
+    // `usim fleet`'s names are NAME-0001: `-` is not in ROS names.
+    out.extend(a.spawn.vehicles()?.into_iter().map(|mut v| {
+        v.name = v.name.replace('-', "_");
+        v
+    }));
     if out.is_empty() {
         anyhow::bail!(
             "no vehicles: give configs (usim ros2 A.toml B.toml), --mission M, or --spawn N --config C"

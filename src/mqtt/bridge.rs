@@ -160,6 +160,33 @@ struct OneVehicle {
     inbox: Arc<Inbox>,
 }
 
+impl OneVehicle {
+    /// The router of `live`, a vehicle of model `variant` on `topics`.
+    fn new(
+        client: &AsyncClient,
+        topics: &Topics,
+        variant: crate::model::ModelVariant,
+        live: &crate::live::vehicle::LiveVehicle,
+    ) -> Self {
+        OneVehicle {
+            status: topics.status(),
+            claim: topics.var(crate::live::claim::CLAIM),
+            model: (
+                topics.var(super::topics::MODEL),
+                super::topics::model_name(variant),
+            ),
+            client: client.clone(),
+            filters: topics
+                .command_filters_except(&live.echoes)
+                .into_iter()
+                .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
+                .collect(),
+            topics: topics.clone(),
+            inbox: Arc::clone(&live.inbox),
+        }
+    }
+}
+
 impl Router for OneVehicle {
     fn on_connect(&self, client: &AsyncClient) {
         if let Err(e) = client.try_publish(self.status.clone(), QoS::AtLeastOnce, true, ONLINE) {
@@ -204,17 +231,10 @@ pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
     }
 }
 
-/// Run one vehicle until SIGINT/SIGTERM. Must be called inside a tokio
-/// runtime with time and I/O enabled (a current-thread one is enough).
-pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
+/// The connection of one vehicle: its client id, credentials, TLS and the
+/// retained `offline` last will on its status topic.
+fn vehicle_connect_spec(opts: &RunOptions, topics: &Topics) -> ConnectSpec {
     let cfg = &opts.config;
-    crate::live::check_timing("app_tick", cfg.app_tick, opts.time_warp, opts.start_time_s)
-        .map_err(BridgeError::BadOption)?;
-    let topics = Topics::new(&opts.topic_root, &cfg.name)?;
-    for w in &cfg.warnings {
-        warn!("config: {w}");
-    }
-
     let mut spec = ConnectSpec::new(
         opts.broker.clone(),
         client_id("run", &opts.topic_root, &cfg.name),
@@ -228,6 +248,43 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     spec.credentials = opts.credentials.clone();
     spec.ca_file = opts.ca_file.clone();
     spec.last_will = Some((topics.status(), OFFLINE.to_string()));
+    spec
+}
+
+/// Clean exit: the retained `offline`, then a clean disconnect (at most 2 s
+/// for the broker to take it); without a connection, only a warning.
+async fn disconnect(
+    shared: &LinkState,
+    client: &AsyncClient,
+    topics: &Topics,
+    connection: tokio::task::JoinHandle<()>,
+) {
+    shared.shutting_down.store(true, Ordering::SeqCst);
+    if shared.connected.load(Ordering::SeqCst) {
+        let _ = client.try_publish(topics.status(), QoS::AtLeastOnce, true, OFFLINE);
+        let _ = client.try_disconnect();
+        match tokio::time::timeout(Duration::from_secs(2), connection).await {
+            Ok(_) => info!("published status offline and disconnected"),
+            Err(_) => warn!("broker did not take the disconnect within 2 s"),
+        }
+    } else {
+        connection.abort();
+        warn!("not connected to the broker: could not publish status offline");
+    }
+}
+
+/// Run one vehicle until SIGINT/SIGTERM. Must be called inside a tokio
+/// runtime with time and I/O enabled (a current-thread one is enough).
+pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
+    let cfg = &opts.config;
+    crate::live::check_timing("app_tick", cfg.app_tick, opts.time_warp, opts.start_time_s)
+        .map_err(BridgeError::BadOption)?;
+    let topics = Topics::new(&opts.topic_root, &cfg.name)?;
+    for w in &cfg.warnings {
+        warn!("config: {w}");
+    }
+
+    let spec = vehicle_connect_spec(&opts, &topics);
     check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
@@ -235,35 +292,12 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
     let origin = Instant::now();
     let live = live_vehicle(cfg, &topics, start_time_s);
-    let shared = Arc::new(LinkState::default());
-    let router = OneVehicle {
-        status: topics.status(),
-        claim: topics.var(crate::live::claim::CLAIM),
-        model: (
-            topics.var(super::topics::MODEL),
-            super::topics::model_name(cfg.params.variant),
-        ),
-        client: client.clone(),
-        filters: topics
-            .command_filters_except(&live.echoes)
-            .into_iter()
-            .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
-            .collect(),
-        topics: topics.clone(),
-        inbox: Arc::clone(&live.inbox),
-    };
+    let router = OneVehicle::new(&client, &topics, cfg.params.variant, &live);
     let mut host = Host::new(vec![live]);
     let mut vehicle_topics = [VehicleTopics::new(topics.clone())];
     let shutdown = shutdown_signal()?;
-
     let url = opts.broker.to_string();
-    let connection = tokio::spawn(drive_connection(
-        eventloop,
-        client.clone(),
-        Arc::clone(&shared),
-        router,
-        url.clone(),
-    ));
+    let (shared, connection) = spawn_connection(eventloop, &client, router, &url);
 
     let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.time_warp);
     info!(
@@ -286,18 +320,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
 
     // Clean exit: retained `offline`, then a clean disconnect.
     info!("{why}: stopping vehicle {}", cfg.name);
-    shared.shutting_down.store(true, Ordering::SeqCst);
-    if shared.connected.load(Ordering::SeqCst) {
-        let _ = client.try_publish(topics.status(), QoS::AtLeastOnce, true, OFFLINE);
-        let _ = client.try_disconnect();
-        match tokio::time::timeout(Duration::from_secs(2), connection).await {
-            Ok(_) => info!("published status offline and disconnected"),
-            Err(_) => warn!("broker did not take the disconnect within 2 s"),
-        }
-    } else {
-        connection.abort();
-        warn!("not connected to the broker: could not publish status offline");
-    }
+    disconnect(&shared, &client, &topics, connection).await;
 
     let mail = host.counters();
     let summary = RunSummary {
@@ -323,6 +346,25 @@ enum Link {
 }
 
 /// The connection task: poll rumqttc forever (see the module doc).
+/// Start [`drive_connection`] on its own task: the link state it keeps and
+/// the task's handle (to await or abort at shutdown).
+pub(crate) fn spawn_connection(
+    eventloop: EventLoop,
+    client: &AsyncClient,
+    router: impl Router + Send + 'static,
+    url: &str,
+) -> (Arc<LinkState>, tokio::task::JoinHandle<()>) {
+    let shared = Arc::new(LinkState::default());
+    let connection = tokio::spawn(drive_connection(
+        eventloop,
+        client.clone(),
+        Arc::clone(&shared),
+        router,
+        url.to_string(),
+    ));
+    (shared, connection)
+}
+
 pub(crate) async fn drive_connection(
     mut eventloop: EventLoop,
     client: AsyncClient,

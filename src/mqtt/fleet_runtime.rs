@@ -36,7 +36,7 @@ use rumqttc::{AsyncClient, Publish, QoS, SubscribeFilter};
 use tracing::{debug, error, info, warn};
 
 use super::bridge::{
-    check_names_are_free, client_id, drive_connection, shutdown_signal, LinkState, Router,
+    check_names_are_free, client_id, shutdown_signal, spawn_connection, LinkState, Router,
 };
 use super::burst::Burst;
 use super::endpoint::{BrokerUrl, ConnectSpec};
@@ -309,9 +309,9 @@ pub fn encounter_json(e: &EncounterEvent, names: &[&str]) -> String {
     )
 }
 
-/// Run the fleet until SIGINT/SIGTERM (see the module doc). Must be called
-/// inside a tokio runtime with time and I/O enabled.
-pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
+/// The options a fleet cannot start with (no vehicle, a bad tick rate or
+/// start time, names that clash); logs each vehicle's config warnings.
+fn check_fleet(opts: &FleetRunOptions) -> Result<(), BridgeError> {
     if opts.vehicles.is_empty() {
         return Err(BridgeError::BadOption(
             "a fleet needs at least one vehicle".into(),
@@ -325,14 +325,17 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     )
     .map_err(BridgeError::BadOption)?;
     check_names(&opts.vehicles, &opts.fleet_name)?;
-    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
     for cfg in &opts.vehicles {
         for w in &cfg.warnings {
             warn!("{}: config: {w}", cfg.name);
         }
     }
-    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
+    Ok(())
+}
 
+/// The fleet's control connection: client id, credentials, TLS, the
+/// retained `offline` last will on the fleet's status topic, 1000 in flight.
+fn fleet_connect_spec(opts: &FleetRunOptions, fleet_topics: &Topics) -> ConnectSpec {
     let mut spec = ConnectSpec::new(
         opts.broker.clone(),
         client_id("fleet", &opts.topic_root, &opts.fleet_name),
@@ -343,13 +346,15 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     spec.ca_file = opts.ca_file.clone();
     spec.last_will = Some((fleet_topics.status(), OFFLINE.to_string()));
     spec.inflight = 1000;
-    let mut all_names = names.clone();
-    all_names.push(opts.fleet_name.clone());
-    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
-    // The clock and the schedule start together, after the name check
-    // (the first deadline is late by the time the vehicles take to build).
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
-    let origin = Instant::now();
+    spec
+}
+
+/// Each vehicle of the fleet, built at `start_time_s` (s since the epoch),
+/// with its topics.
+fn fleet_vehicles(
+    opts: &FleetRunOptions,
+    start_time_s: f64,
+) -> Result<(Vec<LiveVehicle>, Vec<VehicleTopics>), BridgeError> {
     let mut vehicle_topics = Vec::with_capacity(opts.vehicles.len());
     let mut links = Vec::with_capacity(opts.vehicles.len());
     for cfg in &opts.vehicles {
@@ -357,12 +362,17 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         links.push(live_vehicle(cfg, &topics, start_time_s));
         vehicle_topics.push(VehicleTopics::new(topics));
     }
-    // Plain `mqtt://`: the iterations' publications go out on a second,
-    // publish-only connection, one buffer per iteration (super::burst);
-    // rumqttc's channel then carries only the statuses, models and
-    // encounters (about 3 per vehicle). `mqtts://`: every publication
-    // through rumqttc.
-    let mut burst = (!opts.broker.tls).then(|| {
+    Ok((links, vehicle_topics))
+}
+
+/// Plain `mqtt://`: the iterations' publications go out on a second,
+/// publish-only connection, one buffer per iteration (super::burst);
+/// rumqttc's channel then carries only the statuses, models and encounters
+/// (about 3 per vehicle). `mqtts://`: every publication through rumqttc.
+/// Returns the burst publisher (if any) and the requests per vehicle to
+/// size rumqttc's channel for.
+fn start_burst(opts: &FleetRunOptions, spec: &ConnectSpec) -> (Option<Burst>, usize) {
+    let burst = (!opts.broker.tls).then(|| {
         Burst::start(
             &opts.broker,
             format!("{}-pub", spec.client_id),
@@ -374,20 +384,62 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     } else {
         REQUESTS_PER_VEHICLE
     };
+    (burst, per_vehicle)
+}
+
+impl FleetSummary {
+    /// The tick and iteration-time figures of a run; the counters at 0.
+    fn of(fleet: &str, vehicles: usize, stats: &RunStats, schedule: &Schedule) -> Self {
+        FleetSummary {
+            fleet: fleet.to_string(),
+            vehicles,
+            ticks: TickSummary::of(stats, schedule),
+            work_p50_ms: stats.work.quantile_ms(0.5),
+            work_p99_ms: stats.work.quantile_ms(0.99),
+            work_max_ms: stats.work.max_ms(),
+            cpu_p50_ms: stats.cpu.quantile_ms(0.5),
+            cpu_p99_ms: stats.cpu.quantile_ms(0.99),
+            bad_messages: 0,
+            mail_dropped: 0,
+            mail_coalesced: 0,
+            publish_dropped: stats.publish_dropped,
+            connections: 0,
+            encounter_events: 0,
+        }
+    }
+
+    /// Add the host's mail counters.
+    fn add_mail(&mut self, mail: &crate::live::host::MailCounters) {
+        self.bad_messages += mail.bad_messages;
+        self.mail_dropped += mail.mail_dropped;
+        self.mail_coalesced += mail.mail_coalesced;
+    }
+}
+
+/// Run the fleet until SIGINT/SIGTERM (see the module doc). Must be called
+/// inside a tokio runtime with time and I/O enabled.
+pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
+    check_fleet(&opts)?;
+    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
+    let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
+
+    let spec = fleet_connect_spec(&opts, &fleet_topics);
+    let mut all_names = names.clone();
+    all_names.push(opts.fleet_name.clone());
+    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
+    // The clock and the schedule start together, after the name check
+    // (the first deadline is late by the time the vehicles take to build).
+    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let origin = Instant::now();
+    let (links, mut vehicle_topics) = fleet_vehicles(&opts, start_time_s)?;
+    let (mut burst, per_vehicle) = start_burst(&opts, &spec);
     let capacity = (links.len() * per_vehicle).max(256);
     let (client, eventloop) = spec.client(capacity)?;
     let router = fleet_router(&opts, &fleet_topics, &links, &vehicle_topics, &client);
     let mut host = Host::new(links);
-    let shared = Arc::new(LinkState::default());
     let shutdown = shutdown_signal()?;
     let url = opts.broker.to_string();
-    let connection = tokio::spawn(drive_connection(
-        eventloop,
-        client.clone(),
-        Arc::clone(&shared),
-        router,
-        url.clone(),
-    ));
+    let (shared, connection) = spawn_connection(eventloop, &client, router, &url);
 
     let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
     info!(
@@ -398,12 +450,9 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         opts.time_warp,
         opts.topic_root
     );
-    let mut encounters = opts.encounters.map(|r| Encounters {
-        tracker: Tracker::new(r),
-        topic: fleet_topics.var(ENCOUNTER),
-        names: names.clone(),
-        events: 0,
-    });
+    let mut encounters = opts
+        .encounters
+        .map(|r| Encounters::new(r, &fleet_topics, &names));
     let mut stats = RunStats::default();
     let why = tick_loop(&mut schedule, &mut stats, shutdown, |t_s| {
         let connected = shared.connected.load(Ordering::Relaxed);
@@ -429,23 +478,11 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     statuses.push(fleet_topics.status());
     go_offline(&client, &shared, connection, &statuses).await;
 
-    let mail = host.counters();
-    let summary = FleetSummary {
-        fleet: opts.fleet_name.clone(),
-        vehicles: names.len(),
-        ticks: TickSummary::of(&stats, &schedule),
-        work_p50_ms: stats.work.quantile_ms(0.5),
-        work_p99_ms: stats.work.quantile_ms(0.99),
-        work_max_ms: stats.work.max_ms(),
-        cpu_p50_ms: stats.cpu.quantile_ms(0.5),
-        cpu_p99_ms: stats.cpu.quantile_ms(0.99),
-        bad_messages: mail.bad_messages,
-        mail_dropped: mail.mail_dropped,
-        mail_coalesced: mail.mail_coalesced,
-        publish_dropped: stats.publish_dropped + burst_lost,
-        connections: shared.connections.load(Ordering::Relaxed),
-        encounter_events: encounters.map_or(0, |e| e.events),
-    };
+    let mut summary = FleetSummary::of(&opts.fleet_name, names.len(), &stats, &schedule);
+    summary.add_mail(&host.counters());
+    summary.publish_dropped += burst_lost;
+    summary.connections = shared.connections.load(Ordering::Relaxed);
+    summary.encounter_events = encounters.map_or(0, |e| e.events);
     if let Some(path) = &opts.stats_path {
         write_stats(path, &summary)?;
     }
@@ -522,6 +559,16 @@ struct Encounters {
 }
 
 impl Encounters {
+    /// Events of pairs within `ranges`, published on the fleet's ENCOUNTER.
+    fn new(ranges: EncounterRanges, fleet_topics: &Topics, names: &[String]) -> Self {
+        Encounters {
+            tracker: Tracker::new(ranges),
+            topic: fleet_topics.var(ENCOUNTER),
+            names: names.to_vec(),
+            events: 0,
+        }
+    }
+
     /// Follow every pair at mission time `t_mission` (s); each event is
     /// logged and published (QoS 1) while `client` is given. Returns the
     /// events the outgoing queue refused.

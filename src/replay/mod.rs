@@ -320,7 +320,7 @@ fn step_all(vs: &mut [Vehicle], clock: f64) {
 /// more. Advice: nothing changes if it is refused.
 ///
 /// Not free: the kernel may compact memory to find the huge pages while
-/// the vehicles are made (on the 2-core VM of docs/performance.md, 17–22
+/// the vehicles are made (on the 2-core VM of docs/performance-history.md, 17–22
 /// µs per vehicle instead of ~5), so a fleet asks only when it runs at
 /// least [`HUGE_PAGE_STEPS`] steps.
 fn advise_huge_pages<T>(v: &Vec<T>) {
@@ -350,12 +350,12 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 /// vehicle-steps saved ~0.1–0.2 µs at 100,000 vehicles (steps alone 3.1 →
 /// 5.0 M vehicle-steps/s) against ~15 µs more to make each vehicle, so
 /// from about 100 steps the run is faster (200 steps: whole run 2.9 →
-/// 3.3 M vehicle-steps/s; docs/performance.md).
+/// 3.3 M vehicle-steps/s; docs/performance-history.md).
 const HUGE_PAGE_STEPS: u64 = 100;
 
 /// How many vehicles ahead [`step_all`] prefetches: a step takes about
 /// 100 ns, about one trip to memory; two ahead was faster than one or
-/// none at 100,000 vehicles (docs/performance.md).
+/// none at 100,000 vehicles (docs/performance-history.md).
 const PREFETCH_AHEAD: usize = 2;
 
 /// The fleet of `mission`, made in mission order (huge pages asked for a
@@ -572,13 +572,13 @@ pub fn run_fleet<O: Output>(
 /// Vehicles [`run_fleet_recorded`] steps together through a block of
 /// iterations: their per-step cache lines (~10 of 64 bytes each, ~160 KB
 /// for 256 vehicles) stay in a core's L2 (2 MiB on the VM of
-/// docs/performance.md) from one iteration of the block to the next.
+/// docs/performance-history.md) from one iteration of the block to the next.
 pub const BLOCK_VEHICLES: usize = 256;
 
 /// Most iterations of a block of [`run_fleet_recorded`]: the fleet is read
 /// from memory once per block instead of once per iteration (100,000
 /// vehicles, nothing recorded: 7 M vehicle-steps/s unblocked, ~11 M with
-/// blocks of 32, docs/performance.md).
+/// blocks of 32, docs/performance-history.md).
 pub const BLOCK_STEPS: usize = 32;
 
 /// Most bytes of records [`run_fleet_recorded`] keeps for one block
@@ -593,7 +593,7 @@ pub const BLOCK_RECORD_BYTES: usize = 32 << 20;
 /// records get blocks of up to 9 iterations (81 MB of records) instead
 /// of 3. A block reads the fleet's per-step cache lines from memory once
 /// (a 4 KiB page and ~10 lines per vehicle, ~0.2–0.3 µs per vehicle on
-/// the VM of docs/performance.md), so 20 steps in blocks of 3 read a fleet
+/// the VM of docs/performance-history.md), so 20 steps in blocks of 3 read a fleet
 /// too large for the caches 7 times where blocks of 7 read it 3 times;
 /// each further iteration of a block keeps one more record per vehicle
 /// in fresh memory (88 bytes, ~60 ns per vehicle to fault in at ~2.7 µs
@@ -604,13 +604,13 @@ const FLEET_RECORD_SHARE: usize = 4;
 
 /// A fleet of more bytes than this is taken not to fit the caches, and
 /// gets [`FLEET_RECORD_SHARE`]: 10,000 vehicles (33 MB) keep blocks of 4
-/// (in the two-build runs of docs/performance.md blocks of 9 measured 16–22 %
+/// (in the two-build runs of docs/performance-history.md blocks of 9 measured 16–22 %
 /// slower there three times, though the same binary with the block
 /// forced to 4 or 9 measured the same).
 const FLEET_CACHE_BYTES: usize = 64 << 20;
 
 /// Bytes of records a block should fit in, so that the observer reads
-/// them from a core's L2 (2 MiB on the VM of docs/performance.md) rather
+/// them from a core's L2 (2 MiB on the VM of docs/performance-history.md) rather
 /// than from memory: records written a whole block before they are read
 /// cost more than the blocking saves for a fleet whose vehicles fit the
 /// L3 (10,000 vehicles with encounters: 10.4 M vehicle-steps/s with
