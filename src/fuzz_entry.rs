@@ -49,6 +49,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ros2_cdr", ros2_cdr),
     ("ros2_command", ros2_command),
     ("moos_bridge", moos_bridge),
+    ("moos_wildcard", moos_wildcard),
 ];
 
 /// The function of target `name`.
@@ -1250,5 +1251,63 @@ pub fn moos_bridge(data: &[u8]) {
     }
     for o in m.shutdown() {
         assert!(o.payload.is_empty() && o.retain);
+    }
+}
+
+/// MOOS glob matching (`moos::wildcard::wild_match`, the linear
+/// bit-parallel matcher) against a plain dynamic-programming reference, and
+/// wildcard registrations (`Filter::parse`). The first byte picks the
+/// alphabet: bit 0 maps every byte onto `a b * ? é` (so that patterns and
+/// names are dense in matches), otherwise the bytes are UTF-8 (lossy). The
+/// rest is `PATTERN 0x00 TEXT`, the pattern cut to 300 characters and the
+/// text to 2,000. Invariants: both matchers agree; a parsed filter has a
+/// finite interval >= 0.
+pub fn moos_wildcard(data: &[u8]) {
+    use crate::moos::wildcard::{wild_match, Filter};
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let (p, t) = match rest.iter().position(|b| *b == 0) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[][..]),
+    };
+    let text = |b: &[u8], max: usize| -> String {
+        if sel & 1 != 0 {
+            b.iter()
+                .take(max)
+                .map(|x| ['a', 'b', '*', '?', '\u{e9}'][usize::from(x % 5)])
+                .collect()
+        } else {
+            String::from_utf8_lossy(b).chars().take(max).collect()
+        }
+    };
+    let (pattern, name) = (text(p, 300), text(t, 2000));
+    // Reference: m[j] = "the pattern so far matches name[..j]".
+    let pc: Vec<char> = pattern.chars().collect();
+    let nc: Vec<char> = name.chars().collect();
+    let mut m = vec![false; nc.len() + 1];
+    m[0] = true;
+    for &c in &pc {
+        let mut next = vec![false; nc.len() + 1];
+        if c == '*' {
+            let mut seen = false;
+            for j in 0..=nc.len() {
+                seen |= m[j];
+                next[j] = seen;
+            }
+        } else {
+            for j in 0..nc.len() {
+                next[j + 1] = m[j] && (c == '?' || c == nc[j]);
+            }
+        }
+        m = next;
+    }
+    assert_eq!(
+        wild_match(&pattern, &name),
+        m[nc.len()],
+        "{pattern:?} vs {name:?}"
+    );
+    if let Some(f) = Filter::parse(&String::from_utf8_lossy(rest)) {
+        assert!(f.interval.is_finite() && f.interval >= 0.0);
     }
 }

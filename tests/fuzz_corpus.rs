@@ -140,6 +140,11 @@ fn moos_db() {
 }
 
 #[test]
+fn moos_wildcard() {
+    replay("moos_wildcard");
+}
+
+#[test]
 fn nmea_report() {
     replay("nmea_report");
 }

@@ -80,8 +80,8 @@ fn a_step_reads_the_vehicle_from_one_span_of_few_lines() {
     }
     let n = lines(start, end);
     println!(
-        "vehicle {} bytes; per-step span {start}..{end}: {n} lines, plus the Params line",
-        size_of::<Vehicle>()
+        "vehicle {} bytes (Params {}, v22 at {}); per-step span {start}..{end}: {n} lines, plus the Params line",
+        size_of::<Vehicle>(), size_of::<Params>(), offset_of!(Vehicle, v22)
     );
     assert!(n <= 9, "the per-step span touches {n} cache lines");
 }

@@ -287,6 +287,10 @@ impl Snapshot {
 #[repr(C, align(64))]
 pub struct Vehicle {
     params: Params,
+    /// Padding that keeps every field after `params` at the same offset
+    /// modulo 64 whatever `Params`' size: the per-step span's cache lines
+    /// do not move when a parameter is added (see [`PARAMS_PHASE`]).
+    _params_pad: [u8; PARAMS_PAD],
     /// V22 extras: PID, sailing, wormholes, handshake, postings.
     v22: v22_app::V22State,
     // -- read or written by every step, from here to `shaping`'s first field
@@ -362,6 +366,15 @@ pub struct Vehicle {
     /// The environment's slow forcing of the last step.
     env_forcing: env::StepForcing,
 }
+
+/// Where the field after `Vehicle::params` starts modulo 64, bytes: the
+/// phase for which the per-step span lies on 9 cache lines and the setpoint
+/// fields on the span's last line and the next (`layout_tests`).
+const PARAMS_PHASE: usize = 24;
+
+/// Bytes of `Vehicle::_params_pad`: from the end of `Params` to the next
+/// offset at [`PARAMS_PHASE`] modulo 64.
+const PARAMS_PAD: usize = (PARAMS_PHASE + 64 - std::mem::size_of::<Params>() % 64) % 64;
 
 /// Bytes `[start, end)` of a [`Vehicle`] that hold its per-step fields
 /// (besides the `Params` in its first 64 bytes): from `V22State::sailing_on`
@@ -464,6 +477,7 @@ impl Vehicle {
             sensors: params.sensors.clone(),
             sensed: None,
             params,
+            _params_pad: [0; PARAMS_PAD],
             skipped_steps: 0,
             wave: None,
             env_forcing: env::StepForcing::default(),

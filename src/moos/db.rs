@@ -146,7 +146,7 @@ impl Var {
         }
         self.writes += 1;
         let dt = now - self.stats_time;
-        let n = self.writes - self.stats_writes;
+        let n = self.writes.saturating_sub(self.stats_writes);
         if dt > 0.5 {
             if dt > 10.0 {
                 self.freq = 0.0;
@@ -850,6 +850,8 @@ impl Db {
             v.written_time = -1.0;
             v.writes = 0;
             v.freq = 0.0;
+            v.stats_writes = 0;
+            v.stats_time = -1.0;
         }
         for c in self.clients.values_mut() {
             c.held.clear();
@@ -1129,6 +1131,36 @@ mod tests {
         // The app's own registration keeps its (zero) interval: it gets each write too.
         let out = d.on_packet("app", vec![post("app", "NAV_X", 9.0)], 101.0, 0.0);
         assert!(out.iter().any(|o| o.to == "app"));
+    }
+
+    /// `DB_CLEAR` restarts a variable's write statistics with its count:
+    /// writes after it once subtracted the old window's count from the new
+    /// one (an overflow the `moos_db` fuzzer found).
+    #[test]
+    fn writes_after_db_clear_count_from_zero() {
+        let mut d = db();
+        d.handshake(&hello("a"), 100.0, 0.0).unwrap();
+        for i in 0..4 {
+            let t = 100.0 + f64::from(i);
+            d.on_packet("a", vec![post("a", "X", 1.0)], t, 0.0);
+        }
+        let clear = Message {
+            msg_type: MsgType::ServerRequest,
+            key: "DB_CLEAR".into(),
+            ..Message::default()
+        };
+        d.on_packet("a", vec![clear], 104.0, 0.0);
+        assert_eq!(d.vars["X"].writes, 0);
+        // One write a second after the clear: 1 Hz, from a fresh window.
+        d.on_packet("a", vec![post("a", "X", 1.0)], 105.0, 0.0);
+        d.on_packet("a", vec![post("a", "X", 1.0)], 106.0, 0.0);
+        let v = &d.vars["X"];
+        assert_eq!(v.writes, 2);
+        assert!(
+            v.freq.is_finite() && v.freq > 0.0 && v.freq <= 1.0,
+            "{}",
+            v.freq
+        );
     }
 
     /// What pLogger and uMS ask of the DB (CMOOSDB::DoServerRequest,
