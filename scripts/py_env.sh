@@ -6,7 +6,7 @@
 # wavespectra and scipy (the sea and gust oracle of tests/environment.rs);
 # pettingzoo (the encounter env's API test) and commonocean-rules with
 # commonocean-io (the COLREG judge; it needs shapely < 2.1 and brings
-# numpy 1.x).
+# numpy 1.x); dask[distributed] (the LocalCluster of usim_marine.sweep(backend="dask")).
 #   scripts/py_env.sh [DIR]      (default: .venv beside this script's repo)
 # Prints the venv's python on its last line.
 set -euo pipefail
@@ -24,5 +24,5 @@ dir="$(cd "$dir" && pwd)"   # absolute: callers may change directory
 "$dir/bin/python" -m pip install --quiet \
     'pymoos==2022.1' pynmea2 pyais mcap 'paho-mqtt>=2' numpy gymnasium maturin \
     pytest hypothesis pandas kubernetes-validate ruckig tomli wavespectra scipy \
-    pettingzoo commonocean-rules commonocean-io 'shapely<2.1'
+    pettingzoo commonocean-rules commonocean-io 'shapely<2.1' 'dask[distributed]'
 echo "$dir/bin/python"

@@ -7,12 +7,15 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+mod encounter_obs;
 mod snapshot;
 use snapshot::{FJournal, FOp, PostVal, ResetOp, Source, VJournal, VOp, VOrigin};
 
@@ -639,6 +642,148 @@ fn _sweep(py: Python<'_>, spec: PathBuf) -> PyResult<String> {
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         String::from_utf8(out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     })
+}
+
+/// _sweep_total(spec) -> int
+///
+/// The number of runs of a sweep file (what `--shard I/N` slices).
+#[pyfunction]
+fn _sweep_total(py: Python<'_>, spec: PathBuf) -> PyResult<u64> {
+    guard(|| {
+        let sweep = usim::sweep::load(&spec).map_err(|e| config_error(py, &e))?;
+        Ok(sweep.spec.total_runs())
+    })
+}
+
+/// _sweep_shard(spec, index, count) -> str
+///
+/// Run shard `index`/`count` of a sweep file and return the bytes `usim
+/// sweep SPEC --shard I/N -o PART.csv` writes: the header, that shard's
+/// rows and its end line (spec hash, seed, shard, checksum).
+#[pyfunction]
+fn _sweep_shard(py: Python<'_>, spec: PathBuf, index: u64, count: u64) -> PyResult<String> {
+    guard(|| {
+        if count == 0 || index >= count {
+            return Err(PyValueError::new_err(format!(
+                "shard {index}/{count}: need 0 <= index < count"
+            )));
+        }
+        let shard = usim::sweep::Shard { index, count };
+        let sweep = usim::sweep::load(&spec).map_err(|e| config_error(py, &e))?;
+        let total = sweep.spec.total_runs();
+        let range = shard.range(total);
+        let rows = range.end - range.start;
+        let mut buf = py
+            .detach(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let mut buf = Vec::new();
+                    usim::sweep::run(&sweep, range, &mut buf).map(|_| buf)
+                }))
+            })
+            .map_err(panic_error)?
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let end = usim::sweep::PartEnd {
+            spec: sweep.hash,
+            seed: sweep.spec.seed,
+            shard,
+            total,
+            rows,
+            fnv: usim::sweep::Fnv::of(&buf),
+        };
+        buf.extend_from_slice(end.line().as_bytes());
+        buf.push(b'\n');
+        String::from_utf8(buf).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    })
+}
+
+/// _sweep_merge(parts) -> str
+///
+/// Join shard parts, a list of (name, text), into the unsharded summary
+/// (`usim sweep merge`); a missing, damaged or foreign part raises
+/// ValueError naming it.
+#[pyfunction]
+fn _sweep_merge(parts: Vec<(String, String)>) -> PyResult<String> {
+    guard(|| usim::sweep::merge(&parts).map_err(PyValueError::new_err))
+}
+
+/// _encounter_obs(state, goal, starts, k, near_miss, scales) ->
+///     (obs, goal_dist, nearest, penalty)
+///
+/// The encounter env's observations of every ship in one native pass:
+/// `state` the (n, 6) fleet state (x, y, speed, heading, sog, hog), `goal`
+/// (n, 2) m, `starts` each scenario instance's first row then n, `k`
+/// nearest others, `scales` (distance m, speed m/s, time s, goal m).
+/// Returns obs (n, 4 + 7k) float32 and, per ship, the goal distance (m),
+/// the range to the nearest other (m, inf alone) and Σ max(0, 1 −
+/// range / near_miss). The GIL is released while computing.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn _encounter_obs<'py>(
+    py: Python<'py>,
+    state: PyReadonlyArray2<'py, f64>,
+    goal: PyReadonlyArray2<'py, f64>,
+    starts: PyReadonlyArray1<'py, i64>,
+    k: usize,
+    near_miss: f64,
+    scales: (f64, f64, f64, f64),
+) -> PyResult<(
+    Bound<'py, PyArray2<f32>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+)> {
+    use encounter_obs::{Ranges, Scales, WIDTH};
+    let n = state.shape()[0];
+    if state.shape() != [n, WIDTH] || goal.shape() != [n, 2] {
+        return Err(PyValueError::new_err(format!(
+            "state must be (n, {WIDTH}) and goal (n, 2), not {:?} and {:?}",
+            state.shape(),
+            goal.shape()
+        )));
+    }
+    if !(1..=64).contains(&k) {
+        return Err(PyValueError::new_err(format!("k = {k}: 1 to 64")));
+    }
+    let st: Vec<usize> = starts
+        .as_array()
+        .iter()
+        .map(|&s| usize::try_from(s).unwrap_or(usize::MAX))
+        .collect();
+    let ok = st.first() == Some(&0) && st.last() == Some(&n) && st.windows(2).all(|w| w[0] <= w[1]);
+    if !ok {
+        return Err(PyValueError::new_err(
+            "starts must rise from 0 to the number of rows",
+        ));
+    }
+    let state = state.as_array();
+    let goal = goal.as_array();
+    let s: Vec<f64> = state.iter().copied().collect();
+    let g: Vec<f64> = goal.iter().copied().collect();
+    let dim = 4 + 7 * k;
+    let sc = Scales {
+        dist: scales.0,
+        speed: scales.1,
+        time: scales.2,
+        goal: scales.3,
+    };
+    let (obs, out) = py
+        .detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut obs = vec![0f32; n * dim];
+                let mut out = vec![Ranges::default(); n];
+                encounter_obs::observe(&s, &g, &st, k, near_miss, sc, &mut obs, &mut out);
+                (obs, out)
+            }))
+        })
+        .map_err(panic_error)?;
+    let o = PyArray1::from_vec(py, obs).reshape([n, dim])?;
+    let col = |f: fn(&Ranges) -> f64| PyArray1::from_vec(py, out.iter().map(f).collect());
+    Ok((
+        o,
+        col(|r| r.goal_dist),
+        col(|r| r.nearest),
+        col(|r| r.penalty),
+    ))
 }
 
 // ---------------------------------------------------------------- Vehicle
@@ -1989,6 +2134,10 @@ fn _usim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_mission_info, m)?)?;
     m.add_function(wrap_pyfunction!(_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_native, m)?)?;
+    m.add_function(wrap_pyfunction!(_sweep_total, m)?)?;
+    m.add_function(wrap_pyfunction!(_sweep_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(_sweep_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(_encounter_obs, m)?)?;
     m.add_function(wrap_pyfunction!(_render_scene, m)?)?;
     m.add("CSV_HEADER", usim::replay::csv::HEADER)?;
     let _ = Path::new("");

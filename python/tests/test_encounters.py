@@ -133,3 +133,33 @@ def test_commonocean_rules_judge_a_compliant_and_a_violating_crossing(tmp_path):
     bad = judged["violating"]
     assert bad["own"]["R_G3/ts1"] is False and bad["own"]["R_G1/ts1"] is False
     assert bad["ts1"]["R_G6/own"] is True and bad["ts1"]["R_G3/own"] is True
+
+
+def test_native_observations_equal_the_numpy_reference():
+    # The batched native pass (_encounter_obs) against the numpy version of
+    # the same formulas, over every scenario (2 to 4 ships, k above and
+    # below the number of others) while random actions move the ships.
+    from usim_marine.encounters import EncounterCore
+
+    for k in (1, 3, 5):
+        core = EncounterCore(sc.names(), copies=1, k=k, start_radius=50.0, heading_spread=20.0)
+        core.reset(seed=4)
+        rng = np.random.default_rng(k)
+        for step in range(30):
+            obs, dist, least, pen = core._native()
+            ref = core.observe_numpy()
+            assert obs.shape == ref.shape == (core.n, 4 + 7 * k)
+            np.testing.assert_allclose(obs, ref, rtol=0, atol=2e-6)
+            r, _ = core.ranges()
+            np.testing.assert_allclose(least, r.min(axis=1), rtol=1e-12)
+            ref_pen = np.where(np.isfinite(r), np.maximum(0.0, 1.0 - r / sc.NEAR_MISS), 0.0).sum(axis=1)
+            np.testing.assert_allclose(pen, ref_pen, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(dist, np.hypot(*(core.goal - core.fleet.state[:, :2]).T), rtol=1e-12)
+            core.step(rng.uniform(-1, 1, (len(core.agent_idx), 2)))
+    from usim_marine import _usim
+
+    s = np.zeros((3, 6))
+    with pytest.raises(ValueError):
+        _usim._encounter_obs(s, np.zeros((3, 2)), np.array([0, 2], dtype=np.int64), 3, 1000.0, (1.0, 1.0, 1.0, 1.0))
+    with pytest.raises(ValueError):
+        _usim._encounter_obs(s, np.zeros((2, 2)), np.array([0, 3], dtype=np.int64), 3, 1000.0, (1.0, 1.0, 1.0, 1.0))

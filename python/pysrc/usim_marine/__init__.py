@@ -204,10 +204,49 @@ class SweepResult:
         return f"SweepResult(runs={len(self)}, columns={list(self.columns)})"
 
 
-def sweep(spec: "str | _os.PathLike[str]") -> SweepResult:
-    """Run the sweep file ``spec`` (docs/sweeps.md) in-process, every run,
-    on all cores, and return its summary (identical to ``usim sweep``'s)."""
-    return SweepResult(_sweep(_os.fspath(spec)))
+def _sweep_shard_task(path: str, index: int, count: int) -> str:
+    """One Dask task of :func:`sweep`: shard ``index``/``count``'s part text
+    (pickled by reference: the workers import usim_marine)."""
+    from . import _usim
+
+    return _usim._sweep_shard(path, index, count)
+
+
+def sweep(
+    spec: "str | _os.PathLike[str]",
+    backend: str = "local",
+    *,
+    client: _Any = None,
+    shards: "int | None" = None,
+) -> SweepResult:
+    """Run the sweep file ``spec`` (docs/sweeps.md) and return its summary
+    (identical to ``usim sweep``'s).
+
+    ``backend="local"``: in-process, every run, on all cores.
+    ``backend="dask"``: ``shards`` tasks (default: twice the workers) on the
+    Dask cluster of ``client`` (a ``distributed.Client``; default: the
+    current one), each the part ``usim sweep SPEC --shard I/N`` writes,
+    joined as ``usim sweep merge`` joins them (checksums, every shard
+    once): a byte-identical summary. The workers read ``spec`` and its
+    mission by path (a shared file system, as with Slurm)."""
+    path = _os.fspath(spec)
+    if backend == "local":
+        return SweepResult(_sweep(path))
+    if backend != "dask":
+        raise ValueError(f"backend={backend!r}: 'local' or 'dask'")
+    from . import _usim
+
+    total = _usim._sweep_total(path)  # a bad file raises here, not on a worker
+    if client is None:
+        from distributed import get_client
+
+        client = get_client()
+    if shards is None:
+        shards = 2 * max(1, len(client.scheduler_info().get("workers", {})))
+    shards = max(1, min(int(shards), max(total, 1)))
+    futs = [client.submit(_sweep_shard_task, path, i, shards, pure=False) for i in range(shards)]
+    parts = client.gather(futs)
+    return SweepResult(_usim._sweep_merge([(f"shard {i}/{shards}", t) for i, t in enumerate(parts)]))
 
 
 try:  # Gymnasium environments, when gymnasium is installed ([gym] extra)

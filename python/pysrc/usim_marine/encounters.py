@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import scenarios as _sc
-from ._usim import Fleet, _render_scene
+from ._usim import Fleet, _encounter_obs, _render_scene
 
 try:  # PettingZoo and Gymnasium's spaces ([marl] extra)
     from gymnasium import spaces
@@ -122,6 +122,8 @@ class EncounterCore:
         # The scenario instance of each ship (for the pairwise arrays).
         self.inst = np.repeat(np.arange(self.S), self.valid.sum(axis=1))
         self.slot = np.concatenate([np.arange(c) for c in self.valid.sum(axis=1)])
+        # First fleet row of each instance (its ships are contiguous rows), then n.
+        self.starts = np.concatenate([[0], np.cumsum(self.valid.sum(axis=1))]).astype(np.int64)
         self.dt = float(dt)
         self.frame_skip = int(frame_skip)
         self.max_steps = int(max_steps)
@@ -166,8 +168,19 @@ class EncounterCore:
         r = np.where(mask, np.hypot(rp[..., 0], rp[..., 1]), np.inf)
         return r, mask
 
+    def _native(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Observations (n, obs_dim) float32, goal distance, nearest-other
+        range and near-miss penalty per ship, in one native pass over the
+        fleet (``_encounter_obs``: no per-agent Python work)."""
+        return _encounter_obs(self.fleet.state, self.goal, self.starts, self.k, _sc.NEAR_MISS, (_D, _V, _T, _G))
+
     def observe(self) -> np.ndarray:
         """Observations of every ship (n, obs_dim), float32."""
+        return self._native()[0]
+
+    def observe_numpy(self) -> np.ndarray:
+        """:meth:`observe` in numpy (the reference the native pass is
+        tested against), (n, obs_dim) float32."""
         s = self.fleet.state
         rp, rv, mask = self._pairs()
         rng = np.where(mask, np.hypot(rp[..., 0], rp[..., 1]), np.inf)
@@ -233,12 +246,13 @@ class EncounterCore:
         s = self.fleet.state
         if self.record:
             self.history.append(s.copy())
-        r = self._update_min()
-        dist = np.hypot(*(self.goal - s[:, :2]).T)
+        obs, dist, least, penalty = self._native()
+        better = least < self.min_range
+        self.min_range[better] = least[better]
+        self.t_min[better] = self.steps * self.frame_skip * self.dt
         live = ~self.done
-        reward = (self.dist - dist) / 100.0
-        reward -= np.where(np.isfinite(r), np.maximum(0.0, 1.0 - r / _sc.NEAR_MISS), 0.0).sum(axis=1)
-        hit = (r.min(axis=1) < _sc.COLLISION) & live
+        reward = (self.dist - dist) / 100.0 - penalty
+        hit = (least < _sc.COLLISION) & live
         arrive = (dist < self.goal_radius) & live & ~hit
         reward = reward - 20.0 * hit + 10.0 * arrive
         self.dist = dist
@@ -248,7 +262,6 @@ class EncounterCore:
         trunc = (self.steps >= self.max_steps) & live & ~term
         reward = np.where(live, reward, 0.0)
         self.done |= term | trunc
-        obs = self.observe()
         i = self.agent_idx
         return obs[i], reward[i], term[i], trunc[i]
 
