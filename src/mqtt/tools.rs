@@ -146,6 +146,180 @@ pub const MAX_STATUS_BYTES: usize = 64 * 1024;
 /// messages right away; the wait ends early when the target is seen).
 const STATUS_WAIT: Duration = Duration::from_millis(300);
 
+/// What `post` does next, decided by [`PostCheck`] from the broker's events.
+#[derive(Debug, PartialEq, Eq)]
+enum PostStep {
+    /// Nothing yet.
+    Wait,
+    /// Subscribe to the vehicles' retained `status` and the target's `model`.
+    Subscribe,
+    /// Subscribed: listen for the retained messages for [`STATUS_WAIT`].
+    Listen,
+    /// Publish the value now.
+    Send,
+    /// The broker acknowledged the value: disconnect.
+    Disconnect,
+    /// Disconnected: done.
+    Finished,
+}
+
+/// The decisions of `post` (sans-IO): when to subscribe, when to send, what
+/// to warn about, from the events the loop in [`post`] feeds it.
+struct PostCheck<'a> {
+    o: &'a PostOptions,
+    /// Why the checks refuse the variable unless the vehicle is bridged to MOOS.
+    unknown_var: Option<String>,
+    /// Vehicle name → its last retained status (bounded, escaped when shown).
+    statuses: BTreeMap<String, String>,
+    /// The target's retained model name, once seen.
+    model: Option<String>,
+    model_topic: String,
+    sent: bool,
+    subscribed: bool,
+    /// A retained status over the packet limit ended the connection: the
+    /// reconnect sends without the check.
+    oversize: Option<usize>,
+    warning: Option<String>,
+}
+
+impl<'a> PostCheck<'a> {
+    /// The checks of `o.var`/`o.value` that need no broker; a variable usim
+    /// does not read (a helm variable such as DEPLOY) may still be right for
+    /// a vehicle in a MOOS community (bridged: its retained model is `moos`),
+    /// which takes any variable: decided once its model is known.
+    fn new(o: &'a PostOptions, model_topic: String) -> Result<Self, BridgeError> {
+        let mut unknown_var = None;
+        if o.check {
+            if let Err(e) = would_accept(&o.var, &o.value) {
+                let known = crate::command::SUBSCRIPTIONS
+                    .iter()
+                    .any(|(v, _, _)| *v == o.var)
+                    || o.var == "SET";
+                if known {
+                    return Err(refusal(&e));
+                }
+                unknown_var = Some(e.to_string());
+            }
+        }
+        Ok(PostCheck {
+            o,
+            unknown_var,
+            statuses: BTreeMap::new(),
+            model: None,
+            model_topic,
+            sent: false,
+            subscribed: false,
+            oversize: None,
+            warning: None,
+        })
+    }
+
+    /// Send now: refuse a variable usim does not read unless the vehicle is
+    /// bridged to MOOS; with `warn`, note what the check found.
+    fn send(&mut self, warn: bool) -> Result<PostStep, BridgeError> {
+        if let Some(e) = &self.unknown_var {
+            if self.model.as_deref() != Some(super::topics::MOOS_MODEL) {
+                return Err(refusal(e));
+            }
+        }
+        if warn {
+            let model_note = self
+                .model
+                .as_deref()
+                .and_then(|m| model_warning(&self.o.vehicle, m, &self.o.var, &self.o.value));
+            self.warning = match (offline_warning(&self.o.vehicle, &self.statuses), model_note) {
+                (Some(a), Some(b)) => Some(format!("{a}\nusim: warning: {b}")),
+                (a, b) => a.or(b),
+            };
+        }
+        self.sent = true;
+        Ok(PostStep::Send)
+    }
+
+    fn target_online(&self) -> bool {
+        self.statuses.get(&self.o.vehicle).map(String::as_str) == Some(ONLINE)
+    }
+
+    /// Note a retained `status` (bounded: one entry per name, 64 KiB each).
+    fn note_status(&mut self, topic: &str, payload: &[u8]) {
+        let root = &self.o.conn.topic_root;
+        let Some(name) = topic
+            .strip_prefix(&format!("{root}/"))
+            .and_then(|rest| rest.strip_suffix(&format!("/{STATUS}")))
+            .filter(|n| !n.contains('/'))
+        else {
+            return;
+        };
+        let text = if payload.len() > MAX_STATUS_BYTES {
+            format!("an oversize payload of {} bytes", payload.len())
+        } else {
+            String::from_utf8_lossy(payload).into_owned()
+        };
+        if self.statuses.len() < 65_536 || self.statuses.contains_key(name) {
+            self.statuses.insert(name.to_string(), text);
+        }
+    }
+
+    /// What to do after one event of the connection.
+    fn on_event(&mut self, event: &Event) -> Result<PostStep, BridgeError> {
+        let sent = self.sent;
+        match event {
+            Event::Incoming(Packet::ConnAck(_)) if !sent && self.oversize.is_some() => {
+                self.send(false)
+            }
+            Event::Incoming(Packet::ConnAck(_)) if !sent && !self.subscribed => {
+                if self.o.check {
+                    self.subscribed = true;
+                    Ok(PostStep::Subscribe)
+                } else {
+                    self.send(false)
+                }
+            }
+            Event::Incoming(Packet::SubAck(_)) if !sent => Ok(PostStep::Listen),
+            Event::Incoming(Packet::Publish(p)) if !sent && p.topic == self.model_topic => {
+                if p.payload.len() <= 16 {
+                    self.model = Some(String::from_utf8_lossy(&p.payload).into_owned());
+                }
+                if self.target_online() {
+                    return self.send(true);
+                }
+                Ok(PostStep::Wait)
+            }
+            Event::Incoming(Packet::Publish(p)) if !sent => {
+                self.note_status(&p.topic, &p.payload);
+                // Online and its model known: no need to wait longer.
+                if self.target_online() && self.model.is_some() {
+                    return self.send(true);
+                }
+                Ok(PostStep::Wait)
+            }
+            Event::Incoming(Packet::PubAck(_)) => Ok(PostStep::Disconnect),
+            Event::Outgoing(Outgoing::Disconnect) => Ok(PostStep::Finished),
+            _ => Ok(PostStep::Wait),
+        }
+    }
+
+    /// A retained message of `n` bytes on a status topic was over the packet
+    /// limit: the next poll reconnects (clean session) and sends unchecked.
+    fn skip_check(&mut self, n: usize, status_filter: &str) {
+        self.oversize = Some(n);
+        self.warning = Some(format!(
+            "a retained message of {n} bytes on {status_filter} is over the \
+             {} KiB this check reads: not a usim status (those are `online` or \
+             `offline`; someone published it there). The online check was \
+             skipped and the message sent anyway",
+            self.o.conn.spec("post").max_incoming_packet / 1024
+        ));
+    }
+}
+
+/// The refusal of a value the vehicle would drop.
+fn refusal(e: &dyn std::fmt::Display) -> BridgeError {
+    BridgeError::BadOption(format!(
+        "{e} (the vehicle would drop it; use --no-check to send it anyway)"
+    ))
+}
+
 /// Publish one value (QoS 1) and wait for the broker's acknowledgement.
 /// With `check`, first read the retained `status` of every vehicle under
 /// the topic root: the result is a warning when `vehicle` is not online
@@ -153,160 +327,57 @@ const STATUS_WAIT: Duration = Duration::from_millis(300);
 pub async fn post(o: &PostOptions) -> Result<Option<String>, BridgeError> {
     let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
     check_var(&o.var)?;
-    let refusal = |e: &dyn std::fmt::Display| {
-        BridgeError::BadOption(format!(
-            "{e} (the vehicle would drop it; use --no-check to send it anyway)"
-        ))
-    };
-    // A variable usim does not read (a helm variable such as DEPLOY) may
-    // still be right for a vehicle in a MOOS community (bridged: its
-    // retained model is `moos`), which takes any variable: decided once
-    // its model is known.
-    let mut unknown_var = None;
-    if o.check {
-        if let Err(e) = would_accept(&o.var, &o.value) {
-            let known = crate::command::SUBSCRIPTIONS
-                .iter()
-                .any(|(v, _, _)| *v == o.var)
-                || o.var == "SET";
-            if known {
-                return Err(refusal(&e));
-            }
-            unknown_var = Some(e);
-        }
-    }
-    let gate = |model: Option<&str>| match &unknown_var {
-        Some(_) if model == Some(super::topics::MOOS_MODEL) => Ok(()),
-        Some(e) => Err(refusal(e)),
-        None => Ok(()),
-    };
+    let mut check = PostCheck::new(o, topics.var(MODEL))?;
     let topic = topics.var(&o.var);
     let status_filter = format!("{}/+/{STATUS}", o.conn.topic_root);
-    let model_topic = topics.var(MODEL);
     let (client, mut eventloop) = o.conn.spec("post").client(8)?;
     let exchange = async {
-        let mut sent = false;
-        let mut subscribed = false;
-        let mut statuses: BTreeMap<String, String> = BTreeMap::new();
-        let mut model: Option<String> = None;
         let mut listen_until: Option<tokio::time::Instant> = None;
-        let mut warning = None;
-        // A retained message over our packet limit on a status topic ends
-        // the connection (rumqttc): reconnect without the check and say so.
-        let mut oversize: Option<usize> = None;
-        let warnings = |statuses: &BTreeMap<String, String>, model: Option<&str>| {
-            let model_note = model.and_then(|m| model_warning(&o.vehicle, m, &o.var, &o.value));
-            match (offline_warning(&o.vehicle, statuses), model_note) {
-                (Some(a), Some(b)) => Some(format!("{a}\nusim: warning: {b}")),
-                (a, b) => a.or(b),
-            }
-        };
-        let publish = || {
-            client
-                .try_publish(
-                    topic.clone(),
-                    QoS::AtLeastOnce,
-                    o.retain,
-                    o.value.clone().into_bytes(),
-                )
-                .map_err(|e| o.conn.connect_error(e))
-        };
         loop {
-            let listening = async {
+            let sent = check.sent;
+            let listening = async move {
                 match listen_until {
                     Some(d) if !sent => tokio::time::sleep_until(d).await,
                     _ => std::future::pending().await,
                 }
             };
-            let event = tokio::select! {
-                ev = eventloop.poll() => ev,
-                _ = listening => {
-                    gate(model.as_deref())?;
-                    warning = warnings(&statuses, model.as_deref());
-                    sent = true;
-                    publish()?;
-                    continue;
-                }
+            let step = tokio::select! {
+                ev = eventloop.poll() => match ev {
+                    Ok(ev) => check.on_event(&ev)?,
+                    Err(e) if !check.sent && check.oversize.is_none() => match oversize_packet(&e) {
+                        Some(n) => {
+                            check.skip_check(n, &status_filter);
+                            PostStep::Wait
+                        }
+                        None => return Err(connection_failure(&o.conn.url, &e)),
+                    },
+                    Err(e) => return Err(connection_failure(&o.conn.url, &e)),
+                },
+                _ = listening => check.send(true)?,
             };
-            match event {
-                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && oversize.is_some() => {
-                    gate(model.as_deref())?;
-                    sent = true;
-                    publish()?;
-                }
-                Ok(Event::Incoming(Packet::ConnAck(_))) if !sent && !subscribed => {
-                    if o.check {
-                        subscribed = true;
-                        client
-                            .try_subscribe_many([
-                                SubscribeFilter::new(status_filter.clone(), QoS::AtMostOnce),
-                                SubscribeFilter::new(model_topic.clone(), QoS::AtMostOnce),
-                            ])
-                            .map_err(|e| o.conn.connect_error(e))?;
-                    } else {
-                        sent = true;
-                        publish()?;
-                    }
-                }
-                Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
+            match step {
+                PostStep::Wait => {}
+                PostStep::Subscribe => client
+                    .try_subscribe_many([
+                        SubscribeFilter::new(status_filter.clone(), QoS::AtMostOnce),
+                        SubscribeFilter::new(check.model_topic.clone(), QoS::AtMostOnce),
+                    ])
+                    .map_err(|e| o.conn.connect_error(e))?,
+                PostStep::Listen => {
                     listen_until = Some(tokio::time::Instant::now() + STATUS_WAIT);
                 }
-                Ok(Event::Incoming(Packet::Publish(p))) if !sent && p.topic == model_topic => {
-                    if p.payload.len() <= 16 {
-                        model = Some(String::from_utf8_lossy(&p.payload).into_owned());
-                    }
-                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE) {
-                        gate(model.as_deref())?;
-                        warning = warnings(&statuses, model.as_deref());
-                        sent = true;
-                        publish()?;
-                    }
-                }
-                Ok(Event::Incoming(Packet::Publish(p))) if !sent => {
-                    if let Some(name) = p
-                        .topic
-                        .strip_prefix(&format!("{}/", o.conn.topic_root))
-                        .and_then(|rest| rest.strip_suffix(&format!("/{STATUS}")))
-                        .filter(|n| !n.contains('/'))
-                    {
-                        let payload = if p.payload.len() > MAX_STATUS_BYTES {
-                            format!("an oversize payload of {} bytes", p.payload.len())
-                        } else {
-                            String::from_utf8_lossy(&p.payload).into_owned()
-                        };
-                        // Bounded: one entry per name, at most 64 KiB each.
-                        if statuses.len() < 65_536 || statuses.contains_key(name) {
-                            statuses.insert(name.to_string(), payload);
-                        }
-                    }
-                    // Online and its model known: no need to wait longer.
-                    if statuses.get(&o.vehicle).map(String::as_str) == Some(ONLINE)
-                        && model.is_some()
-                    {
-                        gate(model.as_deref())?;
-                        warning = warnings(&statuses, model.as_deref());
-                        sent = true;
-                        publish()?;
-                    }
-                }
-                Ok(Event::Incoming(Packet::PubAck(_))) => {
+                PostStep::Send => client
+                    .try_publish(
+                        topic.clone(),
+                        QoS::AtLeastOnce,
+                        o.retain,
+                        o.value.clone().into_bytes(),
+                    )
+                    .map_err(|e| o.conn.connect_error(e))?,
+                PostStep::Disconnect => {
                     let _ = client.try_disconnect();
                 }
-                Ok(Event::Outgoing(Outgoing::Disconnect)) => return Ok(warning),
-                Ok(_) => {}
-                Err(e) if !sent && oversize.is_none() && oversize_packet(&e).is_some() => {
-                    let n = oversize_packet(&e).unwrap_or(0);
-                    oversize = Some(n);
-                    warning = Some(format!(
-                        "a retained message of {n} bytes on {status_filter} is over the \
-                         {} KiB this check reads: not a usim status (those are `online` or \
-                         `offline`; someone published it there). The online check was \
-                         skipped and the message sent anyway",
-                        o.conn.spec("post").max_incoming_packet / 1024
-                    ));
-                    // The next poll reconnects (clean session: no subscription).
-                }
-                Err(e) => return Err(connection_failure(&o.conn.url, &e)),
+                PostStep::Finished => return Ok(check.warning.take()),
             }
         }
     };
