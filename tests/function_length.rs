@@ -31,7 +31,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("src/mqtt/gate.rs", "check_connect", 116),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
     ("src/mqtt/record.rs", "record", 174),
-    ("src/mqtt/tools.rs", "watch", 139),
 ];
 
 fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {

@@ -494,27 +494,55 @@ struct Row {
     at: Instant,
 }
 
-/// Watch a vehicle; writes to `out` (stdout in the binary).
-pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, BridgeError> {
-    let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
-    for v in &o.vars {
-        check_var(v)?;
-    }
-    let filters: Vec<SubscribeFilter> = if o.vars.is_empty() {
-        vec![SubscribeFilter::new(topics.all(), QoS::AtMostOnce)]
-    } else {
-        o.vars
-            .iter()
-            .map(|v| SubscribeFilter::new(topics.var(v), QoS::AtMostOnce))
-            .collect()
-    };
-    let (client, mut eventloop) = o.conn.spec("watch").client(8)?;
+/// What `watch` has seen (sans-IO): the latest value per variable, counts.
+struct Seen {
+    rows: BTreeMap<String, Row>,
+    received: u64,
+    /// `USM_TIME` messages: whole iterations seen, for `Once` with no variables.
+    times_seen: u32,
+}
 
-    // The event loop runs in its own task (it must be polled continuously);
-    // messages come here through a bounded channel.
-    let (tx, mut rx) = mpsc::channel::<Result<(String, String), BridgeError>>(1024);
-    let url = o.conn.url.clone();
-    let closer = client.clone();
+impl Seen {
+    /// Note one message; true when the watch is done (`--count` reached, or
+    /// `Once` saw what it waits for).
+    fn take(&mut self, o: &WatchOptions, var: String, value: String, at: Instant) -> bool {
+        self.received += 1;
+        if var == USM_TIME {
+            self.times_seen += 1;
+        }
+        self.rows.insert(var, Row { value, at });
+        if o.count.is_some_and(|n| self.received >= n) {
+            return true;
+        }
+        o.mode == WatchMode::Once
+            && if o.vars.is_empty() {
+                self.times_seen >= 3
+            } else {
+                o.vars.iter().all(|v| self.rows.contains_key(v))
+            }
+    }
+
+    /// The requested variables never seen.
+    fn missing(&self, o: &WatchOptions) -> Vec<String> {
+        let unseen = |v: &&String| !self.rows.contains_key(*v);
+        o.vars.iter().filter(unseen).cloned().collect()
+    }
+}
+
+/// A received message, escaped, or why the connection ended.
+type Incoming = Result<(String, String), BridgeError>;
+
+/// Run the event loop in its own task (it must be polled continuously),
+/// subscribed to `filters` on every connection; messages come back through
+/// a bounded channel, escaped: a payload with ANSI/OSC sequences must not
+/// rewrite the terminal.
+fn spawn_poller(
+    client: rumqttc::AsyncClient,
+    mut eventloop: rumqttc::EventLoop,
+    filters: Vec<SubscribeFilter>,
+    url: BrokerUrl,
+) -> (tokio::task::JoinHandle<()>, mpsc::Receiver<Incoming>) {
+    let (tx, rx) = mpsc::channel::<Incoming>(1024);
     let poller = tokio::spawn(async move {
         let mut connected_once = false;
         loop {
@@ -524,8 +552,6 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
                     let _ = client.try_subscribe_many(filters.clone());
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    // Everything printed from the network is escaped: a payload
-                    // with ANSI/OSC sequences must not rewrite the terminal.
                     let payload =
                         super::escape_control(&String::from_utf8_lossy(&p.payload)).into_owned();
                     let topic = super::escape_control(&p.topic).into_owned();
@@ -546,17 +572,69 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
             }
         }
     });
+    (poller, rx)
+}
+
+/// The subscriptions of `watch`: the named variables, or all of the vehicle's topics.
+fn watch_filters(topics: &Topics, vars: &[String]) -> Vec<SubscribeFilter> {
+    if vars.is_empty() {
+        return vec![SubscribeFilter::new(topics.all(), QoS::AtMostOnce)];
+    }
+    let filter = |v: &String| SubscribeFilter::new(topics.var(v), QoS::AtMostOnce);
+    vars.iter().map(filter).collect()
+}
+
+/// A clean MQTT disconnect (the broker would log a broken connection),
+/// waiting at most 300 ms for the event loop's task to end.
+async fn disconnect(
+    mut rx: mpsc::Receiver<Incoming>,
+    client: rumqttc::AsyncClient,
+    poller: tokio::task::JoinHandle<()>,
+) {
+    rx.close();
+    let _ = client.try_disconnect();
+    if tokio::time::timeout(Duration::from_millis(300), poller)
+        .await
+        .is_err()
+    {
+        tracing::debug!("no clean disconnect within 300 ms");
+    }
+}
+
+/// Watch a vehicle; writes to `out` (stdout in the binary).
+pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, BridgeError> {
+    let topics = Topics::new(&o.conn.topic_root, &o.vehicle)?;
+    for v in &o.vars {
+        check_var(v)?;
+    }
+    let filters = watch_filters(&topics, &o.vars);
+    let (client, eventloop) = o.conn.spec("watch").client(8)?;
+    let closer = client.clone();
+    let (poller, mut rx) = spawn_poller(client, eventloop, filters, o.conn.url.clone());
 
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
     let deadline = o.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut redraw = tokio::time::interval(Duration::from_millis(250));
     redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut received: u64 = 0;
-    let mut times_seen = 0u32;
+    let mut seen = Seen {
+        rows: BTreeMap::new(),
+        received: 0,
+        times_seen: 0,
+    };
     let started = Instant::now();
     let io = |e: std::io::Error| BridgeError::Io(e);
+    let table = |out: &mut dyn Write, seen: &Seen| {
+        draw_table(
+            out,
+            &o.vehicle,
+            &o.conn.url,
+            &seen.rows,
+            seen.received,
+            started,
+        )
+        .map_err(io)
+    };
 
     let end = loop {
         let timeout = async {
@@ -568,67 +646,37 @@ pub async fn watch(o: &WatchOptions, out: &mut dyn Write) -> Result<WatchEnd, Br
         tokio::select! {
             _ = &mut shutdown => break WatchEnd::Interrupted,
             _ = timeout => break WatchEnd::TimedOut {
-                received,
-                missing: o.vars.iter().filter(|v| !rows.contains_key(*v)).cloned().collect(),
+                received: seen.received,
+                missing: seen.missing(o),
             },
-            _ = redraw.tick(), if o.mode == WatchMode::Table => {
-                draw_table(out, &o.vehicle, &o.conn.url, &rows, received, started).map_err(io)?;
-            }
+            _ = redraw.tick(), if o.mode == WatchMode::Table => table(out, &seen)?,
             msg = rx.recv() => {
                 let (topic, payload) = match msg {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => return Err(e),
                     None => return Err(o.conn.connect_error("connection task ended")),
                 };
-                let var = topics
-                    .var_of(&topic)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| topic.clone());
-                received += 1;
+                let var = topics.var_of(&topic).map(str::to_string).unwrap_or(topic);
                 if o.mode == WatchMode::Lines {
                     writeln!(out, "{var} {payload}").map_err(io)?;
                     out.flush().map_err(io)?;
                 }
-                if var == USM_TIME {
-                    times_seen += 1;
-                }
-                rows.insert(var, Row { value: payload, at: Instant::now() });
-                if o.count.is_some_and(|n| received >= n) {
+                if seen.take(o, var, payload, Instant::now()) {
                     break WatchEnd::Done;
-                }
-                if o.mode == WatchMode::Once {
-                    let done = if o.vars.is_empty() {
-                        times_seen >= 3
-                    } else {
-                        o.vars.iter().all(|v| rows.contains_key(v))
-                    };
-                    if done {
-                        break WatchEnd::Done;
-                    }
                 }
             }
         }
     };
-    // A clean MQTT disconnect (the broker would log a broken connection).
-    rx.close();
-    let _ = closer.try_disconnect();
-    if tokio::time::timeout(Duration::from_millis(300), poller)
-        .await
-        .is_err()
-    {
-        tracing::debug!("no clean disconnect within 300 ms");
-    }
+    disconnect(rx, closer, poller).await;
     match o.mode {
         WatchMode::Once if end == WatchEnd::Done => {
-            for (var, row) in &rows {
+            for (var, row) in &seen.rows {
                 if o.vars.is_empty() || o.vars.contains(var) {
                     writeln!(out, "{var} {}", row.value).map_err(io)?;
                 }
             }
         }
-        WatchMode::Table => {
-            draw_table(out, &o.vehicle, &o.conn.url, &rows, received, started).map_err(io)?
-        }
+        WatchMode::Table => table(out, &seen)?,
         _ => {}
     }
     out.flush().map_err(io)?;
