@@ -28,7 +28,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("src/mqtt/bridge.rs", "drive_connection", 171),
     ("src/mqtt/burst.rs", "writer", 104),
     ("src/mqtt/fleet.rs", "up", 165),
-    ("src/mqtt/gate.rs", "check_connect", 116),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
     ("src/mqtt/record.rs", "record", 174),
 ];

@@ -100,120 +100,123 @@ impl<'a> Cursor<'a> {
 /// Only MQTT 3.1.1 (protocol level 4, what rumqttd's listener speaks) is
 /// forwarded.
 pub fn check_connect(buf: &[u8]) -> ConnectCheck {
-    let Some(&first) = buf.first() else {
-        return ConnectCheck::Incomplete;
-    };
-    if first != 0x10 {
-        return ConnectCheck::Invalid(format!("first packet is not a CONNECT (byte {first:#04x})"));
+    match connect(buf) {
+        Ok(c) | Err(c) => c,
     }
-    // Remaining length: 1 to 4 bytes, 7 bits each.
+}
+
+/// [`check_connect`] with early exits: `Err` carries every verdict but Accept.
+fn connect(buf: &[u8]) -> Result<ConnectCheck, ConnectCheck> {
+    let (i, len) = fixed_header(buf)?;
+    let body = buf.get(i..len).ok_or(ConnectCheck::Incomplete)?;
+    let mut c = Cursor { b: body, at: 0 };
+    let proto = c.field().ok_or_else(|| malformed("no protocol name"))?;
+    let level = c.u8().ok_or_else(|| malformed("no protocol level"))?;
+    if proto != b"MQTT" || level != 4 {
+        return Err(ConnectCheck::Refuse {
+            code: RC_BAD_PROTOCOL,
+            why: format!(
+                "protocol {:?} level {level} (only MQTT 3.1.1 is served)",
+                String::from_utf8_lossy(proto)
+            ),
+        });
+    }
+    let flags = c.u8().ok_or_else(|| malformed("no connect flags"))?;
+    if flags & 0x01 != 0 {
+        return Err(malformed("reserved flag set"));
+    }
+    c.u16().ok_or_else(|| malformed("no keep-alive"))?;
+    let id = c.field().ok_or_else(|| malformed("no client id"))?;
+    let id = client_id(id, flags)?;
+    will_and_login(&mut c, flags).map_err(malformed)?;
+    if c.at != body.len() {
+        return Err(malformed("bytes after the payload"));
+    }
+    Ok(ConnectCheck::Accept {
+        len,
+        client_id: id.to_string(),
+    })
+}
+
+fn malformed(why: &str) -> ConnectCheck {
+    ConnectCheck::Invalid(format!("malformed CONNECT: {why}"))
+}
+
+/// The fixed header: the CONNECT type byte and the remaining length (1 to 4
+/// bytes, 7 bits each); returns (header length, whole packet length).
+fn fixed_header(buf: &[u8]) -> Result<(usize, usize), ConnectCheck> {
+    let &first = buf.first().ok_or(ConnectCheck::Incomplete)?;
+    if first != 0x10 {
+        return Err(ConnectCheck::Invalid(format!(
+            "first packet is not a CONNECT (byte {first:#04x})"
+        )));
+    }
     let mut rem: usize = 0;
     let mut i = 1;
     loop {
-        let Some(&b) = buf.get(i) else {
-            return ConnectCheck::Incomplete;
-        };
+        let &b = buf.get(i).ok_or(ConnectCheck::Incomplete)?;
         rem |= usize::from(b & 0x7f) << (7 * (i - 1));
         i += 1;
         if b & 0x80 == 0 {
             break;
         }
         if i > 4 {
-            return ConnectCheck::Invalid("remaining length longer than 4 bytes".into());
+            return Err(ConnectCheck::Invalid(
+                "remaining length longer than 4 bytes".into(),
+            ));
         }
     }
-    let Some(len) = i.checked_add(rem).filter(|l| *l <= MAX_CONNECT_BYTES) else {
-        return ConnectCheck::Invalid(format!(
+    match i.checked_add(rem).filter(|l| *l <= MAX_CONNECT_BYTES) {
+        Some(len) => Ok((i, len)),
+        None => Err(ConnectCheck::Invalid(format!(
             "CONNECT of {rem} bytes (at most {MAX_CONNECT_BYTES})"
-        ));
-    };
-    let Some(body) = buf.get(i..len) else {
-        return ConnectCheck::Incomplete;
-    };
-    let mut c = Cursor { b: body, at: 0 };
-    let bad = |why: &str| ConnectCheck::Invalid(format!("malformed CONNECT: {why}"));
-    let Some(proto) = c.field() else {
-        return bad("no protocol name");
-    };
-    let Some(level) = c.u8() else {
-        return bad("no protocol level");
-    };
-    if proto != b"MQTT" || level != 4 {
-        return ConnectCheck::Refuse {
-            code: RC_BAD_PROTOCOL,
-            why: format!(
-                "protocol {:?} level {level} (only MQTT 3.1.1 is served)",
-                String::from_utf8_lossy(proto)
-            ),
-        };
+        ))),
     }
-    let Some(flags) = c.u8() else {
-        return bad("no connect flags");
+}
+
+/// The client id, checked: UTF-8, printable, bounded; empty only with clean
+/// session (MQTT 3.1.1 §3.1.3.1: a server may take a zero-byte client id,
+/// and must then assign one; with clean session 0 it must refuse it;
+/// mosquitto_pub and mosquitto_sub send an empty id by default).
+fn client_id(id: &[u8], flags: u8) -> Result<&str, ConnectCheck> {
+    let refuse = |why: String| ConnectCheck::Refuse {
+        code: RC_BAD_CLIENT_ID,
+        why,
     };
-    if flags & 0x01 != 0 {
-        return bad("reserved flag set");
-    }
-    if c.u16().is_none() {
-        return bad("no keep-alive");
-    }
-    let Some(id) = c.field() else {
-        return bad("no client id");
-    };
-    let Ok(id) = std::str::from_utf8(id) else {
-        return ConnectCheck::Refuse {
-            code: RC_BAD_CLIENT_ID,
-            why: "client id is not UTF-8".into(),
-        };
-    };
-    // MQTT 3.1.1 §3.1.3.1: a server may take a zero-byte client id, and
-    // must then assign one; with clean session 0 it must refuse it.
-    // mosquitto_pub and mosquitto_sub send an empty id by default.
+    let id = std::str::from_utf8(id).map_err(|_| refuse("client id is not UTF-8".into()))?;
     if id.is_empty() && flags & 0x02 == 0 {
-        return ConnectCheck::Refuse {
-            code: RC_BAD_CLIENT_ID,
-            why: "empty client id without clean session (MQTT 3.1.1 §3.1.3.1)".into(),
-        };
+        return Err(refuse(
+            "empty client id without clean session (MQTT 3.1.1 §3.1.3.1)".into(),
+        ));
     }
-    let bad_id = if id.is_empty() {
-        None
-    } else {
-        bad_text(id, "client id", MAX_CLIENT_ID_BYTES)
-    };
-    if let Some(why) = bad_id {
-        return ConnectCheck::Refuse {
-            code: RC_BAD_CLIENT_ID,
-            why,
-        };
+    if !id.is_empty() {
+        if let Some(why) = bad_text(id, "client id", MAX_CLIENT_ID_BYTES) {
+            return Err(refuse(why));
+        }
     }
+    Ok(id)
+}
+
+/// The will (topic and message, when its flag is set) and the user name and
+/// password fields the flags announce; `Err` says what is wrong.
+fn will_and_login(c: &mut Cursor<'_>, flags: u8) -> Result<(), &'static str> {
     if flags & 0x04 != 0 {
-        let Some(topic) = c.field() else {
-            return bad("no will topic");
-        };
-        let Ok(topic) = std::str::from_utf8(topic) else {
-            return bad("will topic is not UTF-8");
-        };
+        let topic = c.field().ok_or("no will topic")?;
+        let topic = std::str::from_utf8(topic).map_err(|_| "will topic is not UTF-8")?;
         if topic.is_empty() || topic.contains(['+', '#']) || topic.chars().any(char::is_control) {
-            return bad("will topic empty or with a wildcard or control character");
+            return Err("will topic empty or with a wildcard or control character");
         }
-        if c.field().is_none() {
-            return bad("no will message");
-        }
+        c.field().ok_or("no will message")?;
     } else if flags & 0x38 != 0 {
-        return bad("will QoS or retain without a will");
+        return Err("will QoS or retain without a will");
     }
     if flags & 0x80 != 0 && c.field().is_none() {
-        return bad("no user name");
+        return Err("no user name");
     }
     if flags & 0x40 != 0 && c.field().is_none() {
-        return bad("no password");
+        return Err("no password");
     }
-    if c.at != body.len() {
-        return bad("bytes after the payload");
-    }
-    ConnectCheck::Accept {
-        len,
-        client_id: id.to_string(),
-    }
+    Ok(())
 }
 
 /// Byte offset, in a CONNECT body, of the client id's length field: the
