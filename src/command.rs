@@ -314,6 +314,10 @@ impl fmt::Display for MessageError {
 
 impl std::error::Error for MessageError {}
 
+/// The vehicle's per-iteration report: one JSON object with the CSV columns
+/// (docs/formats.md §3); its `t` is the mission time, s since the vehicle started.
+pub const NODE_REPORT: &str = "NODE_REPORT";
+
 /// Every variable a vehicle subscribes to, with how its payload is read.
 /// Deprecated classic aliases (`USM_FORCE_*`) map to their modern names.
 pub const SUBSCRIPTIONS: &[(&str, Kind, &str)] = &[

@@ -33,6 +33,7 @@
 //!
 //! * [`batch`]: a vectorised fleet stepped from setpoint arrays (Python, RL).
 //! * [`encounter`]: closest point of approach, near misses, collisions.
+//! * [`recording`]: a live run's messages → CSV, MCAP or alog (`usim record`).
 //! * [`replay`]: the deterministic mission runner; CSV, posts, MCAP, ROS 2 bag
 //!   and alog outputs.
 //! * [`sweep`]: seeded Monte Carlo sweeps, shards and their merge.
@@ -46,7 +47,7 @@
 //!   over its [`live::host::Transport`] interface.
 //! * [`moos`]: MOOS V10: codec, client, MOOSDB, `usim moos`, the MQTT bridge.
 //! * [`mqtt`]: `usim run`/`fleet` on MQTT, the embedded broker, the tools,
-//!   `record`, the NMEA server.
+//!   `record`'s subscriptions, the NMEA server.
 //! * [`view`]: `usim view`, the live fleet view in the browser.
 //!
 //! ## Tools: what the user calls
@@ -76,6 +77,7 @@ pub mod ros2;
 // runners
 pub mod batch;
 pub mod encounter;
+pub mod recording;
 pub mod replay;
 pub mod sweep;
 // transports

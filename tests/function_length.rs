@@ -29,7 +29,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("src/mqtt/burst.rs", "writer", 104),
     ("src/mqtt/fleet.rs", "up", 165),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
-    ("src/mqtt/record.rs", "record", 174),
 ];
 
 fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {

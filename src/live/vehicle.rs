@@ -14,9 +14,7 @@ use crate::command::SUBSCRIPTIONS;
 use crate::config::VehicleConfig;
 use crate::model::{PubValue, Vehicle};
 
-/// One JSON object per iteration with the CSV columns (docs/formats.md §3);
-/// its `t` is the mission time, s since the vehicle started.
-pub const NODE_REPORT: &str = "NODE_REPORT";
+pub use crate::command::NODE_REPORT;
 /// MOOS's string form `NAME=..,X=..,...,TIME=..` (optional, docs/formats.md §4);
 /// its `TIME` is the vehicle clock, Unix s.
 pub const NODE_REPORT_LOCAL: &str = "NODE_REPORT_LOCAL";
