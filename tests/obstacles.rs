@@ -14,7 +14,7 @@ use mqtt_util::{spawn_vehicle, topic, write_config, Broker, BrokerKind, Watcher}
 /// The square's west edge, m east of the start, and the hit range, m.
 const EDGE_X: f64 = 50.1;
 const HIT_RANGE: f64 = 5.0;
-/// Start speed and the thrust that holds it (thrust factor 20, model.md §7), Δt.
+/// Start speed and the thrust that holds it (thrust factor 20, docs/model.md §7), Δt.
 const SPEED: f64 = 2.0;
 const DT: f64 = 0.1;
 
@@ -69,7 +69,7 @@ fn replay(mission: &Path) -> (String, Vec<(u64, f64, f64)>) {
 }
 
 /// The hand computation (docs/obstacles.md §6): straight east at `SPEED`,
-/// x = SPEED·DT·k after step k (model.md §10); the first k with
+/// x = SPEED·DT·k after step k (docs/model.md §10); the first k with
 /// EDGE_X − x < HIT_RANGE.
 fn predicted_hit_k() -> u64 {
     let step = SPEED * DT;
