@@ -219,3 +219,46 @@ fn live_run_posts_obstacles_points_and_the_hit_on_mosquitto() {
         "one hit"
     );
 }
+
+/// `usim sweep` over the start's y: on the square's line (y = 0) the run
+/// hits it once; 30 m north (20 m clear of the square, 15 m more than the
+/// hit range) it never does. The summary's `obstacle_hits` column says so.
+#[test]
+fn a_sweep_counts_hits_per_run() {
+    let d = tempfile::tempdir().unwrap();
+    write_mission(d.path(), "classic", &square());
+    let sweep = d.path().join("sweep.toml");
+    std::fs::write(
+        &sweep,
+        "[sweep]\nmission = \"classic.toml\"\n\n[[var]]\nname = \"y0\"\nkind = \"grid\"\n\
+         target = \"a.start_y\"\nvalues = [0.0, 30.0]\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_usim"))
+        .arg("sweep")
+        .arg(&sweep)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "obstacle_hits")
+        .expect("obstacle_hits column");
+    let hits: Vec<(String, String)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[col].to_string())
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            ("0".to_string(), "1".to_string()),
+            ("30".to_string(), "0".to_string())
+        ]
+    );
+}

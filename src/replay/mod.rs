@@ -868,7 +868,9 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
 {
-    if posts.is_some() || out.wants_rows() || out.wants_publications() {
+    // Obstacles are checked between iterations: the plain loop.
+    let obstacles = (0..mission.vehicle_count()).any(|i| mission.vehicle_at(i).obstacles.is_some());
+    if posts.is_some() || out.wants_rows() || out.wants_publications() || obstacles {
         let (mut recs_a, mut recs_b): (Vec<A>, Vec<B>) = (Vec::new(), Vec::new());
         return run_fleet(mission, out, posts, progress, |k, t, vs| {
             record_split(vs, &record, &mut recs_a, &mut recs_b);
