@@ -262,3 +262,64 @@ fn a_sweep_counts_hits_per_run() {
         ]
     );
 }
+
+/// `usim plot --obstacles`: the square is drawn as one light-grey polygon
+/// in the track panel, with equal axes (its 19.9 m by 20 m in pixels in
+/// the same ratio); without the flag there is none.
+#[test]
+fn plot_draws_the_obstacle_polygons() {
+    let d = tempfile::tempdir().unwrap();
+    let m = write_mission(d.path(), "classic", &square());
+    replay(&m);
+    let csv = m.with_extension("csv");
+    let plot = |extra: &[&str]| {
+        let svg = d.path().join("track.svg");
+        let o = Command::new(env!("CARGO_BIN_EXE_usim"))
+            .arg("plot")
+            .arg(&csv)
+            .args(["--panels", "track", "-o"])
+            .arg(&svg)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&svg).unwrap()
+    };
+    let obstacles = d.path().join("square.txt");
+    let svg = plot(&["--obstacles", obstacles.to_str().unwrap()]);
+    let grey: Vec<&str> = svg
+        .split("<polygon")
+        .skip(1)
+        .filter(|p| p.contains("fill=\"#C8C8C8\""))
+        .collect();
+    assert_eq!(grey.len(), 1, "one obstacle polygon");
+    let pts = grey[0]
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let xy: Vec<(f64, f64)> = pts
+        .split_whitespace()
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(xy.len(), 4);
+    let (xs, ys): (Vec<f64>, Vec<f64>) = xy.into_iter().unzip();
+    let w =
+        xs.iter().cloned().fold(f64::MIN, f64::max) - xs.iter().cloned().fold(f64::MAX, f64::min);
+    let h =
+        ys.iter().cloned().fold(f64::MIN, f64::max) - ys.iter().cloned().fold(f64::MAX, f64::min);
+    let want = (70.0 - EDGE_X) / 20.0;
+    assert!(
+        (w / h - want).abs() < 0.02,
+        "{w} x {h} px, want ratio {want}"
+    );
+    assert!(
+        !plot(&[]).contains("#C8C8C8"),
+        "no obstacles without the flag"
+    );
+}
