@@ -81,6 +81,26 @@ pub fn build(src: &Source<'_>, raw: &Spanned<RawObstacles>) -> Result<Arc<Setup>
     Ok(Arc::new(Setup { field, settings }))
 }
 
+/// An obstacle field from obstacle file `file` (relative to `base`'s
+/// directory) with `settings` (a `.moos` file's uFldObstacleSim block,
+/// `usim moos`); the file's errors name it, its line and key.
+pub fn from_file(base: &Path, file: &str, settings: Settings) -> Result<Arc<Setup>, ConfigError> {
+    let path = base.parent().unwrap_or_else(|| Path::new(".")).join(file);
+    let text = super::read_capped(&path, super::MAX_INPUT_BYTES).map_err(|e| ConfigError {
+        path: base.to_path_buf(),
+        line: None,
+        key: Some("obstacle_file".to_string()),
+        message: format!("cannot read {}: {e}", path.display()),
+    })?;
+    let field = obstacle::parse(&text).map_err(|e| ConfigError {
+        path: path.clone(),
+        line: Some(e.line),
+        key: Some(e.key.clone()),
+        message: e.message.clone(),
+    })?;
+    Ok(Arc::new(Setup { field, settings }))
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
