@@ -166,24 +166,25 @@ fn obstacles_from_moos(
     else {
         return Ok(None);
     };
-    let number = |lines: &[(String, String)],
-                  block: &str,
-                  key: &str|
-     -> anyhow::Result<Option<f64>> {
-        let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
-            return Ok(None);
-        };
-        match v.parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 && x <= crate::config::obstacles::MAX_RANGE_M => {
-                Ok(Some(x))
+    let number =
+        |lines: &[(String, String)], block: &str, key: &str| -> anyhow::Result<Option<f64>> {
+            let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
+                return Ok(None);
+            };
+            match v.parse::<f64>() {
+                Ok(x)
+                    if x.is_finite()
+                        && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) =>
+                {
+                    Ok(Some(x))
+                }
+                _ => anyhow::bail!(
+                    "{}: {block}: key `{key}`: expected a number ≥ 0, got `{}`",
+                    path.display(),
+                    log_safe(v, 40)
+                ),
             }
-            _ => anyhow::bail!(
-                "{}: {block}: key `{key}`: expected a number ≥ 0, got `{}`",
-                path.display(),
-                log_safe(v, 40)
-            ),
-        }
-    };
+        };
     let mut s = crate::obstacle::Settings::default();
     if let Some(x) = number(&sim, "uFldObstacleSim", "sensor_range")? {
         s.sensor_range = x;
