@@ -183,6 +183,7 @@ fn plot(c: &mut Criterion) {
     let fig = usim::plot::Figure {
         panels: usim::plot::Panel::ALL.to_vec(),
         title: Some("long_survey".into()),
+        obstacles: Vec::new(),
     };
     let mut g = c.benchmark_group("plot");
     g.sample_size(10);

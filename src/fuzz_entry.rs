@@ -50,6 +50,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ros2_command", ros2_command),
     ("moos_bridge", moos_bridge),
     ("moos_wildcard", moos_wildcard),
+    ("obstacles", obstacles),
 ];
 
 /// The function of target `name`.
@@ -1310,4 +1311,50 @@ pub fn moos_wildcard(data: &[u8]) {
     if let Some(f) = Filter::parse(&String::from_utf8_lossy(rest)) {
         assert!(f.interval.is_finite() && f.interval >= 0.0);
     }
+}
+
+/// An obstacle file (uFldObstacleSim's format, `obstacle::parse`): a file
+/// that parses has at most the bounded number of convex polygons of
+/// bounded size with unique labels; distances from any point are finite
+/// and ≥ 0; a tracker walking across the field counts at most one hit per
+/// obstacle per approach; the postings name each obstacle's label.
+pub fn obstacles(data: &[u8]) {
+    use crate::obstacle::{file, postings, Setup, Tracker};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(field) = crate::obstacle::parse(text) else {
+        return;
+    };
+    assert!(field.obstacles.len() <= file::MAX_OBSTACLES);
+    let mut labels = std::collections::HashSet::new();
+    for o in &field.obstacles {
+        assert!(o.poly.is_convex(), "{}: not convex", o.label);
+        assert!(o.poly.pts.len() <= file::MAX_POINTS);
+        assert!(labels.insert(o.label.clone()), "{}: label twice", o.label);
+        for (x, y) in [(0.0, 0.0), (1e7, -1e7), (-3.5, 100.0)] {
+            let d = o.poly.distance(x, y);
+            assert!(d.is_finite() && d >= 0.0, "distance {d}");
+        }
+        assert!(postings::known_obstacle(o).ends_with(&format!(",label={}", o.label)));
+        assert!(postings::view_polygon(o).contains(&format!(",label={},", o.label)));
+    }
+    let n = field.obstacles.len() as u64;
+    let mut t = Tracker::new(std::sync::Arc::new(Setup {
+        field,
+        settings: crate::obstacle::Settings {
+            post_points: true,
+            ..Default::default()
+        },
+    }));
+    let _ = t.start_postings();
+    for i in 0..8 {
+        let x = -1e3 + 250.0 * f64::from(i);
+        let hits = t.observe(x, x / 3.0);
+        assert!(hits.len() as u64 <= n);
+        for (fx, fy, _) in t.features(x, x / 3.0) {
+            assert!(fx.is_finite() && fy.is_finite());
+        }
+    }
+    assert!(t.hits() <= 8 * n);
 }

@@ -13,6 +13,8 @@
 //! * [`interp`]: setpoint shaping: timed-command lists and jerk-limited profiles.
 //! * [`model`]: the uSimMarine and V22 physics ([`model::Vehicle`]); time and
 //!   inputs are arguments.
+//! * [`obstacle`]: polygon obstacles in uFldObstacleSim's file format: hits,
+//!   sensed points and the MOOS-IvP postings (sans-IO).
 //! * [`sensor`]: sensor degradation between the true state and the `NAV_*`
 //!   postings (noise, Gauss–Markov bias, outliers, dropouts, latency), seeded.
 //! * [`text`]: clipping echoed text, the nearest known word to a typo.
@@ -62,6 +64,7 @@ pub mod actuator;
 pub mod command;
 pub mod interp;
 pub mod model;
+pub mod obstacle;
 pub mod sensor;
 pub mod text;
 // files

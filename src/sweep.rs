@@ -828,7 +828,8 @@ impl Sweep {
     /// The summary header: `run`, the variables, then per vehicle
     /// `V_x,V_y,V_heading,V_distance`, then `min_range` (fleets),
     /// `near_misses,collisions` (missions with encounter ranges),
-    /// `reach_time` (if configured) and `dropped`.
+    /// `reach_time` (if configured), `obstacle_hits` (if a vehicle has
+    /// obstacles, docs/obstacles.md) and `dropped`.
     pub fn header(&self) -> String {
         let mut h = String::from("run");
         for v in &self.spec.vars {
@@ -850,6 +851,9 @@ impl Sweep {
         }
         if self.spec.reach.is_some() {
             h.push_str(",reach_time");
+        }
+        if has_obstacles(&self.mission) {
+            h.push_str(",obstacle_hits");
         }
         h.push_str(",dropped");
         h
@@ -977,9 +981,17 @@ impl Sweep {
                 crate::replay::csv::round_to_microsecond(reach_time),
             );
         }
+        if has_obstacles(&m) {
+            let _ = write!(line, ",{}", summary.obstacle_hit_count);
+        }
         let _ = writeln!(line, ",{}", summary.dropped.len());
         Ok(String::from_utf8_lossy(&line).into_owned())
     }
+}
+
+/// Whether a vehicle of `m` has obstacles (the `obstacle_hits` column).
+fn has_obstacles(m: &Mission) -> bool {
+    (0..m.vehicle_count()).any(|i| m.vehicle_at(i).obstacles.is_some())
 }
 
 /// A shard `I/N`: the I-th (0-based) of N contiguous slices of the runs.

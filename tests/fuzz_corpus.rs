@@ -188,3 +188,8 @@ fn ros2_command() {
 fn moos_bridge() {
     replay("moos_bridge");
 }
+
+#[test]
+fn obstacles() {
+    replay("obstacles");
+}

@@ -198,6 +198,8 @@ fn the_test_files_cover_every_importable_key() {
         "current_tide",
         // sensor degradation (docs/config.md "[sensors]"): uSimMarine's are perfect
         "sensors",
+        // obstacles (docs/obstacles.md): uFldObstacleSim's block, not uSimMarine's
+        "obstacles",
     ];
     for key in usim::config::VEHICLE_KEYS {
         if !own.contains(key) {

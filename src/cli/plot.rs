@@ -34,6 +34,10 @@ pub struct PlotArgs {
     /// `vehicle` column, the alog's vehicle, else the file name).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub labels: Vec<String>,
+    /// An obstacle file (uFldObstacleSim's format, docs/obstacles.md): its
+    /// polygons drawn grey under the tracks.
+    #[arg(long, value_name = "FILE")]
+    pub obstacles: Option<PathBuf>,
     /// Image format; default: from the extension of -o.
     #[arg(long, value_enum)]
     pub format: Option<PlotFormat>,
@@ -69,6 +73,22 @@ fn format_of(explicit: Option<PlotFormat>, out: &Path) -> anyhow::Result<ImageFo
         PlotFormat::Svg => ImageFormat::Svg,
         PlotFormat::Png => ImageFormat::Png,
     })
+}
+
+/// The polygons of obstacle file `path`; errors name the file, line and key.
+fn load_obstacles(path: &Path) -> anyhow::Result<Vec<crate::obstacle::Polygon>> {
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_TEXT_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let field = crate::obstacle::parse(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}: key `{}`: {}",
+            path.display(),
+            e.line,
+            e.key,
+            e.message
+        )
+    })?;
+    Ok(field.obstacles.into_iter().map(|o| o.poly).collect())
 }
 
 /// Read run CSVs; labels are the vehicle names (a `vehicle` column) or the
@@ -130,9 +150,14 @@ pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
     if drawn.len() < panels.len() {
         eprintln!("usim: depth is 0 throughout: no depth panel");
     }
+    let obstacles = match &a.obstacles {
+        Some(path) => load_obstacles(path)?,
+        None => Vec::new(),
+    };
     let fig = Figure {
         panels: drawn,
         title: a.title,
+        obstacles,
     };
     let bytes = plot::render(&runs, &fig, format)
         .with_context(|| format!("drawing {}", a.output.display()))?;

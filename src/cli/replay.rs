@@ -423,8 +423,34 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             Some(path) => eprintln!("usim: wrote {} rows to {}", summary.rows, path.display()),
             None => {}
         }
+        if let Some(line) = obstacle_line(&mission, &summary) {
+            eprintln!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `usim: obstacle hits: N` and the first hit (vehicle, obstacle, time),
+/// when a vehicle of `mission` has obstacles (docs/obstacles.md §5).
+fn obstacle_line(
+    mission: &crate::mission::Mission,
+    summary: &crate::replay::Summary,
+) -> Option<String> {
+    let n = mission.vehicle_count();
+    if (0..n).all(|i| mission.vehicle_at(i).obstacles.is_none()) {
+        return None;
+    }
+    let mut line = format!("usim: obstacle hits: {}", summary.obstacle_hit_count);
+    if let Some(h) = summary.obstacle_hits.first() {
+        line += &format!(
+            " (first: {} met {} at t = {} s, iteration {})",
+            mission.vehicle_at(h.vehicle).name,
+            h.label,
+            h.t,
+            h.k
+        );
+    }
+    Some(line)
 }
 
 /// The `--encounters` file being written: the tracker and the file.

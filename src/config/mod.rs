@@ -18,6 +18,7 @@ use crate::model::{drift, Actuator, ModelVariant, Params};
 
 pub mod env;
 mod error;
+pub mod obstacles;
 mod raw;
 pub mod sensors;
 pub mod v22;
@@ -98,6 +99,9 @@ pub struct VehicleConfig {
     pub mmsi: Option<u32>,
     /// AIS ship type 0..=99 (default 0: not available).
     pub ais_ship_type: u8,
+    /// The obstacle field and how this vehicle meets it (`[obstacles]`,
+    /// docs/obstacles.md); `None`: no obstacles.
+    pub obstacles: Option<std::sync::Arc<crate::obstacle::Setup>>,
     /// Warnings for values uSimMarine would reject ("unhandled config"), naming the key.
     pub warnings: Vec<String>,
 }
@@ -121,6 +125,7 @@ impl Default for VehicleConfig {
             platform_beam: 0.0,
             mmsi: None,
             ais_ship_type: 0,
+            obstacles: None,
             warnings: Vec::new(),
         }
     }
@@ -307,6 +312,9 @@ pub fn build_vehicle(src: &Source<'_>, raw: &RawVehicle) -> Result<VehicleConfig
     }
     v22::build(src, raw, &mut p, &mut warnings)?;
     p.actuators = build_actuators(src, raw)?;
+    if let Some(ob) = &raw.obstacles {
+        cfg.obstacles = Some(obstacles::build(src, ob)?);
+    }
     cfg.params = p;
     cfg.warnings = warnings;
     Ok(cfg)
@@ -1000,7 +1008,8 @@ mod tests {
             | "post_navpos_summary"
             | "current_field_active"
             | "node_report_local" => "false",
-            "mqtt" | "actuators" | "aliases" | "sea" | "wind" | "current_tide" | "sensors" => "{}",
+            "mqtt" | "actuators" | "aliases" | "sea" | "wind" | "current_tide" | "sensors"
+            | "obstacles" => "{}",
             "mmsi" | "ais_ship_type" => "1",
             _ => "1.0",
         }
@@ -1020,6 +1029,7 @@ mod tests {
                 "actuators" => "`[actuators.NAME]`".to_string(),
                 "aliases" => "`[aliases]`".to_string(),
                 "sensors" => "`[sensors]`".to_string(),
+                "obstacles" => "`[obstacles]`".to_string(),
                 "sea" | "wind" | "current_tide" => format!("`[{key}]`"),
                 k => format!("`{k}`"),
             };

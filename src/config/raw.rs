@@ -171,6 +171,7 @@ pub struct RawVehicle {
     pub actuators: Option<BTreeMap<String, Spanned<RawActuator>>>,
     pub aliases: Option<BTreeMap<String, Spanned<Vec<String>>>>,
     pub sensors: Option<Spanned<RawSensors>>,
+    pub obstacles: Option<Spanned<RawObstacles>>,
 }
 
 /// Every key a vehicle table accepts (for suggestions and `usim example`).
@@ -268,6 +269,7 @@ pub const VEHICLE_KEYS: &[&str] = &[
     "actuators",
     "aliases",
     "sensors",
+    "obstacles",
 ];
 
 /// Keys whose value is a TOML string (an unquoted value gets a hint).
@@ -413,4 +415,25 @@ pub const SENSOR_KEYS: &[&str] = &[
     "depth_sigma",
     "latency",
     "faults",
+];
+
+/// `[obstacles]` as written (docs/obstacles.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RawObstacles {
+    pub file: S<String>,
+    pub sensor_range: S<f64>,
+    pub hit_range: S<f64>,
+    pub post_points: S<bool>,
+    pub refresh_interval: S<f64>,
+}
+
+/// Every key of the `[obstacles]` table.
+pub const OBSTACLE_KEYS: &[&str] = &[
+    "file",
+    "sensor_range",
+    "hit_range",
+    "post_points",
+    "refresh_interval",
 ];

@@ -94,6 +94,71 @@ pub fn echo_vars(cfg: &VehicleConfig) -> Vec<&'static str> {
         .collect()
 }
 
+/// The vehicle's true position, m: the GT record in dual state, else the
+/// NAV record (sensor noise is applied to the postings, not the record).
+fn true_position(v: &Vehicle) -> (f64, f64) {
+    let r = if v.params().dual_state {
+        v.ground_truth()
+    } else {
+        v.nav()
+    };
+    (r.x, r.y)
+}
+
+/// A live vehicle's obstacles (docs/obstacles.md): the tracker, the hits
+/// not yet posted, the vehicle's `TRACKED_FEATURE_<V>` variable.
+#[derive(Debug)]
+struct ObstacleWatch {
+    tracker: crate::obstacle::Tracker,
+    unposted_hits: Vec<String>,
+    feature_var: String,
+}
+
+impl ObstacleWatch {
+    /// After a step: each new hit is handed to the model as
+    /// `OBSTACLE_HIT = "true"` (before its next step) and kept for posting.
+    fn after_step(&mut self, vehicle: &mut Vehicle, t_s: f64) {
+        use crate::command::{Command, Payload};
+        use crate::obstacle::postings::HIT_VALUE;
+        let (x, y) = true_position(vehicle);
+        for hit in self.tracker.observe(x, y) {
+            let hit_cmd = Command::ObstacleHit(Payload::Text(HIT_VALUE.to_string()));
+            // a bool word: neither model refuses it
+            let _ = vehicle.handle_command(hit_cmd, t_s);
+            debug!("obstacle hit: {}", hit.label);
+            if self.unposted_hits.len() < 64 {
+                self.unposted_hits.push(hit.label);
+            }
+        }
+    }
+
+    /// The obstacle postings of this iteration: the start-up set when due,
+    /// the sensed points at `(x, y)`, one `OBSTACLE_HIT` per hit since the
+    /// last call. Returns the number refused.
+    fn publish(
+        &mut self,
+        t_s: f64,
+        (x, y): (f64, f64),
+        send: &mut impl FnMut(&str, Value<'_>) -> u64,
+    ) -> u64 {
+        use crate::obstacle::postings::{self, HIT_VALUE, OBSTACLE_HIT};
+        let mut failed = 0;
+        if self.tracker.start_postings_due(t_s) {
+            for (var, text) in self.tracker.start_postings() {
+                failed += send(var, Value::Text(&text));
+            }
+        }
+        for (fx, fy, label) in self.tracker.features(x, y) {
+            let text = postings::tracked_feature(fx, fy, label);
+            failed += send(&self.feature_var, Value::Text(&text));
+        }
+        for _ in self.unposted_hits.drain(..) {
+            failed += send(OBSTACLE_HIT, Value::Text(HIT_VALUE));
+        }
+        failed
+    }
+}
+
 /// One live vehicle (see the module doc).
 #[derive(Debug)]
 pub struct LiveVehicle {
@@ -117,6 +182,8 @@ pub struct LiveVehicle {
     pub mail_dropped: u64,
     mail_dropped_unlogged: u64,
     mail_dropped_logged: Instant,
+    /// The obstacles this vehicle meets and senses (`[obstacles]`).
+    obstacles: Option<ObstacleWatch>,
     /// Scratch buffer of the `NODE_REPORT` JSON.
     json: Vec<u8>,
     /// `,"platform_type":..,"platform_length":..}`: the platform fields
@@ -164,6 +231,11 @@ impl LiveVehicle {
             mail_dropped_logged: Instant::now()
                 .checked_sub(Duration::from_secs(10))
                 .unwrap_or_else(Instant::now),
+            obstacles: cfg.obstacles.as_ref().map(|setup| ObstacleWatch {
+                tracker: crate::obstacle::Tracker::new(std::sync::Arc::clone(setup)),
+                unposted_hits: Vec::new(),
+                feature_var: crate::obstacle::postings::tracked_feature_var(&cfg.name),
+            }),
             json: Vec::new(),
             platform_json: format!(",\"platform_type\":{kind},\"platform_length\":{length}}}")
                 .into_bytes(),
@@ -195,6 +267,9 @@ impl LiveVehicle {
             }
         }
         self.vehicle.step(t_s);
+        if let Some(w) = self.obstacles.as_mut() {
+            w.after_step(&mut self.vehicle, t_s);
+        }
     }
 
     fn note_mail_dropped(&mut self, dropped: u64) {
@@ -235,6 +310,9 @@ impl LiveVehicle {
                 );
                 failed += send(PID_OUTPUT, Value::Text(&json));
             }
+        }
+        if let Some(w) = self.obstacles.as_mut().filter(|_| self.set.postings) {
+            failed += w.publish(t_s, true_position(&self.vehicle), &mut send);
         }
         if !self.set.node_report && self.node_report_local.is_none() {
             return failed;

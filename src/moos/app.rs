@@ -125,8 +125,11 @@ pub fn load_mission(
         },
     )
     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let config = crate::config::parse_vehicle(path, &imported.toml)
+    let mut config = crate::config::parse_vehicle(path, &imported.toml)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if config.obstacles.is_none() {
+        config.obstacles = obstacles_from_moos(path, &text)?;
+    }
     let mut warnings: Vec<String> = imported.unmapped.iter().map(|u| u.to_string()).collect();
     warnings.extend(globals.warnings.iter().cloned());
     warnings.extend(config.warnings.iter().cloned());
@@ -139,6 +142,66 @@ pub fn load_mission(
         note,
         block,
     })
+}
+
+/// The obstacles of a `.moos` file's `ProcessConfig = uFldObstacleSim`
+/// block (docs/obstacles.md): its `obstacle_file` (relative to the file),
+/// `sensor_range`, `post_points`, `refresh_interval`, and the hit range
+/// from a uFldCollObDetect block's `collision_dist`. `None` without such a
+/// block or without `obstacle_file`.
+fn obstacles_from_moos(
+    path: &Path,
+    text: &str,
+) -> anyhow::Result<Option<std::sync::Arc<crate::obstacle::Setup>>> {
+    let names = crate::moos_import::block_names(text);
+    let has = |n: &str| names.iter().any(|b| b.eq_ignore_ascii_case(n));
+    if !has("uFldObstacleSim") {
+        return Ok(None);
+    }
+    let sim = crate::moos_import::block_lines(text, "uFldObstacleSim");
+    let Some(file) = sim
+        .iter()
+        .find(|(k, _)| k == "obstacle_file")
+        .map(|(_, v)| v)
+    else {
+        return Ok(None);
+    };
+    let number =
+        |lines: &[(String, String)], block: &str, key: &str| -> anyhow::Result<Option<f64>> {
+            let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
+                return Ok(None);
+            };
+            match v.parse::<f64>() {
+                Ok(x)
+                    if x.is_finite()
+                        && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) =>
+                {
+                    Ok(Some(x))
+                }
+                _ => anyhow::bail!(
+                    "{}: {block}: key `{key}`: expected a number ≥ 0, got `{}`",
+                    path.display(),
+                    log_safe(v, 40)
+                ),
+            }
+        };
+    let mut s = crate::obstacle::Settings::default();
+    if let Some(x) = number(&sim, "uFldObstacleSim", "sensor_range")? {
+        s.sensor_range = x;
+    }
+    s.refresh_interval = number(&sim, "uFldObstacleSim", "refresh_interval")?.filter(|x| *x > 0.0);
+    s.post_points = sim
+        .iter()
+        .any(|(k, v)| k == "post_points" && v.eq_ignore_ascii_case("true"));
+    if has("uFldCollObDetect") {
+        let det = crate::moos_import::block_lines(text, "uFldCollObDetect");
+        if let Some(x) = number(&det, "uFldCollObDetect", "collision_dist")? {
+            s.hit_range = x;
+        }
+    }
+    let setup =
+        crate::config::obstacles::from_file(path, file, s).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(setup))
 }
 
 /// Everything a running app needs.

@@ -113,7 +113,14 @@ pub struct Figure {
     pub panels: Vec<Panel>,
     /// Title at the top (none: no title line).
     pub title: Option<String>,
+    /// Obstacle polygons drawn under the tracks (`usim plot --obstacles`,
+    /// docs/obstacles.md), m.
+    pub obstacles: Vec<crate::obstacle::Polygon>,
 }
+
+/// Fill of the obstacle polygons in the track panel (light grey; the
+/// edge is a darker grey).
+pub const OBSTACLE_FILL: RGBColor = RGBColor(200, 200, 200);
 
 /// A run with its legend label.
 #[derive(Debug, Clone)]
@@ -216,7 +223,7 @@ where
             rest.clone()
         };
         match panel {
-            Panel::Track => draw_track(&area, runs, (t0, t1))?,
+            Panel::Track => draw_track(&area, runs, &fig.obstacles, (t0, t1))?,
             Panel::Speed => draw_series(
                 &area,
                 runs,
@@ -345,6 +352,7 @@ fn label_font(size: u32) -> TextStyle<'static> {
 fn draw_track<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     runs: &[Labelled],
+    obstacles: &[crate::obstacle::Polygon],
     (t0, t1): (f64, f64),
 ) -> Result<(), PlotError>
 where
@@ -353,8 +361,17 @@ where
     let area = area
         .titled("track (x east, y north; colour = time)", label_font(16))
         .map_err(err)?;
-    let (xlo, xhi) = min_max(runs.iter().flat_map(|r| r.run.x.iter().copied()));
-    let (ylo, yhi) = min_max(runs.iter().flat_map(|r| r.run.y.iter().copied()));
+    let ob_pts = || obstacles.iter().flat_map(|p| p.pts.iter().copied());
+    let (xlo, xhi) = min_max(
+        runs.iter()
+            .flat_map(|r| r.run.x.iter().copied())
+            .chain(ob_pts().map(|p| p.0)),
+    );
+    let (ylo, yhi) = min_max(
+        runs.iter()
+            .flat_map(|r| r.run.y.iter().copied())
+            .chain(ob_pts().map(|p| p.1)),
+    );
     // Equal axes: metres per pixel the same both ways.
     let (margin, xlab, ylab) = (10u32, 40u32, 70u32);
     let (aw, ah) = area.dim_in_pixel();
@@ -380,6 +397,22 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(err)?;
+    for ob in obstacles {
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                ob.pts.clone(),
+                OBSTACLE_FILL.filled(),
+            )))
+            .map_err(err)?;
+        let mut edge = ob.pts.clone();
+        edge.extend(ob.pts.first().copied());
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                edge,
+                RGBColor(120, 120, 120).stroke_width(1),
+            )))
+            .map_err(err)?;
+    }
     let tick_len = mpp * 7.0;
     let tspan = t1 - t0;
     for (ri, lr) in runs.iter().enumerate() {

@@ -38,6 +38,30 @@ pub struct Summary {
     pub rows: u64,
     /// Messages the vehicle dropped.
     pub dropped: Vec<Dropped>,
+    /// Obstacle hits of every vehicle (docs/obstacles.md §4), in order;
+    /// at most [`MAX_HIT_EVENTS`] kept, all counted in
+    /// [`Summary::obstacle_hit_count`].
+    pub obstacle_hits: Vec<ObstacleHitEvent>,
+    /// Obstacle hits in all.
+    pub obstacle_hit_count: u64,
+}
+
+/// Most obstacle hits a [`Summary`] lists (the rest are counted).
+pub const MAX_HIT_EVENTS: usize = 10_000;
+
+/// One obstacle hit of a replay: after iteration `k` the vehicle's
+/// reference point met the obstacle; `OBSTACLE_HIT = "true"` was delivered
+/// to it before iteration `k + 1`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObstacleHitEvent {
+    /// The vehicle (index in the mission).
+    pub vehicle: usize,
+    /// The iteration after which it was found.
+    pub k: u64,
+    /// Mission time of that iteration, s.
+    pub t: f64,
+    /// The obstacle's label.
+    pub label: String,
 }
 
 /// Where a replay's rows and posts go (CSV, MCAP).
@@ -456,6 +480,68 @@ fn deliver<O: Output>(
     Ok(())
 }
 
+/// One [`Tracker`](crate::obstacle::Tracker) per vehicle of `mission`
+/// with an `[obstacles]` table (`None` for the others); empty if none has.
+fn make_trackers(mission: &Mission) -> Vec<Option<crate::obstacle::Tracker>> {
+    let n = mission.vehicle_count();
+    if (0..n).all(|i| mission.vehicle_at(i).obstacles.is_none()) {
+        return Vec::new();
+    }
+    (0..n)
+        .map(|i| {
+            let setup = mission.vehicle_at(i).obstacles.clone();
+            setup.map(crate::obstacle::Tracker::new)
+        })
+        .collect()
+}
+
+/// After iteration `k` (mission time `rel`, vehicle clock `clock`, s):
+/// measure each tracked vehicle's true position (GT in dual state, else
+/// NAV) against its obstacles; each new hit delivers `OBSTACLE_HIT =
+/// "true"` to the vehicle (shown to `out` as a post, line 0) and goes into
+/// `summary`.
+fn check_obstacles<O: Output>(
+    trackers: &mut [Option<crate::obstacle::Tracker>],
+    vehicles: &mut [Vehicle],
+    out: &mut O,
+    (k, rel, clock): (u64, f64, f64),
+    summary: &mut Summary,
+) -> std::io::Result<()> {
+    use crate::command::{Command, Payload};
+    use crate::obstacle::postings::{HIT_VALUE, OBSTACLE_HIT};
+    for (i, (tracker, v)) in trackers.iter_mut().zip(vehicles.iter_mut()).enumerate() {
+        let Some(tracker) = tracker else { continue };
+        let r = if v.params().dual_state {
+            v.ground_truth()
+        } else {
+            v.nav()
+        };
+        for hit in tracker.observe(r.x, r.y) {
+            let command = Command::ObstacleHit(Payload::Text(HIT_VALUE.to_string()));
+            let post = Post {
+                t: rel,
+                var: OBSTACLE_HIT.to_string(),
+                command: command.clone(),
+                line: 0,
+                vehicle: i,
+            };
+            out.post(&post, clock)?;
+            // a bool word: neither model refuses it
+            let _ = v.handle_command(command, clock);
+            summary.obstacle_hit_count += 1;
+            if summary.obstacle_hits.len() < MAX_HIT_EVENTS {
+                summary.obstacle_hits.push(ObstacleHitEvent {
+                    vehicle: i,
+                    k,
+                    t: rel,
+                    label: hit.label,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The one replay loop, for one vehicle or many: every vehicle runs on the
 /// same clock; before iteration `k` every due post is delivered in file
 /// order to its vehicle; then every vehicle steps; then (every
@@ -503,6 +589,7 @@ pub fn run_fleet<O: Output>(
     let steps = mission.steps;
     let mut times = RelTimes::new(mission);
     let parallel = vehicles.len() >= PARALLEL_FLEET && rayon::current_num_threads() > 1;
+    let mut trackers = make_trackers(mission);
     for k in 1..=steps {
         let rel = times.next_rel();
         let clock = mission.start_time + rel;
@@ -556,6 +643,10 @@ pub fn run_fleet<O: Output>(
                 out.vehicle_row(i, &snap, clock)?;
                 summary.rows += 1;
             }
+        }
+        if !trackers.is_empty() {
+            let when = (k, rel, clock);
+            check_obstacles(&mut trackers, &mut vehicles, &mut out, when, &mut summary)?;
         }
         if k % 4096 == 0 {
             progress(k, steps);
@@ -777,7 +868,9 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
 {
-    if posts.is_some() || out.wants_rows() || out.wants_publications() {
+    // Obstacles are checked between iterations: the plain loop.
+    let obstacles = (0..mission.vehicle_count()).any(|i| mission.vehicle_at(i).obstacles.is_some());
+    if posts.is_some() || out.wants_rows() || out.wants_publications() || obstacles {
         let (mut recs_a, mut recs_b): (Vec<A>, Vec<B>) = (Vec::new(), Vec::new());
         return run_fleet(mission, out, posts, progress, |k, t, vs| {
             record_split(vs, &record, &mut recs_a, &mut recs_b);
