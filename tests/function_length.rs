@@ -27,7 +27,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("src/mqtt/bridge.rs", "check_names_are_free", 138),
     ("src/mqtt/bridge.rs", "drive_connection", 171),
     ("src/mqtt/burst.rs", "writer", 104),
-    ("src/mqtt/fleet.rs", "up", 165),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
 ];
 

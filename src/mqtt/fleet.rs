@@ -55,14 +55,53 @@ pub enum FleetEnd {
     ChildrenExited(bool),
 }
 
+/// A child's exit, sent by the task that waits for it.
+type Exit = (String, std::io::Result<ExitStatus>);
+
 /// Launch and supervise the fleet (see the module doc).
 pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
+    let (names, loaded) = load_configs(o)?;
+    let (broker, url) = match &o.external {
+        Some(url) => (None, url.clone()),
+        None => {
+            let b = EmbeddedBroker::start(o.bind)?;
+            let url = b.url();
+            info!("embedded MQTT broker listening on {}", b.addr());
+            (Some(b), url)
+        }
+    };
+    let end = if o.in_process {
+        run_in_process(o, loaded, url).await?;
+        FleetEnd::Stopped
+    } else {
+        // Signals first: a Ctrl-C while children start must stop them too.
+        let shutdown = shutdown_signal()?;
+        let (running, exit_rx) = spawn_children(o, &names, &url).await?;
+        info!(
+            "{} vehicles on {url}: {} (Ctrl-C stops them all)",
+            names.len(),
+            names.join(", ")
+        );
+        supervise(running, exit_rx, shutdown).await
+    };
+    if broker.is_some() && end == FleetEnd::Stopped {
+        // Let the embedded broker deliver the vehicles' last messages
+        // (their retained `offline`) before it goes.
+        tokio::time::sleep(BROKER_DRAIN).await;
+    }
+    Ok(end)
+}
+
+/// Every config loaded and checked before anything starts: unique names,
+/// and with `--in-process` one topic root; all problems at once.
+fn load_configs(
+    o: &FleetOptions,
+) -> Result<(Vec<String>, Vec<crate::config::VehicleConfig>), BridgeError> {
     if o.configs.is_empty() {
         return Err(BridgeError::BadOption(
             "no vehicle config given: usim up CONFIG...".into(),
         ));
     }
-    // Validate every config before starting anything.
     let mut names: Vec<String> = Vec::new();
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
@@ -82,12 +121,12 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
     }
     if problems.is_empty() && o.in_process {
         let root = loaded[0].mqtt.topic_root.clone();
-        if let Some((path, v)) = o
+        let differs = o
             .configs
             .iter()
             .zip(&loaded)
-            .find(|(_, v)| v.mqtt.topic_root != root)
-        {
+            .find(|(_, v)| v.mqtt.topic_root != root);
+        if let Some((path, v)) = differs {
             problems.push(format!(
                 "{}: [mqtt] topic_root {:?} differs from the first config's {root:?}: \
                  --in-process runs one fleet with one topic root",
@@ -99,50 +138,47 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
     if !problems.is_empty() {
         return Err(BridgeError::BadOption(problems.join("\n")));
     }
+    Ok((names, loaded))
+}
 
-    let (broker, url) = match &o.external {
-        Some(url) => (None, url.clone()),
-        None => {
-            let b = EmbeddedBroker::start(o.bind)?;
-            let url = b.url();
-            info!("embedded MQTT broker listening on {}", b.addr());
-            (Some(b), url)
-        }
+/// `--in-process`: the whole fleet in this process (`usim fleet`'s runtime).
+async fn run_in_process(
+    o: &FleetOptions,
+    loaded: Vec<crate::config::VehicleConfig>,
+    url: BrokerUrl,
+) -> Result<(), BridgeError> {
+    let first = &loaded[0];
+    let opts = FleetRunOptions {
+        app_tick: first.app_tick,
+        credentials: super::endpoint::credentials(
+            first.mqtt.username.clone(),
+            first.mqtt.password.clone(),
+        ),
+        fleet_name: DEFAULT_FLEET_NAME.to_string(),
+        topic_root: first.mqtt.topic_root.clone(),
+        vehicles: loaded,
+        broker: url,
+        ca_file: None,
+        time_warp: o.time_warp,
+        start_time_s: None,
+        stats_path: None,
+        encounters: None,
     };
+    run_fleet(opts).await.map(drop)
+}
 
-    if o.in_process {
-        let first = &loaded[0];
-        let opts = FleetRunOptions {
-            app_tick: first.app_tick,
-            credentials: super::endpoint::credentials(
-                first.mqtt.username.clone(),
-                first.mqtt.password.clone(),
-            ),
-            fleet_name: DEFAULT_FLEET_NAME.to_string(),
-            topic_root: first.mqtt.topic_root.clone(),
-            vehicles: loaded,
-            broker: url,
-            ca_file: None,
-            time_warp: o.time_warp,
-            start_time_s: None,
-            stats_path: None,
-            encounters: None,
-        };
-        run_fleet(opts).await?;
-        if broker.is_some() {
-            // Let the embedded broker deliver the retained `offline`s.
-            tokio::time::sleep(BROKER_DRAIN).await;
-        }
-        return Ok(FleetEnd::Stopped);
-    }
-
-    // Signals first: a Ctrl-C while children start must stop them too.
-    let shutdown = shutdown_signal()?;
+/// One `usim run` child per config, its output prefixed by its name; a
+/// start that fails stops those already started.
+async fn spawn_children(
+    o: &FleetOptions,
+    names: &[String],
+    url: &BrokerUrl,
+) -> Result<(Vec<(String, u32)>, mpsc::Receiver<Exit>), BridgeError> {
     let exe = std::env::current_exe()?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
-    let (exit_tx, mut exit_rx) = mpsc::channel::<(String, std::io::Result<ExitStatus>)>(64);
+    let (exit_tx, mut exit_rx) = mpsc::channel::<Exit>(64);
     let mut running: Vec<(String, u32)> = Vec::new();
-    for (path, name) in o.configs.iter().zip(&names) {
+    for (path, name) in o.configs.iter().zip(names) {
         let mut cmd = Command::new(&exe);
         cmd.arg("run")
             .arg(path)
@@ -174,8 +210,7 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
         if let Some(err) = child.stderr.take() {
             tokio::spawn(stream_lines(err, label));
         }
-        let pid = child.id().unwrap_or(0);
-        running.push((name.clone(), pid));
+        running.push((name.clone(), child.id().unwrap_or(0)));
         let tx = exit_tx.clone();
         let name = name.clone();
         tokio::spawn(async move {
@@ -183,13 +218,15 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
             let _ = tx.send((name, status)).await;
         });
     }
-    drop(exit_tx);
-    info!(
-        "{} vehicles on {url}: {} (Ctrl-C stops them all)",
-        names.len(),
-        names.join(", ")
-    );
+    Ok((running, exit_rx))
+}
 
+/// Wait for a signal (stop every child) or for the children to exit.
+async fn supervise(
+    mut running: Vec<(String, u32)>,
+    mut exit_rx: mpsc::Receiver<Exit>,
+    shutdown: impl std::future::Future<Output = &'static str>,
+) -> FleetEnd {
     tokio::pin!(shutdown);
     let mut all_ok = true;
     loop {
@@ -197,16 +234,11 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
             why = &mut shutdown => {
                 info!("{why}: stopping {} vehicles", running.len());
                 stop_all(&running, &mut exit_rx).await;
-                if broker.is_some() {
-                    // Let the embedded broker deliver the vehicles' last
-                    // messages (their retained `offline`) before it goes.
-                    tokio::time::sleep(BROKER_DRAIN).await;
-                }
-                return Ok(FleetEnd::Stopped);
+                return FleetEnd::Stopped;
             }
             exited = exit_rx.recv() => {
                 let Some((name, status)) = exited else {
-                    return Ok(FleetEnd::ChildrenExited(all_ok));
+                    return FleetEnd::ChildrenExited(all_ok);
                 };
                 running.retain(|(n, _)| *n != name);
                 match status {
@@ -215,7 +247,7 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
                     Err(e) => { all_ok = false; error!("{name}: cannot wait for it: {e}") }
                 }
                 if running.is_empty() {
-                    return Ok(FleetEnd::ChildrenExited(all_ok));
+                    return FleetEnd::ChildrenExited(all_ok);
                 }
             }
         }
@@ -223,10 +255,7 @@ pub async fn up(o: &FleetOptions) -> Result<FleetEnd, BridgeError> {
 }
 
 /// SIGTERM every running child, wait up to [`STOP_GRACE`], then SIGKILL.
-async fn stop_all(
-    running: &[(String, u32)],
-    exits: &mut mpsc::Receiver<(String, std::io::Result<ExitStatus>)>,
-) {
+async fn stop_all(running: &[(String, u32)], exits: &mut mpsc::Receiver<Exit>) {
     let mut left: Vec<(String, u32)> = running.to_vec();
     for (_, pid) in &left {
         send_signal(*pid, libc::SIGTERM);
