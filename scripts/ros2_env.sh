@@ -2,7 +2,8 @@
 # Make (or refresh) the venv of the ROS 2 peers: ROS 2's own Python client
 # library from PyPI (ros-rclpy with Fast DDS as its middleware, rmw_fastrtps),
 # the message packages usim speaks (std_msgs, nav_msgs, sensor_msgs,
-# geometry_msgs, rosgraph_msgs; tf2_msgs has no wheel on PyPI), and the bag
+# geometry_msgs, rosgraph_msgs, and std_srvs for the reset service; tf2_msgs
+# has no wheel on PyPI), and the bag
 # readers rosbags and mcap-ros2-support. A venv of its own: these wheels
 # re-exec every Python process of their venv, so they stay apart from the
 # other peers (scripts/py_env.sh). CPython 3.10 (the wheels exist for 3.10
@@ -23,6 +24,6 @@ dir="$(cd "$dir" && pwd)"
 "$dir/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
 "$dir/bin/python" -m pip install --quiet \
     'ros-rclpy[fastrtps]==9.1.2' 'ros-std-msgs==5.5.1' 'ros-nav-msgs==5.5.1' \
-    'ros-sensor-msgs==5.5.1' 'ros-geometry-msgs==5.5.1' 'ros-rosgraph-msgs==2.3.0' \
+    'ros-sensor-msgs==5.5.1' 'ros-geometry-msgs==5.5.1' 'ros-rosgraph-msgs==2.3.0' 'ros-std-srvs==5.5.1' \
     'rosbags==0.11.9' 'mcap-ros2-support==0.6.0'
 echo "$dir/bin/python"

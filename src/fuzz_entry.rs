@@ -1103,6 +1103,9 @@ pub fn ros2_cdr(data: &[u8]) {
             round::<StringMsg>(rest, body, little);
             round::<Odometry>(rest, body, little);
             round::<TfMessage>(rest, body, little);
+            round::<ParticipantEntitiesInfo>(rest, body, little);
+            round::<TriggerRequest>(rest, body, little);
+            round::<TriggerResponse>(rest, body, little);
         }
     }
 }

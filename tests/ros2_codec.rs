@@ -4,6 +4,8 @@
 //! bytes `rclpy.serialization.serialize_message` gives for the same fields
 //! (rosbags' serializer for tf2_msgs, which has no PyPI wheel), and rclpy
 //! must decode usim's bytes into the same fields (tests/py/ros2_cdr_oracle.py).
+//! That includes the node-graph message `rmw_dds_common/msg/ParticipantEntitiesInfo`
+//! and the `std_srvs/srv/Trigger` response of the reset service.
 mod ros2_util;
 
 use serde_json::{json, Value};
@@ -187,6 +189,52 @@ fn cases() -> Vec<Value> {
     }
     let c = convert::clock(t);
     out.push(case(&c, json!({"clock": time(&c.clock)})));
+
+    // The node graph (`ros_discovery_info`) and the reset service's reply.
+    let gid = |b: u8| Gid([b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 0, 1, 0xc1]);
+    let info = ParticipantEntitiesInfo {
+        gid: gid(1),
+        node_entities_info_seq: vec![
+            NodeEntitiesInfo {
+                node_namespace: "/".into(),
+                node_name: "usim".into(),
+                reader_gid_seq: vec![],
+                writer_gid_seq: vec![gid(2), gid(3)],
+            },
+            NodeEntitiesInfo {
+                node_namespace: "/kayak".into(),
+                node_name: "usim".into(),
+                reader_gid_seq: vec![gid(4)],
+                writer_gid_seq: vec![],
+            },
+        ],
+    };
+    let gj = |g: &Gid| json!({"data": g.0.to_vec()});
+    out.push(case(
+        &info,
+        json!({
+            "gid": gj(&info.gid),
+            "node_entities_info_seq": info.node_entities_info_seq.iter().map(|n| json!({
+                "node_namespace": n.node_namespace,
+                "node_name": n.node_name,
+                "reader_gid_seq": n.reader_gid_seq.iter().map(gj).collect::<Vec<_>>(),
+                "writer_gid_seq": n.writer_gid_seq.iter().map(gj).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+    ));
+    out.push(case(
+        &ParticipantEntitiesInfo::default(),
+        json!({"gid": gj(&Gid::default()), "node_entities_info_seq": []}),
+    ));
+    for (success, message) in [(true, "USM_RESET x=0,y=0"), (false, "")] {
+        out.push(case(
+            &TriggerResponse {
+                success,
+                message: message.into(),
+            },
+            json!({"success": success, "message": message}),
+        ));
+    }
     out
 }
 
@@ -194,7 +242,7 @@ fn cases() -> Vec<Value> {
 fn cdr_matches_rclpy_serialization() {
     if !ros2_util::have_python(
         "cdr_matches_rclpy_serialization",
-        "rclpy,std_msgs.msg,nav_msgs.msg,sensor_msgs.msg,geometry_msgs.msg,rosgraph_msgs.msg,rosbags",
+        "rclpy,std_msgs.msg,nav_msgs.msg,sensor_msgs.msg,geometry_msgs.msg,rosgraph_msgs.msg,rmw_dds_common.msg,std_srvs.srv,rosbags",
     ) {
         return;
     }

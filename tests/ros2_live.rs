@@ -17,7 +17,14 @@
 //! * `a_second_usim_with_the_same_vehicle_is_refused`.
 //! * `rclpy_discovers_every_documented_topic_with_its_type_and_qos`: what
 //!   `ros2 topic list -t` and `ros2 topic info -v` show: every topic of
-//!   docs/ros2.md's table, its type, and the reliability of usim's side.
+//!   docs/ros2.md's table, its type, the reliability of usim's side and
+//!   the usim node that owns it.
+//! * `rclpy_lists_each_vehicle_node_with_its_namespace`: `ros2 node list`
+//!   (from usim's `ros_discovery_info`) shows `/usim` and one
+//!   `/NAME/usim` per vehicle.
+//! * `the_reset_service_puts_the_boat_back_at_its_start_pose`: rclpy's
+//!   client calls `/kayak/usim/reset` (`std_srvs/srv/Trigger`) and gets
+//!   the reply; the boat is back at its configured start.
 #![cfg(feature = "ros2")]
 mod ros2_util;
 
@@ -430,21 +437,178 @@ fn a_second_usim_with_the_same_vehicle_is_refused() {
     });
 }
 
+/// docs/ros2.md's topic table for vehicle `kayak`, as `ros2 topic list -t`
+/// should show it: topic, type, whether usim writes (`w`) or reads (`r`)
+/// it, the reliability of usim's side, and the node (namespace) that owns
+/// the endpoint (`/kayak` for the vehicle's node `/kayak/usim`, `/` for
+/// the process's node `/usim`). Shared by the graph and node-list tests.
+const KAYAK_TOPICS: &[(&str, &str, char, &str, &str)] = &[
+    ("/kayak/odom", "nav_msgs/msg/Odometry", 'w', REL, "/kayak"),
+    (
+        "/kayak/pose",
+        "geometry_msgs/msg/PoseStamped",
+        'w',
+        REL,
+        "/kayak",
+    ),
+    ("/kayak/fix", "sensor_msgs/msg/NavSatFix", 'w', BE, "/kayak"),
+    ("/tf", "tf2_msgs/msg/TFMessage", 'w', REL, "/"),
+    ("/clock", "rosgraph_msgs/msg/Clock", 'w', REL, "/"),
+    ("/kayak/usim/errors", STR, 'w', REL, "/kayak"),
+    ("/kayak/usim/claim", STR, 'w', REL, "/kayak"),
+    ("/kayak/desired_thrust", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_rudder", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_elevator", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_thrust_l", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_thrust_r", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_heading", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_speed", F64, 'r', REL, "/kayak"),
+    ("/kayak/desired_depth", F64, 'r', REL, "/kayak"),
+    ("/kayak/usm_reset", STR, 'r', REL, "/kayak"),
+    ("/kayak/drift_vector_add", STR, 'r', REL, "/kayak"),
+    ("/kayak/set", STR, 'r', REL, "/kayak"),
+    // usim's postings.
+    ("/kayak/nav_x", F64, 'w', REL, "/kayak"),
+    ("/kayak/nav_heading", F64, 'w', REL, "/kayak"),
+];
+const REL: &str = "RELIABLE";
+const BE: &str = "BEST_EFFORT";
+const STR: &str = "std_msgs/msg/String";
+const F64: &str = "std_msgs/msg/Float64";
+
+/// Run `usim ros2 ARGS` in a fresh namespace with the peer's `graph` mode
+/// watching vehicle `watch`; the peer's JSON line.
+fn graph_of(args: Vec<String>, watch: &'static str) -> Value {
+    ros2_util::in_netns_thread(move || {
+        let node = usim()
+            .arg("ros2")
+            .args(&args)
+            .args(["--claim-window", "0.5", "--duration", "30"])
+            .spawn()
+            .unwrap();
+        let po = wait(
+            ros2_util::spawn_py("ros2_live_peer.py", &["graph", watch, "20"]),
+            Duration::from_secs(25),
+        );
+        let mut node = node;
+        let _ = node.kill();
+        let uo = node.wait_with_output().unwrap();
+        let so = text(&po.stdout);
+        assert!(
+            po.status.success(),
+            "peer: {so}\n{}\nusim: {}",
+            text(&po.stderr),
+            text(&uo.stderr)
+        );
+        serde_json::from_str(so.lines().last().unwrap()).unwrap()
+    })
+}
+
 #[test]
 fn rclpy_discovers_every_documented_topic_with_its_type_and_qos() {
     if !ros2_util::have_ros2_dds("rclpy_discovers_every_documented_topic_with_its_type_and_qos") {
         return;
     }
-    ros2_util::in_netns_thread(|| {
+    let g = graph_of(vec![kayak().display().to_string()], "kayak");
+    let topics = &g["topics"];
+    for (topic, ty, side, rel, ns) in KAYAK_TOPICS {
+        let t = &topics[*topic];
+        assert_eq!(t["types"], serde_json::json!([ty]), "{topic}: {g}");
+        let ends = if *side == 'w' {
+            &t["publishers"]
+        } else {
+            &t["subscribers"]
+        };
+        let ends = ends.as_array().unwrap();
+        assert!(!ends.is_empty(), "{topic} has no usim {side}: {g}");
+        assert!(
+            ends.iter()
+                .all(|e| e["reliability"] == *rel && e["durability"] == "VOLATILE"),
+            "{topic}: {ends:?}"
+        );
+        // The endpoint belongs to usim's node (from ros_discovery_info;
+        // without it rclpy names the node `_NODE_NAME_UNKNOWN_`).
+        assert!(
+            ends.iter()
+                .all(|e| e["node"] == serde_json::json!(["usim", ns])),
+            "{topic}: {ends:?}"
+        );
+    }
+    // Lock-step topics are read only with --lockstep.
+    assert!(topics.get("/usim/step").is_none(), "{g}");
+    assert!(topics.get("/kayak/usim/ack").is_none(), "{g}");
+}
+
+#[test]
+fn rclpy_lists_each_vehicle_node_with_its_namespace() {
+    if !ros2_util::have_ros2_dds("rclpy_lists_each_vehicle_node_with_its_namespace") {
+        return;
+    }
+    let config = kayak().display().to_string();
+    let args = ["--spawn", "2", "--config", &config, "--no-postings"];
+    let g = graph_of(args.map(String::from).to_vec(), "kayak_0002");
+    // `ros2 node list`: /usim, /kayak_0001/usim, /kayak_0002/usim (and the
+    // peer's own node).
+    let nodes = g["nodes"].as_array().unwrap();
+    for (name, ns) in [
+        ("usim", "/"),
+        ("usim", "/kayak_0001"),
+        ("usim", "/kayak_0002"),
+    ] {
+        let want = serde_json::json!([name, ns]);
+        assert_eq!(
+            nodes.iter().filter(|n| **n == want).count(),
+            1,
+            "node {ns}/{name} once: {nodes:?}"
+        );
+    }
+    assert_eq!(nodes.len(), 4, "{nodes:?}");
+    // Each vehicle's topics are its own node's.
+    for v in ["kayak_0001", "kayak_0002"] {
+        let odom = &g["topics"][format!("/{v}/odom")]["publishers"];
+        assert_eq!(
+            odom[0]["node"],
+            serde_json::json!(["usim", format!("/{v}")]),
+            "{odom}"
+        );
+    }
+}
+
+/// configs/kayak.toml with start pose `start` (a `start_pos` value).
+fn kayak_starting_at(dir: &Path, start: &str) -> PathBuf {
+    let text = std::fs::read_to_string(kayak()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("start_pos"))
+        .expect("kayak.toml has a start_pos line");
+    let out = dir.join("kayak.toml");
+    std::fs::write(&out, text.replace(line, &format!("start_pos = {start:?}"))).unwrap();
+    out
+}
+
+#[test]
+fn the_reset_service_puts_the_boat_back_at_its_start_pose() {
+    if !ros2_util::have_ros2_dds("the_reset_service_puts_the_boat_back_at_its_start_pose")
+        || !ros2_util::have_python(
+            "the_reset_service_puts_the_boat_back_at_its_start_pose",
+            "std_srvs.srv",
+        )
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = kayak_starting_at(dir.path(), "x=30, y=-20, heading=45, speed=0");
+    let g: Value = ros2_util::in_netns_thread(move || {
         let mut node = usim()
             .arg("ros2")
-            .arg(kayak())
-            .args(["--claim-window", "0.5", "--duration", "30"])
+            .arg(&config)
+            .args(["--time-warp", "4", "--claim-window", "0.5"])
+            .args(["--duration", "40"])
             .spawn()
             .unwrap();
         let po = wait(
-            ros2_util::spawn_py("ros2_live_peer.py", &["graph", "kayak", "20"]),
-            Duration::from_secs(25),
+            ros2_util::spawn_py("ros2_live_peer.py", &["reset", "kayak", "30"]),
+            Duration::from_secs(35),
         );
         let _ = node.kill();
         let uo = node.wait_with_output().unwrap();
@@ -455,111 +619,29 @@ fn rclpy_discovers_every_documented_topic_with_its_type_and_qos() {
             text(&po.stderr),
             text(&uo.stderr)
         );
-        let g: Value = serde_json::from_str(so.lines().last().unwrap()).unwrap();
-        let topics = &g["topics"];
-        // What `ros2 topic list -t` shows: docs/ros2.md's table. usim
-        // writes (w) or reads (r) each; the reliability of usim's side.
-        let table: &[(&str, &str, char, &str)] = &[
-            ("/kayak/odom", "nav_msgs/msg/Odometry", 'w', "RELIABLE"),
-            (
-                "/kayak/pose",
-                "geometry_msgs/msg/PoseStamped",
-                'w',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/fix",
-                "sensor_msgs/msg/NavSatFix",
-                'w',
-                "BEST_EFFORT",
-            ),
-            ("/tf", "tf2_msgs/msg/TFMessage", 'w', "RELIABLE"),
-            ("/clock", "rosgraph_msgs/msg/Clock", 'w', "RELIABLE"),
-            ("/kayak/usim/errors", "std_msgs/msg/String", 'w', "RELIABLE"),
-            ("/kayak/usim/claim", "std_msgs/msg/String", 'w', "RELIABLE"),
-            (
-                "/kayak/desired_thrust",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_rudder",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_elevator",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_thrust_l",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_thrust_r",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_heading",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_speed",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            (
-                "/kayak/desired_depth",
-                "std_msgs/msg/Float64",
-                'r',
-                "RELIABLE",
-            ),
-            ("/kayak/usm_reset", "std_msgs/msg/String", 'r', "RELIABLE"),
-            (
-                "/kayak/drift_vector_add",
-                "std_msgs/msg/String",
-                'r',
-                "RELIABLE",
-            ),
-            ("/kayak/set", "std_msgs/msg/String", 'r', "RELIABLE"),
-            // usim's postings.
-            ("/kayak/nav_x", "std_msgs/msg/Float64", 'w', "RELIABLE"),
-            (
-                "/kayak/nav_heading",
-                "std_msgs/msg/Float64",
-                'w',
-                "RELIABLE",
-            ),
-        ];
-        for (topic, ty, side, rel) in table {
-            let t = &topics[*topic];
-            assert_eq!(t["types"], serde_json::json!([ty]), "{topic}: {so}");
-            let ends = if *side == 'w' {
-                &t["publishers"]
-            } else {
-                &t["subscribers"]
-            };
-            let ends = ends.as_array().unwrap();
-            assert!(!ends.is_empty(), "{topic} has no usim {side}: {so}");
-            assert!(
-                ends.iter()
-                    .all(|e| e["reliability"] == *rel && e["durability"] == "VOLATILE"),
-                "{topic}: {ends:?}"
-            );
-        }
-        // Lock-step topics are read only with --lockstep.
-        assert!(topics.get("/usim/step").is_none(), "{so}");
-        assert!(topics.get("/kayak/usim/ack").is_none(), "{so}");
+        serde_json::from_str(so.lines().last().unwrap()).unwrap()
     });
+    // rclpy's client got usim's reply to its own request.
+    let reply = &g["reply"];
+    assert_eq!(reply["success"], true, "{g}");
+    let msg = reply["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("USM_RESET x=30,y=-20,heading=45,speed=0,depth=0"),
+        "{msg}"
+    );
+    // The boat had left its start (3 m at least) ...
+    let before = g["before"].as_array().unwrap();
+    let (bx, by) = (before[0].as_f64().unwrap(), before[1].as_f64().unwrap());
+    assert!((bx - 30.0).hypot(by + 20.0) > 3.0, "{g}");
+    // ... and the reset put it back (docs/model.md §14: x, y, heading, speed
+    // from the start pose): an odometry after the reply is within one
+    // tick's travel at the reset speed 0 of the start, heading 45°.
+    let after = g["after"].as_array().unwrap();
+    let back = after.iter().find(|o| {
+        let x = o[0].as_f64().unwrap();
+        let y = o[1].as_f64().unwrap();
+        (x - 30.0).hypot(y + 20.0) < 0.1
+    });
+    let back = back.unwrap_or_else(|| panic!("never back at (30, -20): {g}"));
+    assert!((back[2].as_f64().unwrap() - 45.0).abs() < 1.0, "{back}");
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::{DdsError, Participant, Reader, Writer};
 use crate::live::claim::{owner_answer, Claimant, Verdict};
-use crate::ros2::msg::{Message, StringMsg};
+use crate::ros2::msg::{Gid, Message, StringMsg};
 use crate::ros2::{names, qos};
 
 /// How long a claimant listens by default, s: longer than DDS discovery
@@ -116,6 +116,11 @@ pub fn claim(p: &mut Participant, name: &str, window: Duration) -> Result<ClaimG
 }
 
 impl ClaimGuard {
+    /// The gids of the claim topic's reader and writer.
+    pub fn gids(&self) -> (Gid, Gid) {
+        (self.reader.gid(), self.writer.gid())
+    }
+
     /// Answer every probe heard since the last call: the name is ours.
     pub fn serve(&mut self) -> Result<(), DdsError> {
         for m in self

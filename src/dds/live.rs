@@ -20,16 +20,19 @@ use tracing::{debug, info, warn};
 
 use super::claim::{self, ClaimGuard};
 use super::vehicle::{Graph, VehiclePorts, DEFAULT_COMMANDS};
-use super::{DdsError, Participant, Reader};
+use super::{DdsError, Participant, Reader, Writer};
 use crate::command::MessageError;
+use crate::command::Payload;
 use crate::config::VehicleConfig;
 use crate::live::claim::Claimant;
 use crate::live::host::{Host, Transport, Value};
 use crate::live::inbox::DropLog;
 use crate::live::vehicle::{LiveVehicle, PubSet};
-use crate::ros2::convert::VarMessage;
+use crate::ros2::convert::{self, VarMessage};
 use crate::ros2::lockstep::{resend_after_s, Ack, AckGate, Mode, StepRequests, STEP_TOPIC};
-use crate::ros2::msg::{Float64, Message, StringMsg};
+use crate::ros2::msg::{
+    Float64, Message, NodeEntitiesInfo, ParticipantEntitiesInfo, StringMsg, TriggerResponse,
+};
 use crate::ros2::{names, qos};
 
 /// Most refused commands answered on one vehicle's error topic per second
@@ -148,6 +151,8 @@ pub struct Ros2Node {
     ports: Vec<VehiclePorts>,
     claims: Vec<ClaimGuard>,
     step_reader: Option<Reader>,
+    discovery_info: Writer,
+    announced_var_topics: usize,
     p: Participant,
     host: Host,
     drops: DropLog,
@@ -189,6 +194,11 @@ impl Ros2Node {
             Some(Mode::Step) => Some(p.reader(STEP_TOPIC, Float64::NAME, qos::DEFAULT)?),
             _ => None,
         };
+        let discovery_info = p.writer_dds(
+            names::DISCOVERY_INFO_TOPIC,
+            &names::dds_type(ParticipantEntitiesInfo::NAME),
+            qos::DISCOVERY_INFO,
+        )?;
         let set = PubSet {
             postings: o.postings,
             pid_output: false,
@@ -200,7 +210,9 @@ impl Ros2Node {
             .iter()
             .map(|v| LiveVehicle::new(v, o.start_time_s, set, format!("/{}/", v.name)))
             .collect();
-        Ok(Ros2Node {
+        let mut node = Ros2Node {
+            discovery_info,
+            announced_var_topics: 0,
             p,
             graph,
             budgets: (0..o.vehicles.len()).map(|_| ReportBudget::new()).collect(),
@@ -213,7 +225,95 @@ impl Ros2Node {
             steps: StepRequests::new(),
             clock: o.start_time_s,
             iterations: 0,
-        })
+        };
+        node.announce();
+        Ok(node)
+    }
+
+    /// The ROS nodes of this process with their readers and writers:
+    /// `/usim` and one `/NAME/usim` per vehicle.
+    pub fn nodes(&self) -> Vec<NodeEntitiesInfo> {
+        let step: Vec<_> = self.step_reader.iter().map(Reader::gid).collect();
+        let mut nodes = vec![self.graph.node(step)];
+        for (i, port) in self.ports.iter().enumerate() {
+            // Claims are opened in vehicle order, one per vehicle.
+            let (r, w) = match self.claims.get(i) {
+                Some(c) => {
+                    let (r, w) = c.gids();
+                    (vec![r], vec![w])
+                }
+                None => (Vec::new(), Vec::new()),
+            };
+            nodes.push(port.node(&r, &w));
+        }
+        nodes
+    }
+
+    /// Announce the process's nodes on `ros_discovery_info` (ROS 2's node
+    /// graph: `ros2 node list`, the node of each endpoint in `ros2 topic
+    /// info -v`); transient local, so later nodes get the last one.
+    fn announce(&mut self) {
+        self.announced_var_topics = self.ports.iter().map(VehiclePorts::var_topics).sum();
+        let info = ParticipantEntitiesInfo {
+            gid: self.p.gid(),
+            node_entities_info_seq: self.nodes(),
+        };
+        if let Err(e) = self.discovery_info.publish(&info) {
+            debug!("{e}");
+        }
+    }
+
+    /// Announce again when a vehicle opened a variable topic since the
+    /// last announcement.
+    fn announce_if_changed(&mut self) {
+        let n: usize = self.ports.iter().map(VehiclePorts::var_topics).sum();
+        if n != self.announced_var_topics {
+            self.announce();
+        }
+    }
+
+    /// Serve every vehicle's `/NAME/usim/reset` (`std_srvs/srv/Trigger`):
+    /// a request posts `USM_RESET` with the vehicle's configured start
+    /// pose into its inbox, as a `USM_RESET` message would (applied at the
+    /// next iteration, with the same checks); the reply says so, or why
+    /// not.
+    pub fn serve_resets(&mut self) {
+        for i in 0..self.ports.len() {
+            let requests = self.ports[i].poll_reset();
+            if requests.is_empty() {
+                continue;
+            }
+            let payload = convert::reset_payload(&self.host.vehicles()[i].vehicle.params().start);
+            for rq in requests {
+                let answer = match rq.valid {
+                    Ok(()) => match self
+                        .host
+                        .inbox(i)
+                        .accept_payload("USM_RESET", &Payload::Text(payload.clone()))
+                    {
+                        Ok(()) => TriggerResponse {
+                            success: true,
+                            message: format!("USM_RESET {payload} (at the next iteration)"),
+                        },
+                        Err(e) => TriggerResponse {
+                            success: false,
+                            message: format!("USM_RESET {payload}: {}", e.reason),
+                        },
+                    },
+                    Err(why) => {
+                        self.drops
+                            .dropped(&names::reset_service(self.ports[i].name()), "", &why);
+                        TriggerResponse {
+                            success: false,
+                            message: why,
+                        }
+                    }
+                };
+                if let Err(e) = self.ports[i].reply_reset(rq.id, &answer) {
+                    warn!("{e}");
+                }
+            }
+        }
     }
 
     /// The live host (its vehicles, mail counters).
@@ -281,6 +381,7 @@ impl Ros2Node {
     /// postings, `/clock`, then every vehicle's odometry, pose, fix and
     /// transforms; the model's refusals answered; name claims served.
     pub fn iterate(&mut self, t_s: f64) -> u64 {
+        self.serve_resets();
         self.take_mail();
         let mut out = Out {
             p: &mut self.p,
@@ -294,6 +395,7 @@ impl Ros2Node {
             }
         }
         self.serve_claims();
+        self.announce_if_changed();
         self.clock = t_s;
         self.iterations += 1;
         self.gate.published(t_s);
@@ -408,6 +510,7 @@ impl Ros2Node {
         let mut sent = Instant::now();
         let mut last_round_s = REPUBLISH_EVERY.as_secs_f64();
         let mut swept = Instant::now();
+        let mut served = Instant::now();
         if mode == Mode::Ack {
             self.publish_state(start);
             self.gate.published(start);
@@ -465,8 +568,19 @@ impl Ros2Node {
                     sent = Instant::now();
                 }
             }
-            self.serve_claims();
-            std::thread::sleep(Duration::from_micros(200));
+            self.idle(&mut served);
         }
+    }
+
+    /// Between lock-step polls: answer name claims, and reset requests
+    /// once per [`FULL_SWEEP_EVERY`] (`served`: the last time), then
+    /// sleep a little.
+    fn idle(&mut self, served: &mut Instant) {
+        self.serve_claims();
+        if served.elapsed() >= FULL_SWEEP_EVERY {
+            *served = Instant::now();
+            self.serve_resets();
+        }
+        std::thread::sleep(Duration::from_micros(200));
     }
 }

@@ -23,12 +23,12 @@ use bytes::Bytes;
 use rustdds::no_key::{Decode, DefaultDecoder, DeserializerAdapter, SerializerAdapter};
 use rustdds::policy::{Durability, History, Reliability};
 use rustdds::{
-    DomainParticipant, QosPolicies, QosPolicyBuilder, ReadCondition, RepresentationIdentifier,
-    Topic, TopicKind,
+    DomainParticipant, QosPolicies, QosPolicyBuilder, RTPSEntity, ReadCondition,
+    RepresentationIdentifier, SampleIdentity, Topic, TopicKind, WriteOptionsBuilder,
 };
 
 use crate::ros2::cdr::HEADER_CDR_LE;
-use crate::ros2::msg::Message;
+use crate::ros2::msg::{Gid, Message};
 use crate::ros2::names;
 use crate::ros2::qos::Qos;
 
@@ -199,48 +199,79 @@ impl Participant {
         self.dp.domain_id()
     }
 
-    fn topic(&mut self, ros_topic: &str, ros_type: &str, q: Qos) -> Result<Topic, DdsError> {
-        if let Some(t) = self.topics.get(ros_topic) {
+    /// The participant's gid (its RTPS GUID), as ROS graphs name it.
+    pub fn gid(&self) -> Gid {
+        Gid(self.dp.guid().to_bytes())
+    }
+
+    fn topic(&mut self, dds_topic: &str, dds_type: &str, q: Qos) -> Result<Topic, DdsError> {
+        if let Some(t) = self.topics.get(dds_topic) {
             return Ok(t.clone());
         }
         let t = self
             .dp
             .create_topic(
-                names::dds_topic(ros_topic),
-                names::dds_type(ros_type),
+                dds_topic.to_string(),
+                dds_type.to_string(),
                 &policies(q),
                 TopicKind::NoKey,
             )
-            .map_err(|e| err(&format!("cannot create topic {ros_topic}"), e))?;
-        self.topics.insert(ros_topic.to_string(), t.clone());
+            .map_err(|e| err(&format!("cannot create topic {dds_topic}"), e))?;
+        self.topics.insert(dds_topic.to_string(), t.clone());
         Ok(t)
     }
 
     /// A writer of ROS topic `ros_topic` (e.g. `/alpha/odom`) carrying ROS
     /// type `ros_type` (`nav_msgs/msg/Odometry`).
     pub fn writer(&mut self, ros_topic: &str, ros_type: &str, q: Qos) -> Result<Writer, DdsError> {
-        let t = self.topic(ros_topic, ros_type, q)?;
+        let mut w = self.writer_dds(&names::dds_topic(ros_topic), &names::dds_type(ros_type), q)?;
+        w.topic = ros_topic.to_string();
+        Ok(w)
+    }
+
+    /// A writer of DDS topic `dds_topic` and DDS type `dds_type` as they
+    /// are (`ros_discovery_info`, a service's `rr/...Reply`).
+    pub fn writer_dds(
+        &mut self,
+        dds_topic: &str,
+        dds_type: &str,
+        q: Qos,
+    ) -> Result<Writer, DdsError> {
+        let t = self.topic(dds_topic, dds_type, q)?;
         let w = self
             .publisher
             .create_datawriter_no_key::<RawSample, RawAdapter>(&t, Some(policies(q)))
-            .map_err(|e| err(&format!("cannot write {ros_topic}"), e))?;
+            .map_err(|e| err(&format!("cannot write {dds_topic}"), e))?;
         Ok(Writer {
             w,
             matched: 0,
-            topic: ros_topic.to_string(),
+            topic: dds_topic.to_string(),
         })
     }
 
     /// A reader of ROS topic `ros_topic` carrying `ros_type`.
     pub fn reader(&mut self, ros_topic: &str, ros_type: &str, q: Qos) -> Result<Reader, DdsError> {
-        let t = self.topic(ros_topic, ros_type, q)?;
+        let mut r = self.reader_dds(&names::dds_topic(ros_topic), &names::dds_type(ros_type), q)?;
+        r.topic = ros_topic.to_string();
+        Ok(r)
+    }
+
+    /// A reader of DDS topic `dds_topic` and type `dds_type` as they are
+    /// (a service's `rq/...Request`).
+    pub fn reader_dds(
+        &mut self,
+        dds_topic: &str,
+        dds_type: &str,
+        q: Qos,
+    ) -> Result<Reader, DdsError> {
+        let t = self.topic(dds_topic, dds_type, q)?;
         let r = self
             .subscriber
             .create_datareader_no_key::<RawSample, RawAdapter>(&t, Some(policies(q)))
-            .map_err(|e| err(&format!("cannot read {ros_topic}"), e))?;
+            .map_err(|e| err(&format!("cannot read {dds_topic}"), e))?;
         Ok(Reader {
             r,
-            topic: ros_topic.to_string(),
+            topic: dds_topic.to_string(),
         })
     }
 }
@@ -267,6 +298,31 @@ impl Writer {
         self.publish_cdr(&m.to_cdr())
     }
 
+    /// Publish message `m` as the reply to request `to` (its sample
+    /// identity travels in the sample's inline QoS as the related sample
+    /// identity: how a ROS 2 client over Fast DDS pairs a reply with its
+    /// request).
+    pub fn reply<M: Message>(&self, m: &M, to: SampleIdentity) -> Result<(), DdsError> {
+        let cdr = m.to_cdr();
+        let body = cdr.strip_prefix(&HEADER_CDR_LE[..]).unwrap_or(&cdr);
+        let s = RawSample {
+            body: Bytes::copy_from_slice(body),
+            little_endian: true,
+        };
+        let opts = WriteOptionsBuilder::new()
+            .related_sample_identity(to)
+            .build();
+        self.w
+            .write_with_options(s, opts)
+            .map(|_| ())
+            .map_err(|e| err(&format!("cannot reply on {}", self.topic), e))
+    }
+
+    /// The writer's gid (its RTPS GUID).
+    pub fn gid(&self) -> Gid {
+        Gid(self.w.guid().to_bytes())
+    }
+
     /// How many readers this writer is matched with now (from the
     /// writer's publication-matched events since the last call).
     pub fn matched(&mut self) -> usize {
@@ -288,6 +344,27 @@ impl Reader {
             Ok(v) => v.into_iter().map(|s| s.into_value()).collect(),
             Err(_) => Vec::new(),
         }
+    }
+
+    /// The samples that arrived since the last call with each one's sample
+    /// identity (its writer and sequence number: what a service reply
+    /// names), oldest first, at most [`MAX_TAKE`].
+    pub fn take_identified(&mut self) -> Vec<(RawSample, SampleIdentity)> {
+        match self.r.take(MAX_TAKE, ReadCondition::not_read()) {
+            Ok(v) => v
+                .into_iter()
+                .map(|s| {
+                    let id = s.sample_info().sample_identity();
+                    (s.into_value(), id)
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The reader's gid (its RTPS GUID).
+    pub fn gid(&self) -> Gid {
+        Gid(self.r.guid().to_bytes())
     }
 
     /// The messages of type `M` that arrived since the last call; a sample

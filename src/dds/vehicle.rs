@@ -6,12 +6,15 @@
 //! `/clock`).
 use std::collections::HashMap;
 
+use rustdds::SampleIdentity;
+
 use super::{DdsError, Participant, Reader, Writer};
 use crate::command::{Command, MessageError, Payload};
 use crate::model::{Publication, Snapshot};
 use crate::ros2::convert::{self, StepMessages, VarMessage, VehicleFrames};
 use crate::ros2::msg::{
-    Clock, Float64, Message, NavSatFix, Odometry, PoseStamped, StringMsg, TfMessage,
+    Clock, Float64, Gid, Message, NavSatFix, NodeEntitiesInfo, Odometry, PoseStamped, StringMsg,
+    TfMessage, TriggerRequest, TriggerResponse,
 };
 use crate::ros2::{names, qos};
 
@@ -51,6 +54,17 @@ impl Graph {
         })
     }
 
+    /// The process's node `/usim`: `/tf`, `/clock` and the readers in
+    /// `readers` (the lock-step `/usim/step` reader, when there is one).
+    pub fn node(&self, readers: Vec<Gid>) -> NodeEntitiesInfo {
+        NodeEntitiesInfo {
+            node_namespace: "/".into(),
+            node_name: names::NODE_NAME.into(),
+            reader_gid_seq: readers,
+            writer_gid_seq: vec![self.tf.gid(), self.clock.gid()],
+        }
+    }
+
     /// Publish usim clock `clock` (s) on `/clock`.
     pub fn publish_clock(&self, clock: f64) -> Result<(), DdsError> {
         self.clock.publish(&convert::clock(clock))
@@ -67,7 +81,19 @@ pub struct VehiclePorts {
     commands: Vec<(String, Reader)>,
     vars: HashMap<String, Writer>,
     ack: Option<Reader>,
+    reset_requests: Reader,
+    reset_replies: Writer,
     last: Option<StepMessages>,
+}
+
+/// A request to a vehicle's reset service: who asked (the request's
+/// sample identity, which the reply names) and whether it is a
+/// `std_srvs/srv/Trigger` request (`Err`: why not).
+pub struct ResetRequest {
+    /// The request's sample identity.
+    pub id: SampleIdentity,
+    /// `Ok` for a well-formed request.
+    pub valid: Result<(), String>,
 }
 
 impl VehiclePorts {
@@ -90,7 +116,20 @@ impl VehiclePorts {
             let token = var.to_ascii_lowercase();
             readers.push((token, p.reader(&topic, ty, qos::DEFAULT)?));
         }
+        let service = names::reset_service(name);
+        let reset_requests = p.reader_dds(
+            &names::dds_request_topic(&service),
+            &names::dds_type(TriggerRequest::NAME),
+            qos::SERVICES,
+        )?;
+        let reset_replies = p.writer_dds(
+            &names::dds_reply_topic(&service),
+            &names::dds_type(TriggerResponse::NAME),
+            qos::SERVICES,
+        )?;
         Ok(VehiclePorts {
+            reset_requests,
+            reset_replies,
             frames: VehicleFrames::new(name),
             odom: p.writer(&names::odom(name), Odometry::NAME, qos::DEFAULT)?,
             pose: p.writer(&names::pose(name), PoseStamped::NAME, qos::DEFAULT)?,
@@ -240,6 +279,63 @@ impl VehiclePorts {
         self.errors.publish(&StringMsg {
             data: format!("{}={}: {}", e.var, e.payload, e.reason),
         })
+    }
+
+    /// The requests to `/NAME/usim/reset` since the last call (at most
+    /// [`super::MAX_TAKE`]).
+    pub fn poll_reset(&mut self) -> Vec<ResetRequest> {
+        self.reset_requests
+            .take_identified()
+            .into_iter()
+            .map(|(s, id)| ResetRequest {
+                id,
+                valid: TriggerRequest::from_body(&s.body, s.little_endian)
+                    .map(|_| ())
+                    .map_err(|e| format!("{}: {e}", names::reset_service(self.name()))),
+            })
+            .collect()
+    }
+
+    /// Answer reset request `to` with `answer`.
+    pub fn reply_reset(
+        &self,
+        to: SampleIdentity,
+        answer: &TriggerResponse,
+    ) -> Result<(), DdsError> {
+        self.reset_replies.reply(answer, to)
+    }
+
+    /// How many variable topics are open (each posting opens one when it
+    /// is first published: the node's writers change).
+    pub fn var_topics(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// The vehicle's node, `/NAME/usim`: the gids of its readers and
+    /// writers (and of `extra_readers`, `extra_writers`: its claim
+    /// topic's), as `ros_discovery_info` announces it.
+    pub fn node(&self, extra_readers: &[Gid], extra_writers: &[Gid]) -> NodeEntitiesInfo {
+        let mut readers: Vec<Gid> = self.commands.iter().map(|(_, r)| r.gid()).collect();
+        readers.extend(self.ack.iter().map(Reader::gid));
+        readers.push(self.reset_requests.gid());
+        readers.extend_from_slice(extra_readers);
+        let mut writers = vec![
+            self.odom.gid(),
+            self.pose.gid(),
+            self.fix.gid(),
+            self.errors.gid(),
+            self.reset_replies.gid(),
+        ];
+        let mut vars: Vec<(&String, &Writer)> = self.vars.iter().collect();
+        vars.sort_by(|a, b| a.0.cmp(b.0));
+        writers.extend(vars.into_iter().map(|(_, w)| w.gid()));
+        writers.extend_from_slice(extra_writers);
+        NodeEntitiesInfo {
+            node_namespace: names::node_namespace(self.name()),
+            node_name: names::NODE_NAME.into(),
+            reader_gid_seq: readers,
+            writer_gid_seq: writers,
+        }
     }
 
     /// Readers matched with the odometry writer (0 until discovery).

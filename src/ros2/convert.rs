@@ -256,6 +256,17 @@ pub fn command_type(var: &str) -> Option<&'static str> {
     }
 }
 
+/// The `USM_RESET` payload that puts a vehicle back at start pose `s`
+/// (docs/model.md §14's keys: position m, heading degrees, speed m/s, depth m):
+/// what `/NAME/usim/reset` posts. Rust's shortest round-trip formatting
+/// of each number, so the pose comes back to the bit.
+pub fn reset_payload(s: &crate::model::StartPose) -> String {
+    format!(
+        "x={},y={},heading={},speed={},depth={}",
+        s.x, s.y, s.heading, s.speed, s.depth
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -383,6 +383,142 @@ impl Message for Clock {
     }
 }
 
+/// `rmw_dds_common/msg/Gid`: the id of a DDS entity as ROS 2 graphs name it,
+/// `char[16] data` (rmw_dds_common's Gid.msg): the entity's RTPS GUID, its
+/// 12-byte prefix then its 4-byte entity id (what rmw_fastrtps copies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Gid(pub [u8; 16]);
+
+impl Gid {
+    fn write(&self, w: &mut Writer) {
+        for b in self.0 {
+            w.u8(b);
+        }
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Gid, CdrError> {
+        let mut g = [0u8; 16];
+        for b in &mut g {
+            *b = r.u8("gid")?;
+        }
+        Ok(Gid(g))
+    }
+    fn read_seq(r: &mut Reader<'_>, what: &str) -> Result<Vec<Gid>, CdrError> {
+        let n = r.seq_len(what, 16)?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(Gid::read(r)?);
+        }
+        Ok(v)
+    }
+    fn write_seq(v: &[Gid], w: &mut Writer) {
+        w.seq_len(v.len());
+        for g in v {
+            g.write(w);
+        }
+    }
+}
+
+/// `rmw_dds_common/msg/NodeEntitiesInfo`: one ROS node of a participant,
+/// with the gids of the DDS readers and writers that are its
+/// subscriptions, publishers and service endpoints (NodeEntitiesInfo.msg:
+/// namespace and name at most 256 characters).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeEntitiesInfo {
+    /// The node's namespace (`/`, `/kayak`).
+    pub node_namespace: String,
+    /// The node's name (`usim`).
+    pub node_name: String,
+    /// Its readers.
+    pub reader_gid_seq: Vec<Gid>,
+    /// Its writers.
+    pub writer_gid_seq: Vec<Gid>,
+}
+
+/// `rmw_dds_common/msg/ParticipantEntitiesInfo`: what a ROS 2 middleware
+/// publishes on `ros_discovery_info` so that other nodes learn which ROS
+/// nodes a DDS participant holds (ParticipantEntitiesInfo.msg); `ros2 node
+/// list` and the node names of `ros2 topic info -v` come from it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParticipantEntitiesInfo {
+    /// The participant's gid.
+    pub gid: Gid,
+    /// Its nodes.
+    pub node_entities_info_seq: Vec<NodeEntitiesInfo>,
+}
+
+impl Message for ParticipantEntitiesInfo {
+    const NAME: &'static str = "rmw_dds_common/msg/ParticipantEntitiesInfo";
+    fn write(&self, w: &mut Writer) {
+        self.gid.write(w);
+        w.seq_len(self.node_entities_info_seq.len());
+        for n in &self.node_entities_info_seq {
+            w.string(&n.node_namespace);
+            w.string(&n.node_name);
+            Gid::write_seq(&n.reader_gid_seq, w);
+            Gid::write_seq(&n.writer_gid_seq, w);
+        }
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Self, CdrError> {
+        let gid = Gid::read(r)?;
+        // A node is at least two empty strings and two empty sequences.
+        let n = r.seq_len("node_entities_info_seq", 16)?;
+        let mut nodes = Vec::with_capacity(n);
+        for _ in 0..n {
+            nodes.push(NodeEntitiesInfo {
+                node_namespace: r.string("node_namespace")?,
+                node_name: r.string("node_name")?,
+                reader_gid_seq: Gid::read_seq(r, "reader_gid_seq")?,
+                writer_gid_seq: Gid::read_seq(r, "writer_gid_seq")?,
+            });
+        }
+        Ok(ParticipantEntitiesInfo {
+            gid,
+            node_entities_info_seq: nodes,
+        })
+    }
+}
+
+/// `std_srvs/srv/Trigger` request: no fields. On the wire a struct
+/// without members carries one `uint8` (rosidl's
+/// `structure_needs_at_least_one_member`, 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TriggerRequest;
+
+impl Message for TriggerRequest {
+    const NAME: &'static str = "std_srvs/srv/Trigger_Request";
+    fn write(&self, w: &mut Writer) {
+        w.u8(0);
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Self, CdrError> {
+        r.u8("structure_needs_at_least_one_member")?;
+        Ok(TriggerRequest)
+    }
+}
+
+/// `std_srvs/srv/Trigger` response (Trigger.srv): whether the service did
+/// its work, and a message saying what it did or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TriggerResponse {
+    /// It worked.
+    pub success: bool,
+    /// What was done, or why not.
+    pub message: String,
+}
+
+impl Message for TriggerResponse {
+    const NAME: &'static str = "std_srvs/srv/Trigger_Response";
+    fn write(&self, w: &mut Writer) {
+        w.u8(u8::from(self.success));
+        w.string(&self.message);
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Self, CdrError> {
+        Ok(TriggerResponse {
+            success: r.u8("success")? != 0,
+            message: r.string("message")?,
+        })
+    }
+}
+
 /// The `.msg` definitions (fields only, types written in full) of every
 /// type above and of the types they contain, by `package/Type`.
 const DEFINITIONS: &[(&str, &str)] = &[
@@ -560,6 +696,28 @@ mod tests {
             clock: Time { sec: 9, nanosec: 1 },
         };
         assert_eq!(Clock::from_cdr(&c.to_cdr()).unwrap(), c);
+        let info = ParticipantEntitiesInfo {
+            gid: Gid([7; 16]),
+            node_entities_info_seq: vec![NodeEntitiesInfo {
+                node_namespace: "/alpha".into(),
+                node_name: "usim".into(),
+                reader_gid_seq: vec![Gid([1; 16])],
+                writer_gid_seq: vec![Gid([2; 16]), Gid([3; 16])],
+            }],
+        };
+        assert_eq!(
+            ParticipantEntitiesInfo::from_cdr(&info.to_cdr()).unwrap(),
+            info
+        );
+        let resp = TriggerResponse {
+            success: true,
+            message: "ok".into(),
+        };
+        assert_eq!(TriggerResponse::from_cdr(&resp.to_cdr()).unwrap(), resp);
+        assert_eq!(
+            TriggerRequest::from_cdr(&TriggerRequest.to_cdr()).unwrap(),
+            TriggerRequest
+        );
         // The body alone, as DDS hands it over.
         let b = Float64 { data: -2.5 }.to_cdr();
         assert_eq!(Float64::from_body(&b[4..], true).unwrap().data, -2.5);

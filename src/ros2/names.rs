@@ -86,6 +86,39 @@ pub fn base_frame(v: &str) -> String {
     format!("{v}/base_link")
 }
 
+/// The DDS topic on which every ROS 2 middleware announces the ROS nodes of
+/// its participant (`rmw_dds_common/msg/ParticipantEntitiesInfo`); a DDS
+/// name as it is, without the `rt/` prefix of ROS topics.
+pub const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";
+
+/// The name of every node usim announces: the process's node `/usim`
+/// (namespace `/`: `/tf`, `/clock`, `/usim/step`) and one per vehicle,
+/// `/NAME/usim` (namespace `/NAME`: the vehicle's topics and service).
+pub const NODE_NAME: &str = "usim";
+
+/// The namespace of vehicle `v`'s node (`/kayak`).
+pub fn node_namespace(v: &str) -> String {
+    format!("/{v}")
+}
+
+/// Vehicle `v`'s reset service (`std_srvs/srv/Trigger`): `USM_RESET` to the
+/// vehicle's configured start pose.
+pub fn reset_service(v: &str) -> String {
+    format!("/{v}/usim/reset")
+}
+
+/// The DDS topic of the requests of ROS service `service` (`rq/` prefix,
+/// `Request` suffix, as rmw_fastrtps names it).
+pub fn dds_request_topic(service: &str) -> String {
+    format!("rq/{}Request", service.trim_start_matches('/'))
+}
+
+/// The DDS topic of the replies of ROS service `service` (`rr/` prefix,
+/// `Reply` suffix).
+pub fn dds_reply_topic(service: &str) -> String {
+    format!("rr/{}Reply", service.trim_start_matches('/'))
+}
+
 /// The DDS topic of ROS topic `topic` (`/alpha/odom` → `rt/alpha/odom`).
 pub fn dds_topic(topic: &str) -> String {
     format!("rt/{}", topic.trim_start_matches('/'))
@@ -128,6 +161,18 @@ mod tests {
         assert_eq!(topic_var("desired_rudder"), "DESIRED_RUDDER");
         assert_eq!(dds_topic(&odom("alpha")), "rt/alpha/odom");
         assert_eq!(dds_topic(TF), "rt/tf");
+        assert_eq!(
+            dds_request_topic(&reset_service("alpha")),
+            "rq/alpha/usim/resetRequest"
+        );
+        assert_eq!(
+            dds_reply_topic(&reset_service("alpha")),
+            "rr/alpha/usim/resetReply"
+        );
+        assert_eq!(
+            dds_type("std_srvs/srv/Trigger_Request"),
+            "std_srvs::srv::dds_::Trigger_Request_"
+        );
         assert_eq!(
             dds_type("nav_msgs/msg/Odometry"),
             "nav_msgs::msg::dds_::Odometry_"

@@ -47,3 +47,16 @@ pub const CLOCK: Qos = Qos {
     depth: 1,
     transient_local: false,
 };
+
+/// `ros_discovery_info`: reliable, transient local, keep last 1 (what ROS 2
+/// middlewares use for it, so a node that starts later still gets each
+/// participant's last announcement).
+pub const DISCOVERY_INFO: Qos = Qos {
+    reliable: true,
+    depth: 1,
+    transient_local: true,
+};
+
+/// `rmw_qos_profile_services_default`: reliable, volatile, keep last 10
+/// (a service's request and reply topics).
+pub const SERVICES: Qos = DEFAULT;

@@ -21,6 +21,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 def ros_class(name):
     pkg, kind, ty = name.split("/")
+    # A service's request or response (std_srvs/srv/Trigger_Response).
     return getattr(importlib.import_module(f"{pkg}.{kind}"), ty)
 
 
@@ -33,7 +34,11 @@ def fill(msg, fields):
         if isinstance(v, dict):
             fill(cur, v)
         elif isinstance(v, list) and v and isinstance(v[0], dict):
-            raise ValueError("sequences of messages go through rosbags")
+            # A sequence of messages: "sequence<pkg/Type>" names the element.
+            elem = types[k].split("<", 1)[1].rstrip(">")
+            pkg, ty = elem.split("/")
+            cls = getattr(importlib.import_module(f"{pkg}.msg"), ty)
+            setattr(msg, k, [fill(cls(), x) for x in v])
         else:
             setattr(msg, k, v)
     return msg

@@ -22,7 +22,16 @@ Modes (each ends by itself: after what it waits for, or at its deadline):
                          wait until NAME's odometry has a publisher (and 2 s
                          more), then print one JSON line with every topic and
                          its types, and per topic the publishers' and
-                         subscribers' reliability and durability
+                         subscribers' reliability and durability and the
+                         node (name, namespace) of each; and the node names
+                         and namespaces (`ros2 node list`), waiting until
+                         NAME's node /NAME/usim is among them
+  reset NAME SECS        drive NAME (DESIRED_THRUST 100) until it is 3 m from
+                         its first odometry, call the std_srvs/Trigger service
+                         /NAME/usim/reset with rclpy's client, stop the thrust,
+                         and print one JSON line: the reply, the position
+                         before the call and the odometry after the reply
+                         (x, y, heading, stamp)
 """
 import json
 import math
@@ -197,6 +206,9 @@ def graph_main(name, secs_limit):
     while not node.get_publishers_info_by_topic(f"/{name}/odom") \
             and time.time() - t0 < secs_limit:
         rclpy.spin_once(node, timeout_sec=0.1)
+    while ("usim", f"/{name}") not in node.get_node_names_and_namespaces() \
+            and time.time() - t0 < secs_limit:
+        rclpy.spin_once(node, timeout_sec=0.1)
     t1 = time.time()
     while time.time() - t1 < 2.0:
         rclpy.spin_once(node, timeout_sec=0.1)
@@ -204,7 +216,8 @@ def graph_main(name, secs_limit):
     def info(ends):
         return [{"reliability": e.qos_profile.reliability.name,
                  "durability": e.qos_profile.durability.name,
-                 "type": e.topic_type} for e in ends]
+                 "type": e.topic_type,
+                 "node": [e.node_name, e.node_namespace]} for e in ends]
 
     topics = {}
     for topic, types in node.get_topic_names_and_types():
@@ -215,6 +228,51 @@ def graph_main(name, secs_limit):
         }
     print(json.dumps({"kind": "graph", "topics": topics,
                       "nodes": node.get_node_names_and_namespaces()}), flush=True)
+
+
+def reset_main(name, secs_limit):
+    from nav_msgs.msg import Odometry
+    from std_srvs.srv import Trigger
+
+    node = rclpy.create_node("usim_reset")
+    thrust = node.create_publisher(Float64, f"/{name}/desired_thrust", 10)
+    client = node.create_client(Trigger, f"/{name}/usim/reset")
+    state = {"first": None, "last": None, "after": [], "replied": False}
+
+    def odom(m):
+        p, q = m.pose.pose.position, m.pose.pose.orientation
+        state["last"] = [p.x, p.y]
+        if state["first"] is None:
+            state["first"] = [p.x, p.y]
+        if state["replied"]:
+            state["after"].append([p.x, p.y, heading_of(q), secs(m.header.stamp)])
+
+    node.create_subscription(Odometry, f"/{name}/odom", odom, 10)
+    t0 = time.time()
+    if not client.wait_for_service(timeout_sec=secs_limit):
+        sys.exit("the reset service never appeared")
+
+    def moved():
+        f, l = state["first"], state["last"]
+        return f is not None and math.hypot(l[0] - f[0], l[1] - f[1]) > 3.0
+
+    while not moved() and time.time() - t0 < secs_limit:
+        thrust.publish(Float64(data=100.0))
+        rclpy.spin_once(node, timeout_sec=0.05)
+    before = state["last"]
+    for _ in range(3):
+        thrust.publish(Float64(data=0.0))
+    future = client.call_async(Trigger.Request())
+    rclpy.spin_until_future_complete(node, future, timeout_sec=max(1.0, secs_limit - (time.time() - t0)))
+    reply = future.result()
+    state["replied"] = True
+    t1 = time.time()
+    while time.time() - t1 < 2.0:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    print(json.dumps({
+        "kind": "reset", "before": before, "after": state["after"],
+        "reply": None if reply is None else {"success": reply.success, "message": reply.message},
+    }), flush=True)
 
 
 def main():
@@ -230,6 +288,8 @@ def main():
         errors_main(sys.argv[2], float(sys.argv[3]))
     elif mode == "graph":
         graph_main(sys.argv[2], float(sys.argv[3]))
+    elif mode == "reset":
+        reset_main(sys.argv[2], float(sys.argv[3]))
     else:
         sys.exit(f"unknown mode {mode}")
     rclpy.shutdown()
