@@ -22,7 +22,6 @@ const LIVE: &[&str] = &[
 
 /// (file, function, lines today): over the limit, to be split.
 const KNOWN: &[(&str, &str, usize)] = &[
-    ("src/cli/ros2.rs", "run", 111),
     ("src/moos/app.rs", "run_app", 85),
     ("src/mqtt/bridge.rs", "check_names_are_free", 138),
     ("src/mqtt/bridge.rs", "drive_connection", 171),

@@ -134,21 +134,7 @@ pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
     let (vehicles, mission_start) = vehicles(&a)?;
     let app_tick = positive(a.app_tick.unwrap_or(vehicles[0].app_tick), "--app-tick")?;
     let warp = positive(a.time_warp, "--time-warp")?;
-    if !(a.claim_window.is_finite() && (0.0..=60.0).contains(&a.claim_window)) {
-        anyhow::bail!(
-            "--claim-window must be from 0 to 60 s, got {}",
-            a.claim_window
-        );
-    }
-    let duration = match a.duration {
-        Some(d) => Some(
-            Duration::try_from_secs_f64(d)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .with_context(|| format!("--duration must be a number of seconds > 0, got {d}"))?,
-        ),
-        None => None,
-    };
+    let (duration, claim_window) = durations(&a)?;
     let start_time_s = a
         .start_time
         .or(mission_start)
@@ -166,7 +152,7 @@ pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
         start_time_s,
         postings: !a.no_postings,
         lockstep,
-        claim_window: (a.claim_window > 0.0).then(|| Duration::from_secs_f64(a.claim_window)),
+        claim_window,
     };
     let mut node = Ros2Node::open(&opts)?;
     tracing::info!(
@@ -179,56 +165,11 @@ pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
             None => format!(", time warp {warp}"),
         }
     );
-    let rt = runtime()?;
     match lockstep {
-        Some(mode) => {
-            // The signal (or --duration) sets the flag from a thread of its
-            // own; the lock-step loop polls it between iterations.
-            let stop = Arc::new(AtomicBool::new(false));
-            let flag = stop.clone();
-            let signal = rt.block_on(async { shutdown_signal() })?;
-            let waiter = std::thread::spawn(move || {
-                rt.block_on(async {
-                    tokio::select! {
-                        _ = signal => {}
-                        _ = run_for(duration) => {}
-                        _ = async {
-                            while !flag.load(Ordering::Relaxed) {
-                                tokio::time::sleep(Duration::from_millis(50)).await;
-                            }
-                        } => {}
-                    }
-                });
-                flag.store(true, Ordering::Relaxed);
-            });
-            node.run_lockstep(mode, 1.0 / app_tick, &stop, a.steps);
-            stop.store(true, Ordering::Relaxed);
-            let _ = waiter.join();
-        }
+        Some(mode) => run_lockstep(&mut node, mode, app_tick, duration, a.steps)?,
         None => {
-            let steps = a.steps;
-            rt.block_on(async {
-                let signal = shutdown_signal()?;
-                let mut schedule = Schedule::new(Instant::now(), start_time_s, app_tick, warp);
-                let mut stats = RunStats::default();
-                let done = tokio::sync::Notify::new();
-                let stop = async {
-                    tokio::select! {
-                        why = signal => why,
-                        _ = run_for(duration) => "--duration",
-                        _ = done.notified() => "--steps",
-                    }
-                };
-                tick_loop(&mut schedule, &mut stats, stop, |t| {
-                    let failed = node.iterate(t);
-                    if steps.is_some_and(|n| node.iterations() >= n) {
-                        done.notify_one();
-                    }
-                    failed
-                })
-                .await;
-                anyhow::Ok(())
-            })?;
+            let schedule = Schedule::new(Instant::now(), start_time_s, app_tick, warp);
+            run_live(&mut node, schedule, duration, a.steps)?;
         }
     }
     let c = node.host().counters();
@@ -240,4 +181,88 @@ pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
         c.mail_dropped
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--duration` and `--claim-window`, checked.
+fn durations(a: &Ros2Args) -> anyhow::Result<(Option<Duration>, Option<Duration>)> {
+    if !(a.claim_window.is_finite() && (0.0..=60.0).contains(&a.claim_window)) {
+        anyhow::bail!(
+            "--claim-window must be from 0 to 60 s, got {}",
+            a.claim_window
+        );
+    }
+    let duration = match a.duration {
+        Some(d) => Some(
+            Duration::try_from_secs_f64(d)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| format!("--duration must be a number of seconds > 0, got {d}"))?,
+        ),
+        None => None,
+    };
+    let claim_window = (a.claim_window > 0.0).then(|| Duration::from_secs_f64(a.claim_window));
+    Ok((duration, claim_window))
+}
+
+/// Lock-step: the node iterates when told; a signal (or `--duration`) sets
+/// the stop flag from a thread of its own, polled between iterations.
+fn run_lockstep(
+    node: &mut Ros2Node,
+    mode: Mode,
+    app_tick: f64,
+    duration: Option<Duration>,
+    steps: Option<u64>,
+) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let signal = rt.block_on(async { shutdown_signal() })?;
+    let waiter = std::thread::spawn(move || {
+        rt.block_on(async {
+            tokio::select! {
+                _ = signal => {}
+                _ = run_for(duration) => {}
+                _ = async {
+                    while !flag.load(Ordering::Relaxed) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                } => {}
+            }
+        });
+        flag.store(true, Ordering::Relaxed);
+    });
+    node.run_lockstep(mode, 1.0 / app_tick, &stop, steps);
+    stop.store(true, Ordering::Relaxed);
+    let _ = waiter.join();
+    Ok(())
+}
+
+/// Live: iterate on the tick schedule until a signal, `--duration` or `--steps`.
+fn run_live(
+    node: &mut Ros2Node,
+    mut schedule: Schedule,
+    duration: Option<Duration>,
+    steps: Option<u64>,
+) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let signal = shutdown_signal()?;
+        let mut stats = RunStats::default();
+        let done = tokio::sync::Notify::new();
+        let stop = async {
+            tokio::select! {
+                why = signal => why,
+                _ = run_for(duration) => "--duration",
+                _ = done.notified() => "--steps",
+            }
+        };
+        tick_loop(&mut schedule, &mut stats, stop, |t| {
+            let failed = node.iterate(t);
+            if steps.is_some_and(|n| node.iterations() >= n) {
+                done.notify_one();
+            }
+            failed
+        })
+        .await;
+        anyhow::Ok(())
+    })
 }
