@@ -54,7 +54,7 @@ def test_rgb_array_draws_the_hull(env_id):
 
 def test_station_zero_thrust_drifts_with_the_current_and_reward_falls():
     """At rest with zero thrust the kayak moves with the drift: after k env
-    steps of 0.2 s it is at start + current·0.2·k (model.md §13: the drift
+    steps of 0.2 s it is at start + current·0.2·k (docs/model.md §13: the drift
     adds to the velocity over ground), so the reward −d/10 falls."""
     env = gym.make("usim/StationKeeping-v0")
     obs, info = env.reset(seed=1, options={"start": (2.0, 1.0, 0.0), "current": (0.3, -0.1)})

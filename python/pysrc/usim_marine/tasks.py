@@ -18,7 +18,7 @@ starboard). One env step is ``frame_skip`` model steps of ``dt`` s
 (default 2 × 0.1 s). Positions are x east, y north in m, headings marine
 degrees. The current is the fleet's drift (east, north m/s), drawn per
 episode from the env's seeded generator; a config with a current field or
-a wind (the environment layer, config.md) adds its own on top. Spaces,
+a wind (the environment layer, docs/config.md) adds its own on top. Spaces,
 rewards and episode ends: docs/python.md and each class's docstring.
 
 Seeding: ``reset(seed=s)`` gives the same episode for the same actions.
