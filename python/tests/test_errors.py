@@ -165,9 +165,9 @@ def test_a_thrust_past_100_percent_warns_and_is_used():
 
 def test_the_namespace_and_the_error_names():
     public = {n for n in dir(usim) if not n.startswith("_")}
-    # `envs` is the submodule, there when gymnasium is installed; the
+    # `envs` and `tasks` are the submodules, there when gymnasium is installed; the
     # encounter submodules appear once imported (by other tests).
-    subs = {"envs", "scenarios", "encounters", "colreg"}
+    subs = {"envs", "tasks", "scenarios", "encounters", "colreg"}
     assert public - subs == set(usim.__all__), public ^ set(usim.__all__)
     for name in ("Any", "Dict", "List", "Optional", "annotations"):
         assert not hasattr(usim, name)

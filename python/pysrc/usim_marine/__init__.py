@@ -8,9 +8,10 @@ at native speed, with the exact numbers of the ``usim`` command line.
 * :class:`Fleet` steps ``n`` vehicles from an ``(n, k)`` setpoint array and
   returns an ``(n, m)`` state array (reinforcement learning, Monte Carlo).
 * :func:`sweep` runs a sweep file in-process: the summary of ``usim sweep``.
-* ``usim/WaypointFollow-v0`` (Gymnasium, with ``pip install
-  usim-marine[gym]``) is registered on import, with a vector version on
-  :class:`Fleet`.
+* ``usim/WaypointFollow-v0``, ``usim/StationKeeping-v0``,
+  ``usim/PathFollowing-v0`` and ``usim/Docking-v0`` (Gymnasium, with
+  ``pip install usim-marine[gym]``) are registered on import, each with a
+  vector version on :class:`Fleet`.
 
 Units: x east and y north in m, speeds in m/s, headings in marine degrees
 (0 = north, 90 = east, clockwise), pitch and yaw in radians, actuators in
@@ -251,8 +252,10 @@ def sweep(
 
 try:  # Gymnasium environments, when gymnasium is installed ([gym] extra)
     from . import envs as _envs
+    from . import tasks as _tasks
 
     _envs.register()
+    _tasks.register()
 except ImportError:  # pragma: no cover - gymnasium missing
     pass
 
