@@ -25,7 +25,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("src/moos/app.rs", "run_app", 85),
     ("src/mqtt/bridge.rs", "check_names_are_free", 138),
     ("src/mqtt/bridge.rs", "drive_connection", 171),
-    ("src/mqtt/burst.rs", "writer", 104),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
 ];
 

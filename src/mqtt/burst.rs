@@ -292,6 +292,78 @@ async fn open(addr: &str, connect: &[u8]) -> std::io::Result<TcpStream> {
 /// period, which counts as activity; the `PINGREQ` covers idle stretches.
 const KEEP_ALIVE_S: u16 = 30;
 
+/// Connect (and send CONNECT), retrying with a backoff from 100 ms to 5 s;
+/// the first failure of a run of them is logged.
+async fn open_with_backoff(addr: &str, connect: &[u8], url: &str) -> TcpStream {
+    let mut backoff = Duration::from_millis(100);
+    let mut warned = false;
+    loop {
+        match open(addr, connect).await {
+            Ok(s) => return s,
+            Err(e) => {
+                if !warned {
+                    warn!("publish connection to {url}: {e}; retrying");
+                    warned = true;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// The broker sends only PINGRESP here: read and discard; EOF or an error
+/// ends the task (and so the connection).
+async fn discard_reads(mut rd: tokio::net::tcp::OwnedReadHalf) {
+    let mut sink = [0u8; 256];
+    loop {
+        match rd.read(&mut sink).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Write one iteration's packets a chunk at a time; when a newer iteration
+/// is waiting, the rest of this one is dropped for it (the newer reports
+/// replace these), so a broker that falls behind delays a command's effect
+/// by about one chunk and its own backlog, not by whole iterations. Buffers
+/// go back to `empty`; unsent messages are counted as `lost` (write error)
+/// or `superseded`.
+async fn write_iteration(
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    mut buf: PacketBuf,
+    full: &mut mpsc::Receiver<PacketBuf>,
+    empty: &mpsc::Sender<PacketBuf>,
+    lost: &AtomicU64,
+    superseded: &AtomicU64,
+) -> std::io::Result<()> {
+    let mut failed = None;
+    loop {
+        let mut newer = None;
+        for (chunk, left) in buf.chunks() {
+            if let Ok(b) = full.try_recv() {
+                superseded.fetch_add(left, Ordering::Relaxed);
+                newer = Some(b);
+                break;
+            }
+            if let Err(e) = wr.write_all(chunk).await {
+                lost.fetch_add(left, Ordering::Relaxed);
+                failed = Some(e);
+                break;
+            }
+        }
+        match newer {
+            Some(b) if failed.is_none() => {
+                let _ = empty.try_send(std::mem::replace(&mut buf, b));
+            }
+            _ => break,
+        }
+    }
+    let _ = empty.try_send(buf);
+    failed.map_or(Ok(()), Err)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn writer(
     addr: String,
@@ -305,78 +377,26 @@ async fn writer(
     superseded: Arc<AtomicU64>,
 ) {
     let connect = connect_packet(&client_id, KEEP_ALIVE_S, credentials.as_ref());
-    let mut backoff = Duration::from_millis(100);
-    let mut warned = false;
     loop {
-        let stream = match open(&addr, &connect).await {
-            Ok(s) => s,
-            Err(e) => {
-                if !warned {
-                    warn!("publish connection to {url}: {e}; retrying");
-                    warned = true;
-                }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                continue;
-            }
-        };
+        let stream = open_with_backoff(&addr, &connect, &url).await;
         info!("publish connection to {url} open (client id {client_id})");
-        warned = false;
-        backoff = Duration::from_millis(100);
-        let (mut rd, mut wr) = stream.into_split();
+        let (rd, mut wr) = stream.into_split();
         connected.store(true, Ordering::Relaxed);
-        // The broker sends only PINGRESP here: read and discard; EOF or an
-        // error ends the connection.
-        let mut reader = tokio::spawn(async move {
-            let mut sink = [0u8; 256];
-            loop {
-                match rd.read(&mut sink).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-            }
-        });
+        let mut reader = tokio::spawn(discard_reads(rd));
         let idle = Duration::from_secs(u64::from(KEEP_ALIVE_S) / 2);
         let why = loop {
             tokio::select! {
                 biased;
                 _ = &mut reader => break "closed by the broker".to_string(),
                 buf = full.recv() => {
-                    let Some(mut buf) = buf else {
+                    let Some(buf) = buf else {
                         // The fleet stopped.
                         let _ = wr.write_all(&[0xE0, 0]).await;
                         reader.abort();
                         return;
                     };
-                    // A chunk at a time; when a newer iteration is waiting,
-                    // the rest of this one is dropped for it (the newer
-                    // reports replace these), so a broker that falls
-                    // behind delays a command's effect by about one chunk
-                    // and its own backlog, not by whole iterations.
-                    let mut failed = None;
-                    loop {
-                        let mut newer = None;
-                        for (chunk, left) in buf.chunks() {
-                            if let Ok(b) = full.try_recv() {
-                                superseded.fetch_add(left, Ordering::Relaxed);
-                                newer = Some(b);
-                                break;
-                            }
-                            if let Err(e) = wr.write_all(chunk).await {
-                                lost.fetch_add(left, Ordering::Relaxed);
-                                failed = Some(e);
-                                break;
-                            }
-                        }
-                        match newer {
-                            Some(b) if failed.is_none() => {
-                                let _ = empty.try_send(std::mem::replace(&mut buf, b));
-                            }
-                            _ => break,
-                        }
-                    }
-                    let _ = empty.try_send(buf);
-                    if let Some(e) = failed {
+                    let sent = write_iteration(&mut wr, buf, &mut full, &empty, &lost, &superseded);
+                    if let Err(e) = sent.await {
                         break e.to_string();
                     }
                 }
