@@ -571,110 +571,58 @@ pub(crate) async fn check_names_are_free(
     topic_root: &str,
     names: &[String],
 ) -> Result<(), BridgeError> {
-    use crate::live::claim::{Claimant, Verdict, CLAIM};
-    let me = Claimant::this_process();
-    let mut probe = spec.clone();
-    probe.client_id = format!("{}-probe", spec.client_id);
-    probe.last_will = None;
-    // As the vehicle's own connection: take any packet MQTT allows (a huge
-    // retained message must not end the check and so skip it), and ignore
-    // what is not a claim message.
-    probe.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
-    let (client, mut eventloop) = probe.client(names.len() + 16)?;
-    let ours: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
-    let (claim_filter, time_filter) = match names {
-        [one] => (
-            format!("{topic_root}/{one}/{CLAIM}"),
-            format!("{topic_root}/{one}/{USM_TIME}"),
-        ),
-        _ => (
-            format!("{topic_root}/+/{CLAIM}"),
-            format!("{topic_root}/+/{USM_TIME}"),
-        ),
-    };
-    let prefix = format!("{topic_root}/");
-    // (name, variable) of a topic of one of our names.
-    let split = |topic: &str| -> Option<(String, String)> {
-        let (name, var) = topic.strip_prefix(prefix.as_str())?.split_once('/')?;
-        ours.contains(name)
-            .then(|| (name.to_string(), var.to_string()))
-    };
+    let (client, mut eventloop) = probe_spec(spec).client(names.len() + 16)?;
+    let mut check = NameCheck::new(topic_root, names);
+    let filters = check.filters();
+    // Our probe (the same bytes each time: this process's nonce).
+    let probe_payload = check.me.probe().payload();
     let send_probes = |client: &AsyncClient| {
-        let payload = me.probe().payload();
+        let payload = probe_payload.clone();
         for n in names {
-            let _ = client.try_publish(
-                format!("{topic_root}/{n}/{CLAIM}"),
-                QoS::AtMostOnce,
-                false,
-                payload.clone(),
-            );
+            let topic = format!("{topic_root}/{n}/{}", crate::live::claim::CLAIM);
+            let _ = client.try_publish(topic, QoS::AtMostOnce, false, payload.clone());
         }
     };
     let url = spec.url.to_string();
     let mut subacks = 0;
     let mut window: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
-    let mut answered: std::collections::HashSet<String> = Default::default();
     let outcome = tokio::time::timeout(Duration::from_secs(8), async {
         loop {
-            let ev = match window {
-                Some((end, next_probe)) => {
-                    let wake = end.min(next_probe);
-                    match tokio::time::timeout_at(wake, eventloop.poll()).await {
-                        Ok(ev) => ev,
-                        Err(_) if tokio::time::Instant::now() >= end => break Ok(()),
-                        Err(_) => {
-                            send_probes(&client);
-                            window = Some((end, next_probe + CLAIM_REPEAT));
-                            continue;
-                        }
-                    }
+            let ev = match wait_in_window(&mut eventloop, &mut window).await {
+                Wake::Event(ev) => ev,
+                Wake::End => break Ok(()),
+                Wake::Probe => {
+                    send_probes(&client);
+                    continue;
                 }
-                None => eventloop.poll().await,
             };
             match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    let _ = client.try_subscribe(claim_filter.clone(), QoS::AtMostOnce);
-                    let _ = client.try_subscribe(time_filter.clone(), QoS::AtMostOnce);
-                }
-                Ok(Event::Incoming(Packet::Publish(p))) => match split(&p.topic) {
-                    Some((name, var)) if var == CLAIM => match me.judge(&p.payload) {
-                        Verdict::Taken => {
-                            break Err(BridgeError::Duplicate {
-                                name,
-                                url: url.clone(),
-                                race: false,
-                            })
-                        }
-                        Verdict::LostRace => {
-                            break Err(BridgeError::Duplicate {
-                                name,
-                                url: url.clone(),
-                                race: true,
-                            })
-                        }
-                        Verdict::AnswerWithProbe => {
-                            // Once per rival and name (bounded by the window).
-                            if answered.len() < 4096 && answered.insert(p.topic.clone()) {
-                                let _ = client.try_publish(
-                                    p.topic.clone(),
-                                    QoS::AtMostOnce,
-                                    false,
-                                    me.probe().payload(),
-                                );
-                            }
-                        }
-                        Verdict::Ignore => {}
-                    },
-                    // A live USM_TIME (a stored, retained one proves nothing).
-                    Some((name, var)) if var == USM_TIME && !p.retain => {
-                        break Err(BridgeError::Duplicate {
-                            name,
-                            url: url.clone(),
-                            race: false,
-                        });
+                    for f in &filters {
+                        let _ = client.try_subscribe(f.clone(), QoS::AtMostOnce);
                     }
-                    _ => {}
-                },
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    match check.on_publish(&p.topic, &p.payload, p.retain) {
+                        NameStep::Taken { name, race } => {
+                            break Err(BridgeError::Duplicate {
+                                name,
+                                url: url.clone(),
+                                race,
+                            })
+                        }
+                        NameStep::Answer => {
+                            let payload = probe_payload.clone();
+                            let _ = client.try_publish(
+                                p.topic.clone(),
+                                QoS::AtMostOnce,
+                                false,
+                                payload,
+                            );
+                        }
+                        NameStep::Nothing => {}
+                    }
+                }
                 Ok(Event::Incoming(Packet::SubAck(_))) => {
                     subacks += 1;
                     if subacks == 2 {
@@ -693,6 +641,139 @@ pub(crate) async fn check_names_are_free(
     })
     .await
     .unwrap_or(Ok(()));
+    disconnect_cleanly(&client, &mut eventloop).await;
+    outcome
+}
+
+/// The name check's own connection: `spec` under the client id
+/// `<id>-probe`, no will; as the vehicle's own connection it takes any
+/// packet MQTT allows (a huge retained message must not end the check and
+/// so skip it), and ignores what is not a claim message.
+fn probe_spec(spec: &ConnectSpec) -> ConnectSpec {
+    let mut probe = spec.clone();
+    probe.client_id = format!("{}-probe", spec.client_id);
+    probe.last_will = None;
+    probe.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
+    probe
+}
+
+/// What woke the name check: an event, the time to probe again, the
+/// window's end.
+enum Wake {
+    Event(Result<Event, ConnectionError>),
+    Probe,
+    End,
+}
+
+/// The next event; within the claim window (end, next probe) also the
+/// times to probe again and to stop (the next probe moved on by
+/// [`CLAIM_REPEAT`]).
+async fn wait_in_window(
+    eventloop: &mut rumqttc::EventLoop,
+    window: &mut Option<(tokio::time::Instant, tokio::time::Instant)>,
+) -> Wake {
+    let Some((end, next_probe)) = *window else {
+        return Wake::Event(eventloop.poll().await);
+    };
+    match tokio::time::timeout_at(end.min(next_probe), eventloop.poll()).await {
+        Ok(ev) => Wake::Event(ev),
+        Err(_) if tokio::time::Instant::now() >= end => Wake::End,
+        Err(_) => {
+            *window = Some((end, next_probe + CLAIM_REPEAT));
+            Wake::Probe
+        }
+    }
+}
+
+/// What the name check does after a message on a claim or time topic.
+enum NameStep {
+    Nothing,
+    /// Answer a rival's probe with ours (once per rival and name).
+    Answer,
+    /// The name is taken (`race`: a rival probing at the same time won).
+    Taken {
+        name: String,
+        race: bool,
+    },
+}
+
+/// The name check's decisions (sans-IO): which messages prove a name is
+/// taken, which probes to answer.
+struct NameCheck<'a> {
+    me: crate::live::claim::Claimant,
+    topic_root: &'a str,
+    names: &'a [String],
+    ours: std::collections::HashSet<&'a str>,
+    /// Probes answered, bounded by [`MAX_ANSWERED`] over the window.
+    answered: std::collections::HashSet<String>,
+}
+
+/// Most rival probes one name check answers.
+const MAX_ANSWERED: usize = 4096;
+
+impl<'a> NameCheck<'a> {
+    fn new(topic_root: &'a str, names: &'a [String]) -> NameCheck<'a> {
+        NameCheck {
+            me: crate::live::claim::Claimant::this_process(),
+            topic_root,
+            names,
+            ours: names.iter().map(String::as_str).collect(),
+            answered: Default::default(),
+        }
+    }
+
+    /// The claim and `USM_TIME` topics of our names (one name: its own
+    /// topics; several: the root's wildcards).
+    fn filters(&self) -> [String; 2] {
+        use crate::live::claim::CLAIM;
+        let root = self.topic_root;
+        match self.names {
+            [one] => [
+                format!("{root}/{one}/{CLAIM}"),
+                format!("{root}/{one}/{USM_TIME}"),
+            ],
+            _ => [format!("{root}/+/{CLAIM}"), format!("{root}/+/{USM_TIME}")],
+        }
+    }
+
+    fn on_publish(&mut self, topic: &str, payload: &[u8], retain: bool) -> NameStep {
+        use crate::live::claim::{Verdict, CLAIM};
+        let Some((name, var)) = topic
+            .strip_prefix(self.topic_root)
+            .and_then(|t| t.strip_prefix('/'))
+            .and_then(|t| t.split_once('/'))
+            .filter(|(name, _)| self.ours.contains(name))
+        else {
+            return NameStep::Nothing;
+        };
+        let taken = |race| NameStep::Taken {
+            name: name.to_string(),
+            race,
+        };
+        if var == CLAIM {
+            match self.me.judge(payload) {
+                Verdict::Taken => taken(false),
+                Verdict::LostRace => taken(true),
+                Verdict::AnswerWithProbe
+                    if self.answered.len() < MAX_ANSWERED
+                        && self.answered.insert(topic.to_string()) =>
+                {
+                    NameStep::Answer
+                }
+                _ => NameStep::Nothing,
+            }
+        } else if var == USM_TIME && !retain {
+            // A live USM_TIME (a stored, retained one proves nothing).
+            taken(false)
+        } else {
+            NameStep::Nothing
+        }
+    }
+}
+
+/// Disconnect and drain the event loop briefly (at most 200 ms): a clean
+/// MQTT goodbye, not a broken connection in the broker's log.
+pub(super) async fn disconnect_cleanly(client: &AsyncClient, eventloop: &mut rumqttc::EventLoop) {
     let _ = client.try_disconnect();
     let _ = tokio::time::timeout(Duration::from_millis(200), async {
         while let Ok(ev) = eventloop.poll().await {
@@ -702,7 +783,6 @@ pub(crate) async fn check_names_are_free(
         }
     })
     .await;
-    outcome
 }
 
 /// A hint for connection refusals that are about credentials or ACLs.

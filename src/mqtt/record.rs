@@ -142,16 +142,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
             }
         }
     }
-    let _ = client.try_disconnect();
-    // Drain the disconnect briefly (a clean MQTT goodbye).
-    let _ = tokio::time::timeout(Duration::from_millis(200), async {
-        while let Ok(ev) = eventloop.poll().await {
-            if matches!(ev, Event::Outgoing(Outgoing::Disconnect)) {
-                break;
-            }
-        }
-    })
-    .await;
+    super::bridge::disconnect_cleanly(&client, &mut eventloop).await;
     let mut summary = rec.finish().map_err(io)?;
     summary.interrupted = interrupted;
     Ok(summary)
