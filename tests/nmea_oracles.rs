@@ -764,6 +764,176 @@ fn gpsd_reads_the_stream_and_its_fix_is_the_vehicles() {
     assert!(tpvs >= 3, "gpsd gave {tpvs} fixes: {out}\n{}", nmea.log());
 }
 
+/// gpsd's TPV reports (mode, lat, eph) in a `gpspipe -w` log so far.
+fn tpvs(log: &str) -> Vec<(u64, Option<f64>, Option<f64>)> {
+    log.lines()
+        .filter(|l| l.contains("\"class\":\"TPV\""))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| {
+            (
+                v["mode"].as_u64().unwrap_or(0),
+                v["lat"].as_f64(),
+                v["eph"].as_f64(),
+            )
+        })
+        .collect()
+}
+
+/// Wait until gpsd's TPVs after the first `from` satisfy `ok` `n` times;
+/// returns the count of TPVs then.
+fn wait_tpvs(
+    pipe: &Proc,
+    from: usize,
+    n: usize,
+    ok: impl Fn(&(u64, Option<f64>, Option<f64>)) -> bool,
+    what: &str,
+) -> usize {
+    let t0 = Instant::now();
+    loop {
+        let all = tpvs(&pipe.log());
+        if all.iter().skip(from).filter(|t| ok(t)).count() >= n {
+            return all.len();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "gpsd never showed {what}: {:?}",
+            &all[from.min(all.len())..]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 40 item 4, live: a vehicle with `[sensors]` served by `usim nmea`
+/// to a real gpsd. gpsd has a 2D+ fix (mode ≥ 2) and `eph` = HDOP ×
+/// 19 m (gpsd's `P_UERE_NO_DGPS`, libgpsd_core.c `gpsd_error_model`), with
+/// HDOP √(2(4² + 3²))/5 = 1.4 from the noise (docs/nmea.md); after
+/// `USM_SENSOR gps=off` gpsd reports mode 1 (no fix) and no position,
+/// while the vehicle's true position (`x`/`y`, `gt_x`) keeps moving; after
+/// `gps=on` the fix is back.
+#[test]
+fn gpsd_loses_the_fix_in_a_live_gps_dropout_and_gets_it_back() {
+    let Some((gpsd, gpspipe)) = mqtt_util::gpsd_paths() else {
+        return;
+    };
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(
+        broker.port,
+        &[
+            format!("{ROOT}/kayak/NODE_REPORT"),
+            format!("{ROOT}/kayak/NAV_Y"),
+            format!("{ROOT}/kayak/TRUE_Y"),
+        ],
+    );
+    let sensors = "\n[sensors]\nseed = 3\ngps_sigma = 4\ngps_bias_sigma = 3\ngps_bias_tau = 30\n";
+    let _own = mqtt_util::spawn_vehicle(
+        &config(dir.path(), "kayak", &url, &format!("{ORIGIN}{sensors}")),
+        &[],
+    );
+    let (_gpsd, udp_port, gpsd_port) = mqtt_util::start_gpsd(&gpsd, dir.path());
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--vehicles",
+            "kayak",
+            "--own",
+            "kayak",
+            "--udp",
+            &format!("127.0.0.1:{udp_port}"),
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of kayak", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    // Under way first (a post before the vehicle subscribed is lost).
+    let t0 = Instant::now();
+    while watch
+        .latest(&topic("kayak", "NODE_REPORT"))
+        .is_none_or(|r| node_report(&r)["speed"].as_f64().unwrap_or(0.0) < 0.5)
+    {
+        assert!(t0.elapsed() < mqtt_util::START, "kayak never got under way");
+        watch.post("kayak", "DESIRED_THRUST", "80");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut pc = Command::new(&gpspipe);
+    pc.args(["-w", &format!("127.0.0.1:{gpsd_port}")]);
+    let pipe = Proc::spawn("gpspipe", pc, dir.path().join("gpspipe.log"));
+    let hdop = (2.0f64 * (16.0 + 9.0)).sqrt() / 5.0;
+    let hdop = (hdop * 10.0).round() / 10.0;
+    let fixed = |t: &(u64, Option<f64>, Option<f64>)| t.0 >= 2 && t.1.is_some();
+    let n = wait_tpvs(&pipe, 0, 3, fixed, "a fix");
+    let ephs: Vec<f64> = tpvs(&pipe.log())
+        .iter()
+        .filter(|t| fixed(t))
+        .filter_map(|t| t.2)
+        .collect();
+    assert!(!ephs.is_empty(), "no eph: {}", pipe.log());
+    for e in &ephs {
+        assert!(
+            (e - hdop * 19.0).abs() < 0.05,
+            "eph {e} m, want {hdop} × 19 m"
+        );
+    }
+    let before = watch.since(0, &topic("kayak", "NODE_REPORT")).len();
+    watch.post("kayak", "USM_SENSOR", "gps=off");
+    let none = |t: &(u64, Option<f64>, Option<f64>)| t.0 == 1;
+    let m = wait_tpvs(&pipe, n, 3, none, "mode 1 after gps=off");
+    let lost = tpvs(&pipe.log());
+    assert!(
+        lost[n..m].iter().filter(|t| none(t)).all(|t| t.1.is_none()),
+        "{lost:?}"
+    );
+    // Meanwhile the NODE_REPORTs say no fix, and the true position moves.
+    let reports: Vec<serde_json::Value> = watch
+        .since(0, &topic("kayak", "NODE_REPORT"))
+        .iter()
+        .map(|m| node_report(&m.payload))
+        .collect();
+    let dark: Vec<&serde_json::Value> = reports[before..]
+        .iter()
+        .filter(|r| r["sensed"]["fix"] == 0)
+        .collect();
+    assert!(
+        dark.len() >= 2,
+        "no NODE_REPORT without a fix: {:?}",
+        &reports[before..]
+    );
+    for r in &dark {
+        assert!(
+            r["sensed"]["x"].is_null() && r["sensed"]["hdop"].is_null(),
+            "{r}"
+        );
+    }
+    let (a, b) = (dark[0], dark[dark.len() - 1]);
+    assert!(
+        b["y"].as_f64() > a["y"].as_f64(),
+        "the true track stopped: {a} {b}"
+    );
+    // NAV_Y is silent now (gpsd saw no fix 3 times: seconds after the
+    // switch), TRUE_Y goes on.
+    let mark = watch.mark();
+    let t0 = Instant::now();
+    while watch.since(mark, &topic("kayak", "TRUE_Y")).len() < 10 {
+        assert!(t0.elapsed() < mqtt_util::START, "no TRUE_Y");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(watch.since(mark, &topic("kayak", "NAV_Y")).len(), 0);
+    let ys: Vec<f64> = watch
+        .since(mark, &topic("kayak", "TRUE_Y"))
+        .iter()
+        .map(|m| m.payload.parse().unwrap())
+        .collect();
+    assert!(ys[ys.len() - 1] > ys[0], "TRUE_Y {ys:?}");
+    watch.post("kayak", "USM_SENSOR", "gps=on");
+    wait_tpvs(&pipe, m, 3, fixed, "the fix back after gps=on");
+    assert!(!watch.since(mark, &topic("kayak", "NAV_Y")).is_empty());
+    assert!(!nmea.log().contains("panicked"), "{}", nmea.log());
+}
+
 #[test]
 fn ais_input_is_published_per_mmsi_as_pyais_decodes_it() {
     if !have_pynmea() {
