@@ -928,6 +928,7 @@ pub fn nmea_tables(data: &[u8]) {
                     heading: 0.0,
                     depth: 0.0,
                     altitude: f64::NAN,
+                    sensed: None,
                 };
                 let mut out = Vec::new();
                 let name = format!("k{}", key & 7);

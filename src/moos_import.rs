@@ -455,6 +455,8 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
     };
 
     let mut unmapped = Vec::new();
+    // usim's `sensor_*` lines: the `[sensors]` table, in file order.
+    let mut sensors = Sensors::default();
     // (usim key, TOML value, line) in file order.
     let mut entries: Vec<(String, String, usize)> = Vec::new();
     // Keys whose lines accumulate: (key, first line, values in file order).
@@ -553,6 +555,12 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
             continue; // MOOS drops lines with an empty value
         }
         let key = l.key.to_ascii_lowercase();
+        if key.starts_with(SENSOR_PREFIX) {
+            if let Err(why) = sensor_line(&key, &l.value, v22, &mut sensors) {
+                report(why);
+            }
+            continue;
+        }
         let (usim_key, ty) = match lookup(&key, v22, pid_coupled || from_pid) {
             Lookup::Found(k, ty) => (k, ty),
             Lookup::AppTick => {
@@ -705,6 +713,15 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
     for (k, v, _) in &kept {
         out.push_str(&format!("{k} = {v}\n"));
     }
+    if !(sensors.keys.is_empty() && sensors.faults.is_empty()) {
+        out.push_str("\n[sensors]\n");
+        for (k, v) in &sensors.keys {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+        if !sensors.faults.is_empty() {
+            out.push_str(&format!("faults = [{}]\n", sensors.faults.join(", ")));
+        }
+    }
     unmapped.sort_by_key(|u| u.line);
     Ok(Imported {
         process: name.clone(),
@@ -713,6 +730,64 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
         pid_app: pid_app.filter(|_| pid_from.is_none()),
         pid_from,
     })
+}
+
+/// usim's own `.moos` keys for the `[sensors]` table (docs/moos.md,
+/// "Sensors"): uSimMarine has no sensor model, so these are usim's
+/// invention: `sensor_<key>` for each `[sensors]` key, and `sensor_fault`
+/// (repeatable) for one entry of `faults`.
+pub const SENSOR_PREFIX: &str = "sensor_";
+
+/// The `[sensors]` keys read so far: (key, TOML value), fault strings.
+#[derive(Default)]
+struct Sensors {
+    keys: Vec<(&'static str, String)>,
+    faults: Vec<String>,
+}
+
+/// One `sensor_*` line (`key` lower-cased) into `s`; the error says why it
+/// is not imported.
+fn sensor_line(key: &str, value: &str, v22: bool, s: &mut Sensors) -> Result<(), String> {
+    let k = &key[SENSOR_PREFIX.len()..];
+    if v22 {
+        return Err(
+            "usim's sensors are classic-only (not with uSimMarineV22): not imported".into(),
+        );
+    }
+    if k == "fault" {
+        s.faults.push(toml_str(value));
+        return Ok(());
+    }
+    let Some(&k) = crate::config::SENSOR_KEYS
+        .iter()
+        .find(|x| **x == k && **x != "faults")
+    else {
+        let names: Vec<String> = crate::config::SENSOR_KEYS
+            .iter()
+            .filter(|x| **x != "faults")
+            .map(|x| format!("{SENSOR_PREFIX}{x}"))
+            .collect();
+        return Err(format!(
+            "not one of usim's sensor keys ({}, {SENSOR_PREFIX}fault): not imported",
+            names.join(", ")
+        ));
+    };
+    if s.keys.iter().any(|(x, _)| *x == k) {
+        return Err(format!("repeats `{key}`: the first line is kept"));
+    }
+    let integer = matches!(k, "seed" | "gps_fix_quality" | "gps_satellites");
+    let v = match number(value) {
+        Some(v) if integer && v.fract() == 0.0 && v.abs() < 9.0e15 => format!("{}", v as i64),
+        Some(v) if !integer => toml_f64(v),
+        _ => {
+            return Err(format!(
+                "`{value}` is not {}: not imported",
+                if integer { "an integer" } else { "a number" }
+            ))
+        }
+    };
+    s.keys.push((k, v));
+    Ok(())
 }
 
 enum Lookup {

@@ -163,6 +163,46 @@ fn classic_aliases_round_trip() {
     assert!(i.unmapped.is_empty(), "{:#?}", i.unmapped);
 }
 
+/// usim's own `sensor_*` keys (docs/moos.md "Sensors") make the
+/// `[sensors]` table: the import replays as the hand-written table does;
+/// a repeated key keeps the first line, an unknown or non-number one is
+/// reported with its line; V22 blocks do not import them.
+#[test]
+fn sensor_keys_round_trip_into_the_sensors_table() {
+    let i = round_trip("sensors.moos", "sensors.toml");
+    assert_eq!(
+        reported(&i),
+        [
+            (22, "sensor_gps_sigma".to_string()),
+            (23, "sensor_gps_sigmaa".to_string()),
+            (24, "sensor_seed".to_string())
+        ],
+        "{:#?}",
+        i.unmapped
+    );
+    assert!(
+        i.unmapped[1].reason.contains("sensor_gps_sigma,"),
+        "{}",
+        i.unmapped[1]
+    );
+    let cfg: toml::Table = i.toml.parse().unwrap();
+    let keys: BTreeSet<&str> = cfg["sensors"]
+        .as_table()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let all: BTreeSet<&str> = usim::config::SENSOR_KEYS.iter().copied().collect();
+    assert_eq!(keys, all, "sensors.moos sets every [sensors] key");
+    let v22 = read("sensors.moos").replace("uSimMarine\n", "uSimMarineV22\n");
+    let i = import(&v22, None).unwrap();
+    assert!(!i.toml.contains("[sensors]"), "{}", i.toml);
+    assert!(i
+        .unmapped
+        .iter()
+        .all(|u| u.key == "start_heading" || u.reason.contains("classic-only")));
+}
+
 /// Between them, the files exercise every uSimMarine key usim knows.
 #[test]
 fn the_test_files_cover_every_importable_key() {
@@ -172,6 +212,7 @@ fn the_test_files_cover_every_importable_key() {
         "v22.moos",
         "v22_pid_alias.moos",
         "aliases.moos",
+        "sensors.moos",
     ] {
         let i = import(&read(f), None).unwrap();
         let cfg: toml::Table = i.toml.parse().unwrap();
@@ -196,8 +237,6 @@ fn the_test_files_cover_every_importable_key() {
         "sea",
         "wind",
         "current_tide",
-        // sensor degradation (docs/config.md "[sensors]"): uSimMarine's are perfect
-        "sensors",
         // obstacles (docs/obstacles.md): uFldObstacleSim's block, not uSimMarine's
         "obstacles",
     ];

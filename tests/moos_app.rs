@@ -441,3 +441,95 @@ fn a_db_on_another_host_cannot_teleport_the_vehicle() {
     assert!(log.contains("MOOS timing echo refused"), "{log}");
     assert!(log.contains("the MOOS clock jumped by"), "{log}");
 }
+
+/// Issue 40 item 4 in MOOS mode: a uSimMarine block with usim's
+/// `sensor_*` keys (docs/moos.md "Sensors") under `usim moos`, a pymoos
+/// client (tests/py/moos_sensor_check.py) posting `USM_SENSOR` strings.
+/// With the GPS on, NAV_X is the noisy fix (off TRUE_X by the configured
+/// σ = 3 m, never equal); between `gps=off` and `gps=on` (one MOOS second
+/// of grace each side for the app's mail) no NAV_X, NAV_Y, NAV_LAT or
+/// NAV_LONG is posted while TRUE_X keeps coming and moving; after `gps=on`
+/// NAV_X is back.
+#[test]
+fn usm_sensor_from_the_moos_db_stops_the_gps_postings() {
+    if !have_pymoos("usm_sensor_from_the_moos_db") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, port) = moosdb(dir.path(), "sensors", &[]);
+    let block =
+        format!("{CLASSIC}  sensor_seed = 5\n  sensor_gps_sigma = 3\n  sensor_heading_sigma = 1\n");
+    let mission = mission(dir.path(), "sensors", port, 1.0, "uSimMarine", &block);
+    let app = spawn_app(
+        dir.path(),
+        "sensors",
+        Path::new(usim()),
+        &[mission.to_str().unwrap(), "uSimMarine"],
+    );
+    assert!(!app.log().contains("not imported"), "{}", app.log());
+    let out = dir.path().join("sensors.json");
+    let r = run_py(
+        "moos_sensor_check.py",
+        &[&port.to_string(), out.to_str().unwrap()],
+        Duration::from_secs(90),
+    );
+    assert_py(&r, "moos_sensor_check");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (off, on) = (
+        json["posts"]["off"].as_f64().unwrap(),
+        json["posts"]["on"].as_f64().unwrap(),
+    );
+    let mail: Vec<(&str, f64, f64)> = json["mail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["source"] == "uSimMarine")
+        .map(|m| {
+            (
+                m["key"].as_str().unwrap(),
+                m["time"].as_f64().unwrap(),
+                m["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let during = |k: &str, a: f64, b: f64| -> Vec<(f64, f64)> {
+        mail.iter()
+            .filter(|m| m.0 == k && m.1 > a && m.1 < b)
+            .map(|m| (m.1, m.2))
+            .collect()
+    };
+    for k in ["NAV_X", "NAV_Y", "NAV_LAT", "NAV_LONG"] {
+        assert!(
+            during(k, off - 3.0, off).len() >= 10,
+            "no {k} before gps=off"
+        );
+        assert_eq!(during(k, off + 1.0, on).len(), 0, "{k} during the dropout");
+        assert!(
+            during(k, on + 1.0, on + 3.0).len() >= 5,
+            "no {k} after gps=on"
+        );
+    }
+    let truth = during("TRUE_X", off + 1.0, on);
+    assert!(truth.len() >= 20, "TRUE_X stopped: {truth:?}");
+    let ty = during("TRUE_Y", off + 1.0, on);
+    assert!(
+        ty[ty.len() - 1].1 > ty[0].1 + 1.0,
+        "the true track did not move: {ty:?}"
+    );
+    // The fix is noisy: NAV_X against the TRUE_X of the same iteration.
+    let errs: Vec<f64> = during("NAV_X", 0.0, off)
+        .iter()
+        .filter_map(|(t, x)| {
+            mail.iter()
+                .find(|m| m.0 == "TRUE_X" && (m.1 - t).abs() < 1e-9)
+                .map(|m| x - m.2)
+        })
+        .collect();
+    assert!(
+        errs.len() >= 10 && errs.iter().all(|e| *e != 0.0),
+        "{errs:?}"
+    );
+    let rms = (errs.iter().map(|e| e * e).sum::<f64>() / errs.len() as f64).sqrt();
+    assert!(rms > 1.0 && rms < 6.0, "NAV_X − TRUE_X rms {rms} m, σ 3 m");
+    drop(app);
+}

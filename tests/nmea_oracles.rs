@@ -140,6 +140,165 @@ fn replay_nmea_parses_in_pynmea2_and_pyais_with_the_vehicles_state() {
     }
 }
 
+/// `[sensors]` of the own ship in the test below: σ = 4 m white noise, a
+/// Gauss–Markov bias σ_b = 3 m with τ = 30 s, heading σ 2°, speed σ
+/// 0.1 m/s, a GPS dropout from t = 40 s for 20 s.
+const SENSED_ALPHA: &str = "\n[vehicle.sensors]\nseed = 7\ngps_sigma = 4\ngps_bias_sigma = 3\n\
+    gps_bias_tau = 30\nheading_sigma = 2\nspeed_sigma = 0.1\nfaults = [\"gps=off,at=40,for=20\"]\n";
+
+/// Sample standard deviation.
+fn std_dev(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+/// Issue 40 item 4: with `[sensors]` the replay's NMEA is the sensed fix.
+/// pynmea2 and pyais (tests/py/read_nmea_sensed.py) read it next to the
+/// true CSV: GGA quality 0 with empty position and HDOP, RMC `V`/`N` and
+/// AIS lat 91/lon 181 exactly in the dropout; quality 8 and HDOP
+/// √(2(σ²+σ_b²))/5 = √50/5 → "1.4" (docs/nmea.md) outside it; the error
+/// from the truth has the configured noise (1 s differences of the error:
+/// σ_d² = σ² + σ_b²(1 − e^(−1/τ)) per axis, docs/model.md "Sensors"); HDT
+/// and SOG carry the heading and speed noise. The true columns of the CSV
+/// are the same bytes as without sensors.
+#[test]
+fn replay_nmea_with_sensors_is_the_noisy_fix_and_none_in_a_dropout() {
+    if !have_pynmea() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plain = mission_copy(dir.path());
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let sensed = dir.path().join("sensed.toml");
+    std::fs::write(
+        &sensed,
+        text.replacen(
+            "mmsi = 200000101\n",
+            &format!("mmsi = 200000101\n{SENSED_ALPHA}"),
+            1,
+        ),
+    )
+    .unwrap();
+    let run = |m: &Path, tag: &str| {
+        let nmea = dir.path().join(format!("{tag}.nmea"));
+        let csv = dir.path().join(format!("{tag}/"));
+        let o = Command::new(usim())
+            .arg("replay")
+            .arg(m)
+            .arg("-o")
+            .arg(&csv)
+            .arg("--nmea")
+            .arg(&nmea)
+            .args(["--nmea-own", "alpha", "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (nmea, csv.join("alpha.csv"))
+    };
+    let (nmea, csv) = run(&sensed, "sensed");
+    let (_, plain_csv) = run(&plain, "plain");
+    // The true track does not move: same x, y, lat, lon, gt_*, ... bytes.
+    let cols = |p: &Path, names: &[&str]| -> Vec<Vec<String>> {
+        let mut r = csv::Reader::from_path(p).unwrap();
+        let h = r.headers().unwrap().clone();
+        let idx: Vec<usize> = names
+            .iter()
+            .map(|n| h.iter().position(|c| c == *n).unwrap())
+            .collect();
+        r.records()
+            .map(|rec| {
+                let rec = rec.unwrap();
+                idx.iter().map(|&i| rec[i].to_string()).collect()
+            })
+            .collect()
+    };
+    let truth = [
+        "t", "x", "y", "speed", "heading", "depth", "sog", "hog", "lat", "lon", "gt_x", "gt_y",
+    ];
+    let a = cols(&csv, &truth);
+    assert_eq!(a.len(), 1201);
+    assert_eq!(a, cols(&plain_csv, &truth));
+    assert_ne!(
+        cols(&csv, &["nav_heading"]),
+        cols(&plain_csv, &["nav_heading"])
+    );
+    let o = Command::new(python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/read_nmea_sensed.py"
+        ))
+        .arg(&nmea)
+        .arg(&csv)
+        .arg("1768478400.0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(reports.len() >= 119, "{} reports", reports.len());
+    let hdop = format!("{:.1}", (2.0f64 * (16.0 + 9.0)).sqrt() / 5.0);
+    let (mut de, mut dn, mut hdg, mut sog) = (vec![], vec![], vec![], vec![]);
+    let mut prev: Option<(f64, f64, f64)> = None;
+    let mut dropped = 0;
+    for r in &reports {
+        let t = r["t"].as_f64().unwrap();
+        if (40.0..60.0).contains(&t) {
+            dropped += 1;
+            assert_eq!(r["qual"], 0, "{r}");
+            assert_eq!(
+                (r["sats"].as_str(), r["hdop"].as_str()),
+                (Some("00"), Some(""))
+            );
+            assert_eq!(r["lat_field"], "", "{r}");
+            assert_eq!(
+                (r["rmc_status"].as_str(), r["rmc_mode"].as_str()),
+                (Some("V"), Some("N"))
+            );
+            assert_eq!(r["rmc_lat_field"], "", "{r}");
+            assert_eq!(
+                (r["ais_lat"].as_f64(), r["ais_lon"].as_f64()),
+                (Some(91.0), Some(181.0))
+            );
+            prev = None;
+            continue;
+        }
+        assert_eq!(r["qual"], 8, "{r}");
+        assert_eq!(
+            (r["sats"].as_str(), r["hdop"].as_str()),
+            (Some("12"), Some(hdop.as_str()))
+        );
+        assert_eq!(
+            (r["rmc_status"].as_str(), r["rmc_mode"].as_str()),
+            (Some("A"), Some("S"))
+        );
+        let (e, n) = (r["err_e"].as_f64().unwrap(), r["err_n"].as_f64().unwrap());
+        assert!(e.hypot(n) < 60.0, "an error of {e}, {n} m: {r}");
+        if let Some((t0, e0, n0)) = prev {
+            if (t - t0 - 1.0).abs() < 1e-6 {
+                de.push(e - e0);
+                dn.push(n - n0);
+            }
+        }
+        prev = Some((t, e, n));
+        hdg.push(r["hdg_err"].as_f64().unwrap());
+        sog.push(r["sog_err_kn"].as_f64().unwrap() / (3600.0 / 1852.0));
+    }
+    assert_eq!(dropped, 20);
+    // 1 s differences of the error: 2σ_d² per axis.
+    let want = (16.0 + 9.0 * (1.0 - (-1.0f64 / 30.0).exp())).sqrt();
+    let all: Vec<f64> = de.iter().chain(&dn).copied().collect();
+    let got = std_dev(&all) / 2f64.sqrt();
+    assert!(all.len() >= 190, "{}", all.len());
+    assert!((got / want - 1.0).abs() < 0.15, "σ_d {got} m, want {want}");
+    let h = std_dev(&hdg);
+    assert!((h / 2.0 - 1.0).abs() < 0.2, "heading σ {h}°, want 2");
+    let v = std_dev(&sog);
+    assert!((v / 0.1 - 1.0).abs() < 0.2, "SOG σ {v} m/s, want 0.1");
+}
+
 #[test]
 fn replay_nmea_refuses_a_vehicle_without_origin_and_an_unknown_own_ship() {
     let dir = tempfile::tempdir().unwrap();
@@ -603,6 +762,176 @@ fn gpsd_reads_the_stream_and_its_fix_is_the_vehicles() {
         tpvs += 1;
     }
     assert!(tpvs >= 3, "gpsd gave {tpvs} fixes: {out}\n{}", nmea.log());
+}
+
+/// gpsd's TPV reports (mode, lat, eph) in a `gpspipe -w` log so far.
+fn tpvs(log: &str) -> Vec<(u64, Option<f64>, Option<f64>)> {
+    log.lines()
+        .filter(|l| l.contains("\"class\":\"TPV\""))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| {
+            (
+                v["mode"].as_u64().unwrap_or(0),
+                v["lat"].as_f64(),
+                v["eph"].as_f64(),
+            )
+        })
+        .collect()
+}
+
+/// Wait until gpsd's TPVs after the first `from` satisfy `ok` `n` times;
+/// returns the count of TPVs then.
+fn wait_tpvs(
+    pipe: &Proc,
+    from: usize,
+    n: usize,
+    ok: impl Fn(&(u64, Option<f64>, Option<f64>)) -> bool,
+    what: &str,
+) -> usize {
+    let t0 = Instant::now();
+    loop {
+        let all = tpvs(&pipe.log());
+        if all.iter().skip(from).filter(|t| ok(t)).count() >= n {
+            return all.len();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "gpsd never showed {what}: {:?}",
+            &all[from.min(all.len())..]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 40 item 4, live: a vehicle with `[sensors]` served by `usim nmea`
+/// to a real gpsd. gpsd has a 2D+ fix (mode ≥ 2) and `eph` = HDOP ×
+/// 19 m (gpsd's `P_UERE_NO_DGPS`, libgpsd_core.c `gpsd_error_model`), with
+/// HDOP √(2(4² + 3²))/5 = 1.4 from the noise (docs/nmea.md); after
+/// `USM_SENSOR gps=off` gpsd reports mode 1 (no fix) and no position,
+/// while the vehicle's true position (`x`/`y`, `gt_x`) keeps moving; after
+/// `gps=on` the fix is back.
+#[test]
+fn gpsd_loses_the_fix_in_a_live_gps_dropout_and_gets_it_back() {
+    let Some((gpsd, gpspipe)) = mqtt_util::gpsd_paths() else {
+        return;
+    };
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(
+        broker.port,
+        &[
+            format!("{ROOT}/kayak/NODE_REPORT"),
+            format!("{ROOT}/kayak/NAV_Y"),
+            format!("{ROOT}/kayak/TRUE_Y"),
+        ],
+    );
+    let sensors = "\n[sensors]\nseed = 3\ngps_sigma = 4\ngps_bias_sigma = 3\ngps_bias_tau = 30\n";
+    let _own = mqtt_util::spawn_vehicle(
+        &config(dir.path(), "kayak", &url, &format!("{ORIGIN}{sensors}")),
+        &[],
+    );
+    let (_gpsd, udp_port, gpsd_port) = mqtt_util::start_gpsd(&gpsd, dir.path());
+    let nmea = spawn_nmea(
+        dir.path(),
+        broker.port,
+        &[
+            "--vehicles",
+            "kayak",
+            "--own",
+            "kayak",
+            "--udp",
+            &format!("127.0.0.1:{udp_port}"),
+        ],
+    );
+    assert!(
+        nmea.wait_log("usim: NMEA/AIS of kayak", Duration::from_secs(30)),
+        "{}",
+        nmea.log()
+    );
+    // Under way first (a post before the vehicle subscribed is lost).
+    let t0 = Instant::now();
+    while watch
+        .latest(&topic("kayak", "NODE_REPORT"))
+        .is_none_or(|r| node_report(&r)["speed"].as_f64().unwrap_or(0.0) < 0.5)
+    {
+        assert!(t0.elapsed() < mqtt_util::START, "kayak never got under way");
+        watch.post("kayak", "DESIRED_THRUST", "80");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut pc = Command::new(&gpspipe);
+    pc.args(["-w", &format!("127.0.0.1:{gpsd_port}")]);
+    let pipe = Proc::spawn("gpspipe", pc, dir.path().join("gpspipe.log"));
+    let hdop = (2.0f64 * (16.0 + 9.0)).sqrt() / 5.0;
+    let hdop = (hdop * 10.0).round() / 10.0;
+    let fixed = |t: &(u64, Option<f64>, Option<f64>)| t.0 >= 2 && t.1.is_some();
+    let n = wait_tpvs(&pipe, 0, 3, fixed, "a fix");
+    let ephs: Vec<f64> = tpvs(&pipe.log())
+        .iter()
+        .filter(|t| fixed(t))
+        .filter_map(|t| t.2)
+        .collect();
+    assert!(!ephs.is_empty(), "no eph: {}", pipe.log());
+    for e in &ephs {
+        assert!(
+            (e - hdop * 19.0).abs() < 0.05,
+            "eph {e} m, want {hdop} × 19 m"
+        );
+    }
+    let before = watch.since(0, &topic("kayak", "NODE_REPORT")).len();
+    watch.post("kayak", "USM_SENSOR", "gps=off");
+    let none = |t: &(u64, Option<f64>, Option<f64>)| t.0 == 1;
+    let m = wait_tpvs(&pipe, n, 3, none, "mode 1 after gps=off");
+    let lost = tpvs(&pipe.log());
+    assert!(
+        lost[n..m].iter().filter(|t| none(t)).all(|t| t.1.is_none()),
+        "{lost:?}"
+    );
+    // Meanwhile the NODE_REPORTs say no fix, and the true position moves.
+    let reports: Vec<serde_json::Value> = watch
+        .since(0, &topic("kayak", "NODE_REPORT"))
+        .iter()
+        .map(|m| node_report(&m.payload))
+        .collect();
+    let dark: Vec<&serde_json::Value> = reports[before..]
+        .iter()
+        .filter(|r| r["sensed"]["fix"] == 0)
+        .collect();
+    assert!(
+        dark.len() >= 2,
+        "no NODE_REPORT without a fix: {:?}",
+        &reports[before..]
+    );
+    for r in &dark {
+        assert!(
+            r["sensed"]["x"].is_null() && r["sensed"]["hdop"].is_null(),
+            "{r}"
+        );
+    }
+    let (a, b) = (dark[0], dark[dark.len() - 1]);
+    assert!(
+        b["y"].as_f64() > a["y"].as_f64(),
+        "the true track stopped: {a} {b}"
+    );
+    // NAV_Y is silent now (gpsd saw no fix 3 times: seconds after the
+    // switch), TRUE_Y goes on.
+    let mark = watch.mark();
+    let t0 = Instant::now();
+    while watch.since(mark, &topic("kayak", "TRUE_Y")).len() < 10 {
+        assert!(t0.elapsed() < mqtt_util::START, "no TRUE_Y");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(watch.since(mark, &topic("kayak", "NAV_Y")).len(), 0);
+    let ys: Vec<f64> = watch
+        .since(mark, &topic("kayak", "TRUE_Y"))
+        .iter()
+        .map(|m| m.payload.parse().unwrap())
+        .collect();
+    assert!(ys[ys.len() - 1] > ys[0], "TRUE_Y {ys:?}");
+    watch.post("kayak", "USM_SENSOR", "gps=on");
+    wait_tpvs(&pipe, m, 3, fixed, "the fix back after gps=on");
+    assert!(!watch.since(mark, &topic("kayak", "NAV_Y")).is_empty());
+    assert!(!nmea.log().contains("panicked"), "{}", nmea.log());
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn check_state(
         heading,
         depth,
         altitude,
+        sensed: None,
     };
     let mut out = Vec::new();
     let r = e.update("v", &s, &mut out);

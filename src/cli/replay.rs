@@ -501,6 +501,9 @@ fn fast_v22_vehicle(mission: &crate::mission::Mission) -> Option<String> {
 struct NmeaLog {
     engine: crate::nmea::Engine,
     names: Vec<String>,
+    /// Per vehicle: it has a `[sensors]` table (its sentences wait for
+    /// the first reading instead of showing the true start state).
+    sensors: Vec<bool>,
     start_time: f64,
     tmp: crate::atomic_file::AtomicFile,
     w: std::io::BufWriter<std::fs::File>,
@@ -540,9 +543,13 @@ impl NmeaLog {
         }
         let mut tmp = crate::atomic_file::AtomicFile::create(path)?;
         let w = std::io::BufWriter::with_capacity(1 << 16, tmp.take());
+        let sensors = (0..n)
+            .map(|i| mission.vehicle_at(i).params.sensors.is_some())
+            .collect();
         Ok(NmeaLog {
             engine,
             names,
+            sensors,
             start_time: mission.start_time,
             tmp,
             w,
@@ -554,8 +561,11 @@ impl NmeaLog {
 
     fn observe(&mut self, vehicles: &[crate::model::Vehicle]) {
         self.buf.clear();
-        for (v, name) in vehicles.iter().zip(&self.names) {
+        for ((v, name), &sensors) in vehicles.iter().zip(&self.names).zip(&self.sensors) {
             let snap = v.snapshot();
+            if sensors && snap.sensed.is_none() {
+                continue;
+            }
             let s = crate::nmea::ShipState::from_snapshot(&snap, self.start_time + snap.t);
             // The origin was checked up front; a refusal here sends nothing.
             if let Ok(n) = self.engine.update(name, &s, &mut self.buf) {

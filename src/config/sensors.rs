@@ -89,9 +89,8 @@ pub fn build(
     if let Some(q) = int(&r.gps_fix_quality, "gps_fix_quality", 1, 8)? {
         s.gps_fix_quality = q as u8;
     }
-    if let Some(h) = num(&r.gps_hdop, "gps_hdop", 0.1, 99.9, "")? {
-        s.gps_hdop = h;
-    }
+    let (lo, hi) = sensor::HDOP_RANGE;
+    s.gps_hdop = num(&r.gps_hdop, "gps_hdop", lo, hi, "")?;
     if let Some(n) = int(&r.gps_satellites, "gps_satellites", 0, 99)? {
         s.gps_satellites = n as u8;
     }

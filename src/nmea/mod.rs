@@ -20,7 +20,9 @@ pub mod slots;
 
 use recent::Recent;
 
-use sentence::{valid_pos, Fix};
+use sentence::{valid_pos, Fix, GpsStatus};
+
+use crate::model::angles::{angle180, snap_to_step};
 
 /// One vehicle's state as the sentences need it. Units: degrees, m, m/s, s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,11 +45,98 @@ pub struct ShipState {
     pub depth: f64,
     /// Altitude above the bottom, m (NaN: unknown).
     pub altitude: f64,
+    /// What the vehicle's sensors report (its `[sensors]` table): the
+    /// sentences and AIS reports carry these instead of the true values.
+    pub sensed: Option<SensedFix>,
+}
+
+/// The sensed own-ship values (docs/nmea.md, "Sensors"). Units: degrees,
+/// m/s, m; NaN: that sensor has no reading now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensedFix {
+    /// Latitude, degrees (NaN: no fix).
+    pub lat: f64,
+    /// Longitude, degrees (NaN: no fix).
+    pub lon: f64,
+    /// Speed over ground, m/s: the true one plus the speed sensor's error.
+    pub sog: f64,
+    /// Course over ground, degrees: the true one plus the heading sensor's error.
+    pub cog: f64,
+    /// Heading, degrees (as `NAV_HEADING`).
+    pub heading: f64,
+    /// Depth, m (as `NAV_DEPTH`).
+    pub depth: f64,
+    /// The receiver's fix quality, satellites and HDOP.
+    pub gps: GpsStatus,
+}
+
+/// The published-sensed and true values a [`SensedFix`] is made of.
+struct SensedParts {
+    /// Sensed lat, lon (degrees), published speed (m/s), heading, depth.
+    lat: f64,
+    lon: f64,
+    speed: f64,
+    heading: f64,
+    depth: f64,
+    /// GGA quality, satellites, HDOP.
+    gps: GpsStatus,
+    /// True stored speed (m/s) and heading (degrees), ground speed and course.
+    true_speed: f64,
+    true_heading: f64,
+    sog: f64,
+    cog: f64,
+}
+
+impl SensedFix {
+    /// Sensed values with the ground velocity: SOG = sog + (ŝ − s) and
+    /// COG = cog + (ĥ − h) (ŝ, ĥ the sensed speed and heading, s the true
+    /// speed rounded to 0.01 m/s as published, h the true heading; the
+    /// difference of headings taken in [−180, 180)). A GPS without a fix
+    /// has no velocity either: SOG and COG are NaN then.
+    fn of(p: SensedParts) -> SensedFix {
+        let fix = p.gps.quality > 0 && p.lat.is_finite() && p.lon.is_finite();
+        let nan = f64::NAN;
+        let (sog, cog) = if fix {
+            (
+                p.sog + (p.speed - snap_to_step(p.true_speed, 0.01)),
+                p.cog + angle180(p.heading - p.true_heading),
+            )
+        } else {
+            (nan, nan)
+        };
+        SensedFix {
+            lat: if fix { p.lat } else { nan },
+            lon: if fix { p.lon } else { nan },
+            sog,
+            cog,
+            heading: p.heading,
+            depth: p.depth,
+            gps: p.gps,
+        }
+    }
 }
 
 impl ShipState {
     /// From a model snapshot at vehicle clock `clock` (Unix s).
     pub fn from_snapshot(s: &crate::model::Snapshot, clock: f64) -> ShipState {
+        let sensed = s.sensed.map(|n| {
+            SensedFix::of(SensedParts {
+                lat: n.lat,
+                lon: n.lon,
+                speed: n.speed,
+                heading: n.heading,
+                depth: n.depth,
+                gps: GpsStatus {
+                    quality: n.fix,
+                    satellites: n.satellites,
+                    hdop: n.hdop,
+                },
+                true_speed: s.speed,
+                true_heading: s.heading,
+                sog: s.sog,
+                cog: s.hog,
+            })
+        });
         ShipState {
             t: s.t,
             clock,
@@ -58,6 +147,23 @@ impl ShipState {
             heading: s.heading,
             depth: s.depth,
             altitude: s.altitude,
+            sensed,
+        }
+    }
+
+    /// The values the sentences carry: the sensed ones with sensors, else
+    /// the true ones; (lat, lon, sog, cog, heading, depth).
+    fn shown(&self) -> (f64, f64, f64, f64, f64, f64) {
+        match &self.sensed {
+            None => (
+                self.lat,
+                self.lon,
+                self.sog,
+                self.cog,
+                self.heading,
+                self.depth,
+            ),
+            Some(f) => (f.lat, f.lon, f.sog, f.cog, f.heading, f.depth),
         }
     }
 }
@@ -81,6 +187,31 @@ struct RawReport {
     depth: Option<f64>,
     #[serde(default)]
     altitude: Option<f64>,
+    #[serde(default)]
+    speed: Option<f64>,
+    #[serde(default)]
+    sensed: Option<RawSensed>,
+}
+
+/// A `NODE_REPORT`'s `sensed` block (docs/formats.md §3); null numbers are NaN.
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawSensed {
+    #[serde(default)]
+    lat: Option<f64>,
+    #[serde(default)]
+    lon: Option<f64>,
+    #[serde(default)]
+    speed: Option<f64>,
+    #[serde(default)]
+    heading: Option<f64>,
+    #[serde(default)]
+    depth: Option<f64>,
+    #[serde(default)]
+    fix: u8,
+    #[serde(default)]
+    hdop: Option<f64>,
+    #[serde(default)]
+    satellites: u8,
 }
 
 /// A `NODE_REPORT` payload as a [`ShipState`] (its `clock` set to NaN: the
@@ -92,6 +223,24 @@ pub fn parse_node_report(payload: &[u8]) -> Result<ShipState, String> {
     if !r.t.is_finite() {
         return Err("t is not a finite number".into());
     }
+    let sensed = r.sensed.as_ref().map(|x| {
+        SensedFix::of(SensedParts {
+            lat: n(x.lat),
+            lon: n(x.lon),
+            speed: n(x.speed),
+            heading: n(x.heading),
+            depth: n(x.depth),
+            gps: GpsStatus {
+                quality: x.fix,
+                satellites: x.satellites,
+                hdop: n(x.hdop),
+            },
+            true_speed: n(r.speed),
+            true_heading: n(r.heading),
+            sog: n(r.sog),
+            cog: n(r.hog),
+        })
+    });
     Ok(ShipState {
         t: r.t,
         clock: f64::NAN,
@@ -102,6 +251,7 @@ pub fn parse_node_report(payload: &[u8]) -> Result<ShipState, String> {
         heading: n(r.heading),
         depth: n(r.depth),
         altitude: n(r.altitude),
+        sensed,
     })
 }
 
@@ -496,6 +646,8 @@ impl Engine {
             return Err(Refusal::NoOrigin);
         }
         let own = self.own.as_deref() == Some(name);
+        // With sensors: what the vehicle senses, true values otherwise.
+        let (lat, lon, sog, cog, heading, depth) = s.shown();
         let configured = &self.configured;
         let mut new_mmsi = None;
         let (tr, gone) = self.tracks.heard(name, || {
@@ -519,18 +671,18 @@ impl Engine {
         // Rate of turn from the heading change since the last report.
         if let Some((t0, h0)) = tr.last_heading {
             let dt = s.t - t0;
-            if dt > 0.0 && s.heading.is_finite() && h0.is_finite() {
-                let dh = (s.heading - h0 + 540.0).rem_euclid(360.0) - 180.0;
+            if dt > 0.0 && heading.is_finite() && h0.is_finite() {
+                let dh = (heading - h0 + 540.0).rem_euclid(360.0) - 180.0;
                 tr.rot = dh / dt * 60.0;
             }
         }
-        tr.last_heading = Some((s.t, s.heading));
+        tr.last_heading = Some((s.t, heading));
         let interval = if own {
             self.opts.own_interval_s
         } else {
             self.opts
                 .ais_interval_s
-                .unwrap_or_else(|| class_a_interval(s.sog, tr.rot))
+                .unwrap_or_else(|| class_a_interval(sog, tr.rot))
         };
         let due = |last: Option<f64>, every: f64| last.is_none_or(|t0| s.t - t0 >= every - 1e-9);
         let pos_due = due(tr.last_pos, interval);
@@ -544,7 +696,7 @@ impl Engine {
         let before = out.len();
         let sel = self.opts.sentences;
         let utc = sentence::utc(s.clock);
-        let pos = valid_pos(s.lat, s.lon);
+        let pos = valid_pos(lat, lon);
         let mut lines = 0;
         if pos_due {
             tr.last_pos = Some(s.t);
@@ -552,44 +704,23 @@ impl Engine {
                 let f = Fix {
                     utc,
                     pos,
-                    sog_ms: s.sog,
-                    cog_deg: s.cog,
-                    heading_deg: s.heading,
-                    depth_m: s.depth,
+                    sog_ms: sog,
+                    cog_deg: cog,
+                    heading_deg: heading,
+                    depth_m: depth,
                     altitude_m: s.altitude,
+                    gps: s.sensed.map(|x| x.gps),
                 };
-                let (gp, ii) = (&self.opts.talker, &self.opts.instrument_talker);
-                let table: [(bool, SentenceFn, &str); 6] = [
-                    (sel.gga, sentence::gga, gp),
-                    (sel.rmc, sentence::rmc, gp),
-                    (sel.vtg, sentence::vtg, gp),
-                    (
-                        sel.hdt && !sentence::wrap360(s.heading).is_nan(),
-                        sentence::hdt,
-                        ii,
-                    ),
-                    (sel.zda && utc.is_some(), sentence::zda, gp),
-                    (
-                        sel.dpt && (s.depth > 0.0 || s.altitude.is_finite()),
-                        sentence::dpt,
-                        ii,
-                    ),
-                ];
-                for (on, write, talker) in table {
-                    if on {
-                        write(out, talker, &f);
-                        lines += 1;
-                    }
-                }
+                lines += own_sentences(out, &self.opts, &f);
             }
             if (own && sel.vdo) || (!own && sel.vdm) {
                 let p = ais::Position {
                     mmsi: tr.id.mmsi,
                     lat: pos.map_or(f64::NAN, |p| p.0),
                     lon: pos.map_or(f64::NAN, |p| p.1),
-                    sog_ms: s.sog,
-                    cog_deg: s.cog,
-                    heading_deg: s.heading,
+                    sog_ms: sog,
+                    cog_deg: cog,
+                    heading_deg: heading,
                     rot_deg_min: tr.rot,
                     utc_second: utc.map_or(60, |u| u.second as u32),
                 };
@@ -612,6 +743,38 @@ impl Engine {
         debug_assert!(out[before..].is_ascii());
         Ok(lines)
     }
+}
+
+/// The own-ship sentences of fix `f` the options select, appended to
+/// `out`; returns how many. `HDT` only with a heading, `ZDA` with a time,
+/// `DPT` below the surface or with a known altitude.
+fn own_sentences(out: &mut Vec<u8>, opts: &Options, f: &Fix) -> usize {
+    let sel = opts.sentences;
+    let (gp, ii) = (&opts.talker, &opts.instrument_talker);
+    let table: [(bool, SentenceFn, &str); 6] = [
+        (sel.gga, sentence::gga, gp),
+        (sel.rmc, sentence::rmc, gp),
+        (sel.vtg, sentence::vtg, gp),
+        (
+            sel.hdt && !sentence::wrap360(f.heading_deg).is_nan(),
+            sentence::hdt,
+            ii,
+        ),
+        (sel.zda && f.utc.is_some(), sentence::zda, gp),
+        (
+            sel.dpt && (f.depth_m > 0.0 || f.altitude_m.is_finite()),
+            sentence::dpt,
+            ii,
+        ),
+    ];
+    let mut lines = 0;
+    for (on, write, talker) in table {
+        if on {
+            write(out, talker, f);
+            lines += 1;
+        }
+    }
+    lines
 }
 
 /// One vehicle's static data (two `!AIVDM`/`!AIVDO` fragments) with
@@ -672,6 +835,7 @@ mod tests {
             heading: 45.0,
             depth: 0.0,
             altitude: f64::NAN,
+            sensed: None,
         }
     }
 
@@ -792,6 +956,51 @@ mod tests {
         assert_eq!(e.static_reports(&mut out), 6);
         assert_eq!(statics(&out), 3);
         assert!(e.mmsi_clash("conf").is_none());
+    }
+
+    /// A `sensed` block drives the own-ship fix; a dropout is quality 0,
+    /// `V`/`N`, empty position and HDOP, AIS "not available".
+    #[test]
+    fn sensed_reports_drive_the_fix_and_a_dropout_has_none() {
+        let json = |fix: u8, lat: &str| {
+            format!(
+                r#"{{"t":1,"lat":43.8,"lon":-70.3,"speed":2.0,"sog":2.0,"hog":45,"heading":45,
+                "sensed":{{"lat":{lat},"lon":-70.31,"speed":2.5,"heading":50,"depth":0,
+                "fix":{fix},"hdop":1.4,"satellites":12}}}}"#
+            )
+        };
+        let mut e = Engine::new(Options::default(), Some("own".into()));
+        let mut s = parse_node_report(json(8, "43.81").as_bytes()).unwrap();
+        s.clock = 1.7e9;
+        let mut out = Vec::new();
+        e.update("own", &s, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // 43.81° N = 4348.60000', HDOP 1.4; SOG 2.0 + 0.5 m/s = 4.86 kn;
+        // COG 45 + 5 = 50.0°.
+        assert!(
+            text.contains(",4348.60000,N,07018.60000,W,8,12,1.4,"),
+            "{text}"
+        );
+        assert!(
+            text.contains(",A,4348.60000,N,07018.60000,W,4.86,50.0,"),
+            "{text}"
+        );
+        assert!(text.contains("HDT,50.0,T"), "{text}");
+        let mut s = parse_node_report(json(0, "null").as_bytes()).unwrap();
+        s.t = 2.0;
+        s.clock = 1.7e9 + 1.0;
+        let mut out = Vec::new();
+        e.update("own", &s, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let line = |p: &str| text.lines().find(|l| l.contains(p)).unwrap().to_string();
+        assert!(line("GGA").contains(",,,,,0,00,,,M,,M,,*"), "{text}");
+        assert!(line("RMC").contains(",V,,,,,,,"), "{text}");
+        assert!(line("RMC").contains(",,,N*"), "{text}");
+        assert!(line("VTG").contains(",T,,M,,N,,K,N*"), "{text}");
+        let vdo = line("!AIVDO,1,1");
+        let d = ais::decode(vdo.split(',').nth(5).unwrap().as_bytes()).unwrap();
+        assert_eq!((d.lat, d.lon, d.sog_kn), (None, None, None), "{d:?}");
+        assert_eq!(d.heading_deg, Some(50));
     }
 
     #[test]

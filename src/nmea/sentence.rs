@@ -135,6 +135,36 @@ pub fn valid_pos(lat: f64, lon: f64) -> Option<(f64, f64)> {
     Some((lat, if lon >= 180.0 { -180.0 } else { lon }))
 }
 
+/// A simulated GNSS receiver's state (from the vehicle's `[sensors]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpsStatus {
+    /// GGA fix quality: 0 no fix, 1 GPS, 2 DGPS, 4 RTK, 5 float RTK,
+    /// 6 estimated, 7 manual, 8 simulation.
+    pub quality: u8,
+    /// Satellites in use (0..=99).
+    pub satellites: u8,
+    /// Horizontal dilution of precision (NaN: empty field).
+    pub hdop: f64,
+}
+
+impl GpsStatus {
+    /// The NMEA 2.3 mode indicator of RMC and VTG for this fix quality:
+    /// `N` no fix, `A` autonomous, `D` differential, `R` RTK, `F` float
+    /// RTK, `E` estimated, `M` manual, `S` simulator.
+    pub fn mode(&self) -> u8 {
+        match self.quality {
+            0 => b'N',
+            2 => b'D',
+            4 => b'R',
+            5 => b'F',
+            6 => b'E',
+            7 => b'M',
+            8 => b'S',
+            _ => b'A',
+        }
+    }
+}
+
 /// The own-ship values the sentences carry.
 #[derive(Debug, Clone, Copy)]
 pub struct Fix {
@@ -152,19 +182,51 @@ pub struct Fix {
     pub depth_m: f64,
     /// Water below the vehicle (altitude above the bottom), m (NaN: unknown).
     pub altitude_m: f64,
+    /// The receiver's state with `[sensors]`; `None`: the placeholders of
+    /// a perfect simulated receiver (quality 8, 12 satellites, HDOP 1.0,
+    /// mode `S`).
+    pub gps: Option<GpsStatus>,
 }
 
-/// `$ttGGA,hhmmss.ss,lat,N,lon,E,8,12,1.0,alt,M,0.0,M,,*hh`: fix quality 8
-/// (simulation), 12 satellites and HDOP 1.0 as placeholders, altitude above
-/// mean sea level = −depth (m, 0.01). Without a position: quality 0.
+impl Fix {
+    /// Whether the position fields are filled: a position and, with a
+    /// receiver state, a fix quality above 0.
+    fn has_fix(&self) -> bool {
+        self.pos.is_some() && self.gps.is_none_or(|g| g.quality > 0)
+    }
+
+    /// The RMC/VTG mode indicator: `S` without a receiver state.
+    fn mode(&self) -> u8 {
+        match self.gps {
+            None => b'S',
+            Some(g) if self.pos.is_none() => GpsStatus { quality: 0, ..g }.mode(),
+            Some(g) => g.mode(),
+        }
+    }
+}
+
+/// `$ttGGA,hhmmss.ss,lat,N,lon,E,q,ss,h.h,alt,M,0.0,M,,*hh`: fix quality,
+/// satellites and HDOP of the receiver state ([`Fix::gps`]; without one
+/// quality 8 (simulation), 12 satellites and HDOP 1.0 as placeholders),
+/// altitude above mean sea level = −depth (m, 0.01). Without a fix:
+/// quality 0, `00` satellites, empty position, HDOP and altitude.
 pub fn gga(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     let mut b = Vec::with_capacity(80);
     let _ = write!(b, "{talker}GGA,");
     push_time(&mut b, f.utc.as_ref());
     b.push(b',');
-    push_pos(&mut b, f.pos);
-    if f.pos.is_some() {
-        b.extend_from_slice(b",8,12,1.0,");
+    if f.has_fix() {
+        push_pos(&mut b, f.pos);
+        match f.gps {
+            None => b.extend_from_slice(b",8,12,1.0,"),
+            Some(g) => {
+                let _ = write!(b, ",{},{:02},", g.quality.min(9), g.satellites.min(99));
+                if g.hdop > 0.0 {
+                    push_num(&mut b, g.hdop.min(99.9), 1);
+                }
+                b.push(b',');
+            }
+        }
         push_num(
             &mut b,
             if f.depth_m.is_finite() {
@@ -176,20 +238,23 @@ pub fn gga(out: &mut Vec<u8>, talker: &str, f: &Fix) {
         );
         b.extend_from_slice(b",M,0.0,M,,");
     } else {
+        push_pos(&mut b, None);
         b.extend_from_slice(b",0,00,,,M,,M,,");
     }
     finish(out, b'$', &b);
 }
 
 /// `$ttRMC,hhmmss.ss,A,lat,N,lon,E,sog,cog,ddmmyy,,,S*hh`: status `A` with a
-/// position (`V` without), SOG in knots (0.01), COG in degrees true (0.1),
-/// mode indicator `S` (simulator).
+/// fix (`V` and an empty position without), SOG in knots (0.01), COG in
+/// degrees true (0.1), mode indicator `S` (simulator; with a receiver
+/// state, [`GpsStatus::mode`]: `N` without a fix).
 pub fn rmc(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     let mut b = Vec::with_capacity(80);
     let _ = write!(b, "{talker}RMC,");
     push_time(&mut b, f.utc.as_ref());
-    b.extend_from_slice(if f.pos.is_some() { b",A," } else { b",V," });
-    push_pos(&mut b, f.pos);
+    let fix = f.has_fix();
+    b.extend_from_slice(if fix { b",A," } else { b",V," });
+    push_pos(&mut b, f.pos.filter(|_| fix));
     b.push(b',');
     push_num(&mut b, f.sog_ms * MS_TO_KN, 2);
     b.push(b',');
@@ -198,12 +263,13 @@ pub fn rmc(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     if let Some(u) = &f.utc {
         let _ = write!(b, "{:02}{:02}{:02}", u.day, u.month, u.year % 100);
     }
-    b.extend_from_slice(b",,,S");
+    b.extend_from_slice(b",,,");
+    b.push(f.mode());
     finish(out, b'$', &b);
 }
 
 /// `$ttVTG,cog,T,,M,sog,N,sog,K,S*hh`: COG degrees true (0.1), SOG in knots
-/// and km/h (0.01), mode `S`.
+/// and km/h (0.01), mode `S` (with a receiver state, [`GpsStatus::mode`]).
 pub fn vtg(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     let mut b = Vec::with_capacity(64);
     let _ = write!(b, "{talker}VTG,");
@@ -212,7 +278,8 @@ pub fn vtg(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     push_num(&mut b, f.sog_ms * MS_TO_KN, 2);
     b.extend_from_slice(b",N,");
     push_num(&mut b, f.sog_ms * MS_TO_KMH, 2);
-    b.extend_from_slice(b",K,S");
+    b.extend_from_slice(b",K,");
+    b.push(f.mode());
     finish(out, b'$', &b);
 }
 
@@ -296,6 +363,7 @@ mod tests {
             heading_deg: f64::NAN,
             depth_m: f64::NAN,
             altitude_m: f64::NAN,
+            gps: None,
         };
         let mut out = Vec::new();
         for s in [gga, rmc, vtg, hdt, zda, dpt] {

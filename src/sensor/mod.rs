@@ -24,6 +24,12 @@ pub const MAX_LATENCY_S: f64 = 60.0;
 pub const MAX_DELAYED: usize = 65_536;
 /// Largest σ, bias or outlier magnitude accepted for a position, m.
 pub const MAX_POS_M: f64 = 10_000.0;
+/// User equivalent range error the HDOP rule divides by, m: HDOP times
+/// the UERE is the horizontal error a receiver would claim.
+pub const GPS_UERE_M: f64 = 5.0;
+/// The range of an HDOP (the rule's result is clamped into it; the
+/// `gps_hdop` key must lie in it): NMEA writes one decimal, 99.9 at most.
+pub const HDOP_RANGE: (f64, f64) = (0.1, 99.9);
 
 /// The `[sensors]` settings, validated. Units: m, s, degrees, m/s; σ are
 /// standard deviations per axis; every default is 0 (a perfect sensor).
@@ -43,8 +49,8 @@ pub struct Settings {
     pub gps_outlier_m: f64,
     /// GGA fix quality with a fix (default 8, simulation).
     pub gps_fix_quality: u8,
-    /// HDOP with a fix (default 1.0).
-    pub gps_hdop: f64,
+    /// HDOP with a fix; `None` (the default): [`Settings::hdop`]'s rule.
+    pub gps_hdop: Option<f64>,
     /// Satellites in use with a fix (default 12).
     pub gps_satellites: u8,
     /// Heading white noise σ, degrees.
@@ -71,7 +77,7 @@ impl Default for Settings {
             gps_outlier_prob: 0.0,
             gps_outlier_m: 0.0,
             gps_fix_quality: 8,
-            gps_hdop: 1.0,
+            gps_hdop: None,
             gps_satellites: 12,
             heading_sigma: 0.0,
             heading_bias: 0.0,
@@ -80,6 +86,22 @@ impl Default for Settings {
             latency: 0.0,
             faults: Vec::new(),
         }
+    }
+}
+
+impl Settings {
+    /// The HDOP reported with a fix: `gps_hdop` if set, else the
+    /// horizontal RMS error of the noise over the UERE,
+    /// HDOP = √(2(σ² + σ_b²)) / [`GPS_UERE_M`] (σ the white noise, σ_b the
+    /// bias, per axis, m; outliers left out: a receiver does not know of
+    /// them), clamped into [`HDOP_RANGE`] (a perfect GPS reports 0.1).
+    pub fn hdop(&self) -> f64 {
+        if let Some(h) = self.gps_hdop {
+            return h;
+        }
+        let (s, b) = (self.gps_sigma, self.gps_bias_sigma);
+        let h = (2.0 * (s * s + b * b)).sqrt() / GPS_UERE_M;
+        h.clamp(HDOP_RANGE.0, HDOP_RANGE.1)
     }
 }
 
@@ -230,7 +252,7 @@ impl Suite {
                 }
             }),
             fix_quality: if gps_on { s.gps_fix_quality } else { 0 },
-            hdop: if gps_on { s.gps_hdop } else { f64::NAN },
+            hdop: if gps_on { s.hdop() } else { f64::NAN },
             satellites: if gps_on { s.gps_satellites } else { 0 },
         }
     }

@@ -278,5 +278,37 @@ fn perfect_sensors_return_the_truth_bit_for_bit() {
     );
     assert_eq!(r.speed.map(f64::to_bits), Some(tr.speed.to_bits()));
     assert_eq!(r.heading.map(f64::to_bits), Some(tr.heading.to_bits()));
-    assert_eq!((r.fix_quality, r.hdop, r.satellites), (8, 1.0, 12));
+    // A perfect GPS: the HDOP rule's floor, 0.1.
+    assert_eq!((r.fix_quality, r.hdop, r.satellites), (8, 0.1, 12));
+}
+
+/// HDOP = √(2(σ² + σ_b²)) / 5 m unless `gps_hdop` sets it; clamped into
+/// [0.1, 99.9]; NaN with 0 satellites and quality 0 in a dropout.
+#[test]
+fn hdop_follows_the_noise_unless_set() {
+    let s = |gps_sigma: f64, gps_bias_sigma: f64, gps_hdop: Option<f64>| Settings {
+        gps_sigma,
+        gps_bias_sigma,
+        gps_bias_tau: 10.0,
+        gps_hdop,
+        ..Settings::default()
+    };
+    // σ = 3, σ_b = 4: √(2·25) / 5 = √2.
+    assert!((s(3.0, 4.0, None).hdop() - 2f64.sqrt()).abs() < 1e-12);
+    assert_eq!(s(0.0, 0.0, None).hdop(), 0.1);
+    assert_eq!(s(1000.0, 0.0, None).hdop(), 99.9);
+    assert_eq!(s(3.0, 4.0, Some(2.5)).hdop(), 2.5);
+    let mut suite = Suite::new(s(3.0, 4.0, None), "alpha");
+    suite.command("gps=off", 0.0).unwrap();
+    let tr = Truth {
+        t: 0.0,
+        x: 1.0,
+        y: 2.0,
+        speed: 1.0,
+        heading: 10.0,
+        depth: 0.0,
+    };
+    let r = suite.sense(&tr);
+    assert!(r.pos.is_none() && r.hdop.is_nan());
+    assert_eq!((r.fix_quality, r.satellites), (0, 0));
 }
