@@ -22,7 +22,6 @@ const LIVE: &[&str] = &[
 
 /// (file, function, lines today): over the limit, to be split.
 const KNOWN: &[(&str, &str, usize)] = &[
-    ("src/moos/app.rs", "run_app", 85),
     ("src/mqtt/bridge.rs", "drive_connection", 171),
     ("src/mqtt/nmea_bridge.rs", "run", 237),
 ];

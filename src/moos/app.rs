@@ -433,6 +433,23 @@ impl App<'_> {
     }
 }
 
+/// Wait for `deadline` (or `stop`, checked at least every 100 ms), taking
+/// the connection's mail into `mail` as it comes, then what is queued.
+fn take_mail_until(conn: &Conn, deadline: Instant, stop: &AtomicBool, mail: &mut Vec<Incoming>) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline || stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if let Some(ev) = conn.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
+            mail.push(ev);
+        }
+    }
+    while let Some(ev) = conn.try_recv() {
+        mail.push(ev);
+    }
+}
+
 /// Run until `stop` is set.
 pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSummary> {
     let cfg = &opts.config;
@@ -490,20 +507,7 @@ pub fn run_app(opts: AppOptions, stop: Arc<AtomicBool>) -> anyhow::Result<AppSum
     let mut stats = RunStats::default();
     let mut mail = Vec::new();
     while !stop.load(Ordering::SeqCst) {
-        // Wait for the deadline, taking mail as it comes.
-        let deadline = schedule.next_deadline();
-        loop {
-            let now = Instant::now();
-            if now >= deadline || stop.load(Ordering::SeqCst) {
-                break;
-            }
-            if let Some(ev) = conn.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
-                mail.push(ev);
-            }
-        }
-        while let Some(ev) = conn.try_recv() {
-            mail.push(ev);
-        }
+        take_mail_until(&conn, schedule.next_deadline(), &stop, &mut mail);
         let wake = schedule.on_wake(Instant::now());
         stats.begin(&wake);
         let clock = app.iterate(&mut mail);
