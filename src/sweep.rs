@@ -1756,14 +1756,16 @@ mod tests {
             spectrum: Spectrum::PiersonMoskowitz,
             ..SeaState::default()
         };
-        let mut p = crate::model::Params::default();
-        p.env = Some(Box::new(Environment {
-            sea: Some(Arc::new(WaveField::new(&SeaState::default()).unwrap())),
-            wind: Some(Arc::new(Wind::new(&Default::default()).unwrap())),
-            tide: Some(Tide::default()),
-            ..Environment::default()
-        }));
-        p.sensors = Some(crate::sensor::Suite::new(Default::default(), "v").boxed());
+        let mut p = crate::model::Params {
+            env: Some(Box::new(Environment {
+                sea: Some(Arc::new(WaveField::new(&SeaState::default()).unwrap())),
+                wind: Some(Arc::new(Wind::new(&Default::default()).unwrap())),
+                tide: Some(Tide::default()),
+                ..Environment::default()
+            })),
+            sensors: Some(crate::sensor::Suite::new(Default::default(), "v").boxed()),
+            ..Default::default()
+        };
         apply_table_fields(
             &mut p,
             &[
