@@ -1,11 +1,12 @@
 //! 1,000 kayaks (a 32-wide grid, 50 m apart, thrust 60, rudder 10) at
 //! 10 Hz, in calm water or in a 260-component directional JONSWAP sea
 //! (Hs 1.5 m, Tp 6 s, spread 25°) with an 8 m/s wind with Davenport gusts
-//! (docs/model.md §24): a fixed workload for the environment layer's
-//! figures. `scripts/env_figures.sh` runs it for wall time and under
+//! (docs/model.md §24), and (`full`) also sensor noise (GPS white noise
+//! and a Gauss–Markov bias, heading and speed noise): a fixed workload for
+//! the environment layer's figures. `scripts/env_figures.sh` runs it for wall time and under
 //! callgrind for instruction counts.
 //!
-//! `cargo run --release --example env_fleet [STEPS=600] [calm|sea] [THREADS=2] [VEHICLES=1000]`
+//! `cargo run --release --example env_fleet [STEPS=600] [calm|sea|full] [THREADS=2] [VEHICLES=1000]`
 //!
 //! Prints vehicle-steps per second of the stepping loop (wall clock) and
 //! the real-time factor at 10 Hz.
@@ -20,6 +21,8 @@ const BASE: &str = "name = \"kayak\"\nthrust_map = \"-100:-1.2, -50:-0.6, 20:0.5
 turn_rate = 60\nmax_acceleration = 0.4\nmax_deceleration = 0.5\nplatform_length = 3\nplatform_beam = 0.8\n";
 const SEA: &str = "[sea]\nspectrum = \"jonswap\"\nhs = 1.5\ntp = 6\ngamma = 3.3\ndirection = 45\n\
 spreading = 25\ncomponents = 260\nseed = 1\n[wind]\nspeed = 8\ndirection = 60\ngusts = true\ncomponents = 64\nseed = 1\n";
+const SENSORS: &str = "[sensors]\nseed = 1\ngps_sigma = 2\ngps_bias_sigma = 1\ngps_bias_tau = 60\n\
+heading_sigma = 1\nspeed_sigma = 0.05\n";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,7 +33,8 @@ fn main() {
     let text = match mode {
         "calm" => BASE.to_string(),
         "sea" => format!("{BASE}{SEA}"),
-        other => panic!("mode {other}: calm or sea"),
+        "full" => format!("{BASE}{SEA}{SENSORS}"),
+        other => panic!("mode {other}: calm, sea or full"),
     };
     let cfg = usim::config::parse_vehicle(Path::new("env_fleet.toml"), &text).expect("config");
     let mut fleet: Vec<Vehicle> = (0..n)

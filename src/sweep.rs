@@ -98,9 +98,9 @@ pub enum Target {
     /// A vehicle's numeric field: `start_x`, `start_y`, `start_heading`,
     /// `start_speed`, `start_depth`, `turn_rate`, `max_acceleration`,
     /// `max_deceleration`, `drift_x`, `drift_y`; with the vehicle's
-    /// `[sea]`/`[wind]` on, `sea_hs`, `sea_tp`, `sea_direction`,
-    /// `sea_spreading`, `sea_seed`, `wind_speed`, `wind_direction`,
-    /// `wind_seed` (docs/model.md §24).
+    /// `[sea]`, `[wind]`, `[current_tide]` or `[sensors]` table on, that
+    /// table's `sea_*`, `wind_*`, `current_tide_*` or `sensors_*` fields
+    /// (docs/sweeps.md, docs/model.md §24).
     Field(String, String),
 }
 
@@ -117,59 +117,192 @@ const FIELDS: &[&str] = &[
     "drift_y",
     "sea_hs",
     "sea_tp",
+    "sea_gamma",
     "sea_direction",
     "sea_spreading",
     "sea_seed",
     "wind_speed",
     "wind_direction",
+    "wind_gusts",
+    "wind_surface_drag",
+    "wind_length_scale",
     "wind_seed",
+    "current_tide_mean",
+    "current_tide_amplitude",
+    "current_tide_period",
+    "current_tide_phase",
+    "sensors_seed",
+    "sensors_gps_sigma",
+    "sensors_gps_bias_sigma",
+    "sensors_gps_outlier_prob",
+    "sensors_gps_outlier_m",
+    "sensors_gps_dropout_at",
+    "sensors_gps_dropout_for",
+    "sensors_heading_sigma",
+    "sensors_heading_bias",
+    "sensors_speed_sigma",
+    "sensors_depth_sigma",
+    "sensors_latency",
 ];
 
-/// Set an environment field (`sea_*`, `wind_*`, docs/model.md §24) of `p`
-/// to `x` and rebuild its sea or wind; a drawn value outside the table's
-/// range is clamped into it (a seed is the value's whole part, |x|).
-fn set_env_field(p: &mut crate::model::Params, field: &str, x: f64) {
-    use crate::model::env::{wind::MAX_SPEED_MPS, WaveField, Wind};
-    let Some(env) = p.env.as_deref_mut() else {
-        return;
+/// The vehicle table a field lives in (`sea`, `wind`, `current_tide`,
+/// `sensors`), `None` for the vehicle's own numbers.
+fn field_table(field: &str) -> Option<&'static str> {
+    ["sea", "wind", "current_tide", "sensors"]
+        .into_iter()
+        .find(|t| field.strip_prefix(t).is_some_and(|r| r.starts_with('_')))
+}
+
+/// A drawn seed: the value's whole part, |x| (0 for a non-finite draw).
+fn whole_seed(x: f64) -> u64 {
+    if x.is_finite() {
+        x.abs().trunc().min(9.0e15) as u64
+    } else {
+        0
+    }
+}
+
+/// A drawn value clamped into a table's range `[lo, hi]` (NaN: `lo`).
+fn clamp_drawn(x: f64, lo: f64, hi: f64) -> f64 {
+    if x.is_nan() {
+        lo
+    } else {
+        x.clamp(lo, hi)
+    }
+}
+
+/// The drawn values of one vehicle's table fields, in variable order:
+/// `(field without its table prefix, value)`.
+type Drawn<'a> = [(&'a str, &'a str, f64)];
+
+/// Apply the drawn table fields (`sea_*`, `wind_*`, `current_tide_*`,
+/// `sensors_*`; docs/sweeps.md) of one vehicle to its parameters `p`
+/// together, so its sea and wind are rebuilt once and a dropout's `at` and
+/// `for` make one fault. A value outside the table's range is clamped into
+/// it (the ranges of docs/config.md). A table not drawn is left as it is.
+fn apply_table_fields(p: &mut crate::model::Params, drawn: &Drawn<'_>) {
+    let of = |table: &str| -> Vec<(&str, f64)> {
+        drawn
+            .iter()
+            .filter(|d| d.0 == table)
+            .map(|d| (d.1, d.2))
+            .collect()
     };
-    let seed = |x: f64| {
-        if x.is_finite() {
-            x.abs().trunc().min(9.0e15) as u64
-        } else {
-            0
-        }
-    };
-    let fin = |x: f64, lo: f64, hi: f64| if x.is_nan() { lo } else { x.clamp(lo, hi) };
-    if let (Some(stripped), Some(sea)) = (field.strip_prefix("sea_"), env.sea.as_ref()) {
-        let mut st = *sea.state();
-        match stripped {
-            "hs" => st.hs_m = fin(x, 1e-3, 30.0),
-            "tp" => st.tp_s = fin(x, 1.0, 40.0),
-            "direction" => st.direction_deg = fin(x, -360.0, 360.0),
-            "spreading" => st.spreading_deg = fin(x, 0.0, 80.0),
-            "seed" => st.seed = seed(x),
-            _ => return,
-        }
-        let lambda_p = crate::model::env::waves::G * st.tp_s * st.tp_s / std::f64::consts::TAU;
-        st.hs_m = st
-            .hs_m
-            .min(crate::model::env::waves::MAX_STEEPNESS * lambda_p);
-        if let Ok(f) = WaveField::new(&st) {
-            env.sea = Some(std::sync::Arc::new(f));
-        }
-    } else if let (Some(stripped), Some(wind)) = (field.strip_prefix("wind_"), env.wind.as_ref()) {
-        let mut ws = wind.settings;
-        match stripped {
-            "speed" => ws.speed_mps = fin(x, 0.0, MAX_SPEED_MPS),
-            "direction" => ws.direction_deg = fin(x, -360.0, 360.0),
-            "seed" => ws.seed = seed(x),
-            _ => return,
-        }
-        if let Ok(w) = Wind::new(&ws) {
-            env.wind = Some(std::sync::Arc::new(w));
+    if let Some(env) = p.env.as_deref_mut() {
+        apply_sea(env, &of("sea"));
+        apply_wind(env, &of("wind"));
+        if let Some(t) = env.tide.as_mut() {
+            for (f, x) in of("current_tide") {
+                match f {
+                    "mean" => t.mean = clamp_drawn(x, -10.0, 10.0),
+                    "amplitude" => t.amplitude = clamp_drawn(x, -10.0, 10.0),
+                    "period" => t.period_s = clamp_drawn(x, 1.0, 1e9),
+                    "phase" => t.phase_deg = clamp_drawn(x, -360.0, 360.0),
+                    _ => {}
+                }
+            }
         }
     }
+    apply_sensors(p, &of("sensors"));
+}
+
+/// Rebuild the sea from drawn `hs`, `tp`, `gamma` (a JONSWAP sea; γ = 1 is
+/// exactly Pierson–Moskowitz), `direction`, `spreading`, `seed`; `hs` is
+/// also held to the steepness limit Hs ≤ λp/10.
+fn apply_sea(env: &mut crate::model::env::Environment, drawn: &[(&str, f64)]) {
+    use crate::model::env::{waves, Spectrum, WaveField};
+    let Some(sea) = env.sea.as_ref().filter(|_| !drawn.is_empty()) else {
+        return;
+    };
+    let mut st = *sea.state();
+    for &(f, x) in drawn {
+        match f {
+            "hs" => st.hs_m = clamp_drawn(x, 1e-3, 30.0),
+            "tp" => st.tp_s = clamp_drawn(x, 1.0, 40.0),
+            "gamma" => {
+                st.spectrum = Spectrum::Jonswap {
+                    gamma: clamp_drawn(x, 1.0, 20.0),
+                }
+            }
+            "direction" => st.direction_deg = clamp_drawn(x, -360.0, 360.0),
+            "spreading" => st.spreading_deg = clamp_drawn(x, 0.0, 80.0),
+            "seed" => st.seed = whole_seed(x),
+            _ => {}
+        }
+    }
+    let lambda_p = waves::G * st.tp_s * st.tp_s / std::f64::consts::TAU;
+    st.hs_m = st.hs_m.min(waves::MAX_STEEPNESS * lambda_p);
+    if let Ok(f) = WaveField::new(&st) {
+        env.sea = Some(std::sync::Arc::new(f));
+    }
+}
+
+/// Rebuild the wind from drawn `speed`, `direction`, `gusts` (on when the
+/// value is at least 0.5), `surface_drag`, `length_scale`, `seed`.
+fn apply_wind(env: &mut crate::model::env::Environment, drawn: &[(&str, f64)]) {
+    use crate::model::env::{wind::MAX_SPEED_MPS, Wind};
+    let Some(wind) = env.wind.as_ref().filter(|_| !drawn.is_empty()) else {
+        return;
+    };
+    let mut ws = wind.settings;
+    for &(f, x) in drawn {
+        match f {
+            "speed" => ws.speed_mps = clamp_drawn(x, 0.0, MAX_SPEED_MPS),
+            "direction" => ws.direction_deg = clamp_drawn(x, -360.0, 360.0),
+            "gusts" => ws.gusts = x >= 0.5,
+            "surface_drag" => ws.surface_drag = clamp_drawn(x, 0.0, 0.05),
+            "length_scale" => ws.length_scale_m = clamp_drawn(x, 1.0, 10_000.0),
+            "seed" => ws.seed = whole_seed(x),
+            _ => {}
+        }
+    }
+    if let Ok(w) = Wind::new(&ws) {
+        env.wind = Some(std::sync::Arc::new(w));
+    }
+}
+
+/// Remake the vehicle's sensor suite from its settings with the drawn
+/// `sensors_*` values; `gps_dropout_at` / `gps_dropout_for` add one GPS
+/// failure (`gps=off,at=A,for=F`: A defaults to 0 s, without F the GPS
+/// stays off).
+fn apply_sensors(p: &mut crate::model::Params, drawn: &[(&str, f64)]) {
+    use crate::sensor::{fault, FaultEvent, Suite, Which, MAX_LATENCY_S, MAX_POS_M};
+    let Some(suite) = p
+        .sensors
+        .as_ref()
+        .and_then(|b| b.0.as_any().downcast_ref::<Suite>())
+        .filter(|_| !drawn.is_empty())
+    else {
+        return;
+    };
+    let mut s = suite.settings().clone();
+    let (mut at, mut dur) = (None, None);
+    for &(f, x) in drawn {
+        match f {
+            "seed" => s.seed = whole_seed(x),
+            "gps_sigma" => s.gps_sigma = clamp_drawn(x, 0.0, MAX_POS_M),
+            "gps_bias_sigma" => s.gps_bias_sigma = clamp_drawn(x, 0.0, MAX_POS_M),
+            "gps_outlier_prob" => s.gps_outlier_prob = clamp_drawn(x, 0.0, 1.0),
+            "gps_outlier_m" => s.gps_outlier_m = clamp_drawn(x, 0.0, MAX_POS_M),
+            "gps_dropout_at" => at = Some(clamp_drawn(x, 0.0, fault::MAX_TIME_S)),
+            "gps_dropout_for" => dur = Some(clamp_drawn(x, 0.0, fault::MAX_TIME_S)),
+            "heading_sigma" => s.heading_sigma = clamp_drawn(x, 0.0, 180.0),
+            "heading_bias" => s.heading_bias = clamp_drawn(x, -180.0, 180.0),
+            "speed_sigma" => s.speed_sigma = clamp_drawn(x, 0.0, 100.0),
+            "depth_sigma" => s.depth_sigma = clamp_drawn(x, 0.0, 1000.0),
+            "latency" => s.latency = clamp_drawn(x, 0.0, MAX_LATENCY_S),
+            _ => {}
+        }
+    }
+    if at.is_some() || dur.is_some() {
+        s.faults.push(FaultEvent {
+            which: Some(Which::Gps),
+            on: false,
+            at: Some(at.unwrap_or(0.0)),
+            duration: dur,
+        });
+    }
+    p.sensors = Some(suite.with_settings(s).boxed());
 }
 
 /// One sweep variable.
@@ -556,25 +689,94 @@ pub fn in_polygon(p: &[[f64; 2]], x: f64, y: f64) -> bool {
 pub use crate::model::rng::Rng;
 
 /// What a sweep run needs of each vehicle after each iteration besides
-/// its position: its motion for encounters and its heading (degrees) for
-/// the final pose (80 bytes, recorded by the blocked replay loop next to
-/// the 16-byte positions).
+/// its position: its motion for encounters, its heading (degrees) for the
+/// final pose, its heave and its GPS error for the environment columns
+/// (96 bytes, recorded by the blocked replay loop next to the 16-byte
+/// positions).
 #[derive(Debug, Clone, Copy)]
 struct SweepMotion {
     motion: crate::encounter::Motion,
     heading: f64,
+    /// Heave, m (NaN without a sea or before the first step).
+    heave: f64,
+    /// Sensed minus true position, m; −1 while the GPS has no fix; NaN
+    /// without sensors or before the first posting.
+    gps_error: f64,
 }
 
 /// A vehicle's position (m) and [`SweepMotion`].
 fn sweep_record(v: &Vehicle) -> (nalgebra::Vector2<f64>, SweepMotion) {
     let (p, motion) = crate::encounter::Pose::split(v);
+    let gps_error = match v.sensed() {
+        None => f64::NAN,
+        Some(r) => r
+            .pos
+            .map_or(-1.0, |(x, y)| (x - v.nav().x).hypot(y - v.nav().y)),
+    };
     (
         p,
         SweepMotion {
             motion,
             heading: v.nav().heading,
+            heave: v.wave_motion().map_or(f64::NAN, |m| m.heave),
+            gps_error,
         },
     )
+}
+
+/// Per vehicle, which environment columns its summary has: a sea
+/// (`V_heave_rms`), sensors (`V_gps_lost`, `V_gps_error_rms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct EnvColumns {
+    sea: bool,
+    sensors: bool,
+}
+
+/// The environment statistics of one vehicle over a run's iterations.
+#[derive(Debug, Clone, Copy, Default)]
+struct EnvStats {
+    heave2: f64,
+    heave_n: u64,
+    err2: f64,
+    err_n: u64,
+    lost: u64,
+}
+
+impl EnvStats {
+    fn add(&mut self, r: &SweepMotion) {
+        if !r.heave.is_nan() {
+            self.heave2 += r.heave * r.heave;
+            self.heave_n += 1;
+        }
+        if r.gps_error < 0.0 {
+            self.lost += 1;
+        } else if !r.gps_error.is_nan() {
+            self.err2 += r.gps_error * r.gps_error;
+            self.err_n += 1;
+        }
+    }
+
+    /// √(sum / n), NaN for n = 0.
+    fn rms(sum: f64, n: u64) -> f64 {
+        if n == 0 {
+            f64::NAN
+        } else {
+            (sum / n as f64).sqrt()
+        }
+    }
+
+    /// Append this vehicle's columns to a summary line.
+    fn push(&self, cols: EnvColumns, line: &mut Vec<u8>) {
+        use crate::replay::csv::push_f64;
+        if cols.sea {
+            line.push(b',');
+            push_f64(line, Self::rms(self.heave2, self.heave_n));
+        }
+        if cols.sensors {
+            let _ = write!(line, ",{},", self.lost);
+            push_f64(line, Self::rms(self.err2, self.err_n));
+        }
+    }
 }
 
 impl AsRef<crate::encounter::Motion> for SweepMotion {
@@ -599,6 +801,8 @@ pub struct Sweep {
     reach_vehicle: usize,
     /// Resolved vehicle index of each var (for Start/Field targets).
     var_vehicle: Vec<usize>,
+    /// Each vehicle's environment columns (from the base mission).
+    env_cols: Vec<EnvColumns>,
 }
 
 /// Load a sweep file and its base mission; every target is checked
@@ -688,19 +892,8 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
             Target::Start(name) => find(name, v.line, "var.target")?,
             Target::Field(name, f) => {
                 let vi = find(name, v.line, "var.target")?;
-                let env = mission.vehicle_at(vi).params.env.as_deref();
-                let (table, on) = match f.split_once('_') {
-                    Some(("sea", _)) => ("sea", env.is_some_and(|e| e.sea.is_some())),
-                    Some(("wind", _)) => ("wind", env.is_some_and(|e| e.wind.is_some())),
-                    _ => ("", true),
-                };
-                if !on {
-                    return Err(err(
-                        v.line,
-                        "var.target",
-                        format!("vehicle `{name}` has no [{table}] table to vary (`{f}`)"),
-                    ));
-                }
+                check_table_field(&mission.vehicle_at(vi).params, name, f)
+                    .map_err(|m| err(v.line, "var.target", m))?;
                 vi
             }
         };
@@ -714,6 +907,15 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         }) => find(name, *line, "sweep.reach.vehicle")?,
         _ => 0,
     };
+    let env_cols = (0..mission.vehicle_count())
+        .map(|i| {
+            let p = &mission.vehicle_at(i).params;
+            EnvColumns {
+                sea: p.env.as_deref().is_some_and(|e| e.sea.is_some()),
+                sensors: p.sensors.is_some(),
+            }
+        })
+        .collect();
     Ok(Sweep {
         spec,
         mission,
@@ -721,7 +923,47 @@ pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         hash,
         reach_vehicle,
         var_vehicle,
+        env_cols,
     })
+}
+
+/// Why vehicle `name` (parameters `p`) cannot take a drawn `field`: its
+/// table is off, or (`sensors_gps_bias_sigma`) the table has no bias
+/// correlation time, or (`sensors_gps_dropout_*`) its `faults` list is full.
+fn check_table_field(p: &crate::model::Params, name: &str, field: &str) -> Result<(), String> {
+    let Some(table) = field_table(field) else {
+        return Ok(());
+    };
+    let env = p.env.as_deref();
+    let suite = p
+        .sensors
+        .as_ref()
+        .and_then(|b| b.0.as_any().downcast_ref::<crate::sensor::Suite>());
+    let on = match table {
+        "sea" => env.is_some_and(|e| e.sea.is_some()),
+        "wind" => env.is_some_and(|e| e.wind.is_some()),
+        "current_tide" => env.is_some_and(|e| e.tide.is_some()),
+        _ => suite.is_some(),
+    };
+    if !on {
+        return Err(format!(
+            "vehicle `{name}` has no [{table}] table to vary (`{field}`)"
+        ));
+    }
+    let settings = suite.map(|s| s.settings());
+    if field == "sensors_gps_bias_sigma" && settings.is_some_and(|s| s.gps_bias_tau <= 0.0) {
+        return Err(format!(
+            "vehicle `{name}`: `{field}` needs gps_bias_tau (s > 0) in its [sensors] table"
+        ));
+    }
+    let full = crate::sensor::fault::MAX_PENDING / 2;
+    if field.starts_with("sensors_gps_dropout_") && settings.is_some_and(|s| s.faults.len() >= full)
+    {
+        return Err(format!(
+            "vehicle `{name}`: its [sensors] faults list has {full} entries, no room for `{field}`"
+        ));
+    }
+    Ok(())
 }
 
 /// One run's drawn values: one number per scalar variable, two (x, y) per
@@ -784,6 +1026,9 @@ impl Sweep {
     pub fn mission_for(&self, run: u64) -> (Mission, Vec<f64>) {
         let values = draw(&self.spec, run);
         let mut m = self.mission.clone();
+        // (vehicle, table, field, value) of the table fields, applied per
+        // vehicle after the loop
+        let mut tables: Vec<(usize, &str, &str, f64)> = Vec::new();
         let mut k = 0;
         for (i, v) in self.spec.vars.iter().enumerate() {
             let x = values[k];
@@ -817,16 +1062,33 @@ impl Sweep {
                         "max_deceleration" => p.max_deceleration = x,
                         "drift_x" => p.drift_x = x,
                         "drift_y" => p.drift_y = x,
-                        f => set_env_field(p, f, x),
+                        f => {
+                            if let Some(t) = field_table(f) {
+                                tables.push((vi, t, &f[t.len() + 1..], x));
+                            }
+                        }
                     }
                 }
+            }
+        }
+        let mut done: Vec<usize> = Vec::new();
+        for &(vi, ..) in &tables {
+            if !done.contains(&vi) {
+                done.push(vi);
+                let drawn: Vec<(&str, &str, f64)> = tables
+                    .iter()
+                    .filter(|d| d.0 == vi)
+                    .map(|d| (d.1, d.2, d.3))
+                    .collect();
+                apply_table_fields(&mut m.vehicle_at_mut(vi).params, &drawn);
             }
         }
         (m, values)
     }
 
     /// The summary header: `run`, the variables, then per vehicle
-    /// `V_x,V_y,V_heading,V_distance`, then `min_range` (fleets),
+    /// `V_x,V_y,V_heading,V_distance` (and `V_heave_rms` with a sea,
+    /// `V_gps_lost,V_gps_error_rms` with sensors), then `min_range` (fleets),
     /// `near_misses,collisions` (missions with encounter ranges),
     /// `reach_time` (if configured), `obstacle_hits` (if a vehicle has
     /// obstacles, docs/obstacles.md) and `dropped`.
@@ -842,6 +1104,13 @@ impl Sweep {
         for i in 0..self.mission.vehicle_count() {
             let n = &self.mission.vehicle_at(i).name;
             h.push_str(&format!(",{n}_x,{n}_y,{n}_heading,{n}_distance"));
+            let c = self.env_cols.get(i).copied().unwrap_or_default();
+            if c.sea {
+                h.push_str(&format!(",{n}_heave_rms"));
+            }
+            if c.sensors {
+                h.push_str(&format!(",{n}_gps_lost,{n}_gps_error_rms"));
+            }
         }
         if self.mission.vehicle_count() > 1 {
             h.push_str(",min_range");
@@ -875,6 +1144,8 @@ impl Sweep {
         let mut dist = vec![0.0f64; n];
         let mut last: Vec<(f64, f64)> = Vec::with_capacity(n);
         let mut final_pose = vec![(0.0, 0.0, 0.0); n];
+        let any_env = self.env_cols.iter().any(|c| c.sea || c.sensors);
+        let mut env = vec![EnvStats::default(); if any_env { n } else { 0 }];
         let mut min_range = f64::INFINITY;
         let mut reach_time = f64::NAN;
         let mut tracker = m.encounters.map(crate::encounter::Tracker::new);
@@ -890,6 +1161,11 @@ impl Sweep {
                     last[i] = (p.x, p.y);
                 }
                 final_pose[i] = (p.x, p.y, r.heading);
+                if k > 0 {
+                    if let Some(e) = env.get_mut(i) {
+                        e.add(r);
+                    }
+                }
             }
             if n > 1 && n <= 32 {
                 for a in 0..n {
@@ -965,6 +1241,9 @@ impl Sweep {
             for v in [x, y, h, dist[i]] {
                 line.push(b',');
                 push_f64(&mut line, v);
+            }
+            if let Some(e) = env.get(i) {
+                e.push(self.env_cols[i], &mut line);
             }
         }
         if n > 1 {
@@ -1476,6 +1755,54 @@ mod tests {
         assert!(!in_polygon(&sq, 3.0, 1.0));
         let tri = [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]];
         assert!(in_polygon(&tri, 1.0, 1.0) && !in_polygon(&tri, 3.0, 3.0));
+    }
+
+    /// `sea_gamma = 1` is Pierson–Moskowitz bit for bit (JONSWAP's factor
+    /// (1 − 0.287 ln γ)·γ^… is exactly 1 at γ = 1, docs/model.md §24.1);
+    /// the other table fields land in the settings, clamped into range.
+    #[test]
+    fn table_fields_reach_the_sea_wind_tide_and_sensors() {
+        use crate::model::env::{Environment, SeaState, Spectrum, Tide, WaveField, Wind};
+        use std::sync::Arc;
+        let pm = SeaState {
+            spectrum: Spectrum::PiersonMoskowitz,
+            ..SeaState::default()
+        };
+        let mut p = crate::model::Params {
+            env: Some(Box::new(Environment {
+                sea: Some(Arc::new(WaveField::new(&SeaState::default()).unwrap())),
+                wind: Some(Arc::new(Wind::new(&Default::default()).unwrap())),
+                tide: Some(Tide::default()),
+                ..Environment::default()
+            })),
+            sensors: Some(crate::sensor::Suite::new(Default::default(), "v").boxed()),
+            ..Default::default()
+        };
+        apply_table_fields(
+            &mut p,
+            &[
+                ("sea", "gamma", 1.0),
+                ("wind", "gusts", 0.2),
+                ("wind", "surface_drag", 9.0),
+                ("current_tide", "period", 600.0),
+                ("sensors", "gps_sigma", 2.5),
+                ("sensors", "gps_dropout_for", 30.0),
+            ],
+        );
+        let env = p.env.as_deref().unwrap();
+        let want = WaveField::new(&pm).unwrap();
+        for t in [0.0, 1.7, 33.3] {
+            let got = env.sea.as_ref().unwrap().elevation(3.0, -2.0, t);
+            assert_eq!(got.to_bits(), want.elevation(3.0, -2.0, t).to_bits());
+        }
+        let w = env.wind.as_ref().unwrap().settings;
+        assert!(!w.gusts && w.surface_drag == 0.05, "{w:?}");
+        assert_eq!(env.tide.unwrap().period_s, 600.0);
+        let b = p.sensors.as_ref().unwrap();
+        let s = b.0.as_any().downcast_ref::<crate::sensor::Suite>().unwrap();
+        assert_eq!(s.settings().gps_sigma, 2.5);
+        let f = s.settings().faults[0];
+        assert_eq!((f.at, f.duration, f.on), (Some(0.0), Some(30.0), false));
     }
 
     #[test]

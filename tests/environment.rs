@@ -472,3 +472,107 @@ fn a_sweep_draws_sea_states_and_winds_deterministically() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sweep axes over the sea, the sensors and their faults (docs/sweeps.md):
+/// each run uses the values it drew. The heave RMS of a small hull is Hs/4
+/// (Hs = 4·√m0, docs/model.md §24.1; the 3 m kayak averages away little of
+/// a Tp = 5 s sea), the GPS error RMS of white noise σ per axis is √2·σ,
+/// and a drawn dropout of F s silences F·10 postings at 10 Hz; the summary
+/// is the same bytes on 1 and 2 threads and from shards.
+#[test]
+fn a_sweep_over_hs_and_gps_faults_runs_what_it_drew() {
+    let dir = scratch("sweep_axes");
+    let cfg = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/kayak_sea.toml"
+    ))
+    .unwrap();
+    write(&dir, "kayak.toml", &format!("{cfg}\n[sensors]\nseed = 3\n"));
+    let mission = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/missions/sea_state.toml"
+    ))
+    .unwrap()
+    .replace("../configs/kayak_sea.toml", "kayak.toml")
+    .replace("duration = 300.0", "duration = 200.0");
+    write(&dir, "m.toml", &mission);
+    let sweep = write(
+        &dir,
+        "s.toml",
+        "[sweep]\nmission = \"m.toml\"\nseed = 11\nruns = 2\n\n\
+         [[var]]\nname = \"hs\"\nkind = \"grid\"\ntarget = \"kayak.sea_hs\"\nvalues = [0.5, 1.5]\n\n\
+         [[var]]\nname = \"sigma\"\nkind = \"uniform\"\ntarget = \"kayak.sensors_gps_sigma\"\nmin = 1\nmax = 4\n\n\
+         [[var]]\nname = \"drop_at\"\nkind = \"uniform\"\ntarget = \"kayak.sensors_gps_dropout_at\"\nmin = 20\nmax = 150\n\n\
+         [[var]]\nname = \"drop_for\"\nkind = \"grid\"\ntarget = \"kayak.sensors_gps_dropout_for\"\nvalues = [10, 40]\n",
+    );
+    let s = sweep.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sweep", s, "-q"];
+        args.extend_from_slice(extra);
+        let o = usim(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let a = run(&[]);
+    assert_eq!(a, run(&["--threads", "1"]));
+    let text = String::from_utf8(a.clone()).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let (hs, sigma, drop_for) = (col("hs"), col("sigma"), col("drop_for"));
+    let (heave, lost, err) = (
+        col("kayak_heave_rms"),
+        col("kayak_gps_lost"),
+        col("kayak_gps_error_rms"),
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 8, "{text}");
+    for r in &rows {
+        let want = r[hs] / 4.0;
+        assert!(
+            (r[heave] / want - 1.0).abs() < 0.15,
+            "heave rms {} for hs {}: {text}",
+            r[heave],
+            r[hs]
+        );
+        let want = std::f64::consts::SQRT_2 * r[sigma];
+        assert!(
+            (r[err] / want - 1.0).abs() < 0.08,
+            "gps error rms {} for sigma {}: {text}",
+            r[err],
+            r[sigma]
+        );
+        assert!(
+            (r[lost] - 10.0 * r[drop_for]).abs() <= 1.0,
+            "{} postings lost for a {} s dropout: {text}",
+            r[lost],
+            r[drop_for]
+        );
+    }
+    // shards merge to the whole, byte for byte
+    let mut parts = Vec::new();
+    for i in 0..3 {
+        let p = dir.join(format!("p{i}.csv"));
+        run(&["--shard", &format!("{i}/3"), "-o", p.to_str().unwrap()]);
+        parts.push(p);
+    }
+    let m = dir.join("merged.csv");
+    let mut args = vec!["sweep", "merge"];
+    args.extend(parts.iter().rev().map(|p| p.to_str().unwrap()));
+    args.extend(["-o", m.to_str().unwrap()]);
+    let o = usim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&m).unwrap(), a);
+    // without [sensors] the sensor targets are refused at their line
+    write(&dir, "kayak.toml", &cfg);
+    let o = usim(&["sweep", s, "-q"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("s.toml:15") && err.contains("has no [sensors] table"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -516,6 +516,13 @@ impl Vehicle {
         self.wave.as_ref()
     }
 
+    /// What the sensors reported in the last posting (`[sensors]`; `None`
+    /// without a suite or before the first posting): the position (m)
+    /// is `None` while the GPS has no fix.
+    pub fn sensed(&self) -> Option<&sensing::Reading> {
+        self.sensed.as_ref()
+    }
+
     /// What the environment added to the last step: windage and Stokes
     /// drift (m/s), weathervaning yaw rate (deg/s); zero without one.
     pub fn env_forcing(&self) -> env::StepForcing {

@@ -53,6 +53,9 @@ pub trait NavSensors: std::fmt::Debug + Send + Sync {
     fn command(&mut self, text: &str, t: f64) -> Result<(), String>;
     /// A boxed copy (vehicles are `Clone`).
     fn box_clone(&self) -> Box<dyn NavSensors>;
+    /// The suite itself, for the layers above the model that made it to
+    /// read its settings back (a sweep redraws them per run).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A boxed [`NavSensors`] that clones (for `Params` and `Vehicle`).

@@ -127,6 +127,8 @@ fn fnv(name: &str) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Suite {
     s: Settings,
+    /// The vehicle's part of the streams' seed (FNV-1a of its name).
+    key: u64,
     rng: Streams,
     /// Gauss–Markov bias (east, north), m, and the mission time it is of.
     bias: Option<(f64, f64, f64)>,
@@ -141,7 +143,24 @@ pub struct Suite {
 impl Suite {
     /// The suite of vehicle `name` with `settings` (already validated).
     pub fn new(settings: Settings, name: &str) -> Suite {
-        let base = Rng::for_run(settings.seed, fnv(name)).next_u64();
+        Suite::keyed(settings, fnv(name))
+    }
+
+    /// The suite of the same vehicle with other `settings` (already
+    /// validated), from the start: what a sweep run uses when it draws a
+    /// sensor field (docs/sweeps.md). The streams are those
+    /// [`Suite::new`] gives this vehicle with these settings.
+    pub fn with_settings(&self, settings: Settings) -> Suite {
+        Suite::keyed(settings, self.key)
+    }
+
+    /// The settings this suite was made with.
+    pub fn settings(&self) -> &Settings {
+        &self.s
+    }
+
+    fn keyed(settings: Settings, key: u64) -> Suite {
+        let base = Rng::for_run(settings.seed, key).next_u64();
         let rng = Streams {
             gps: Rng::for_run(base, 1),
             outlier: Rng::for_run(base, 2),
@@ -156,6 +175,7 @@ impl Suite {
         }
         Suite {
             s: settings,
+            key,
             rng,
             bias: None,
             off: [false; 4],
@@ -290,6 +310,10 @@ impl NavSensors for Suite {
 
     fn box_clone(&self) -> Box<dyn NavSensors> {
         Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
