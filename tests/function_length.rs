@@ -21,10 +21,7 @@ const LIVE: &[&str] = &[
 ];
 
 /// (file, function, lines today): over the limit, to be split.
-const KNOWN: &[(&str, &str, usize)] = &[
-    ("src/mqtt/bridge.rs", "drive_connection", 171),
-    ("src/mqtt/nmea_bridge.rs", "run", 237),
-];
+const KNOWN: &[(&str, &str, usize)] = &[("src/mqtt/bridge.rs", "drive_connection", 171)];
 
 fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
     if p.is_dir() {

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
+use rumqttc::{Event, Outgoing, Packet, QoS};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::{mpsc, oneshot};
@@ -23,7 +23,7 @@ use tracing::{info, warn};
 use super::bridge::{run_for, shutdown_signal};
 use super::endpoint::connection_failure;
 use super::tools::ToolConnection;
-use super::topics::{Topics, NODE_REPORT, USM_TIME};
+use super::topics::{vehicle_filters, vehicle_var, NODE_REPORT, USM_TIME};
 use super::BridgeError;
 use crate::nmea::input::AisInput;
 use crate::nmea::recent::Recent;
@@ -131,97 +131,13 @@ pub async fn run(
     ready: impl FnOnce(Option<SocketAddr>),
 ) -> Result<NmeaSummary, BridgeError> {
     let root = o.conn.topic_root.clone();
-    let mut filters = Vec::new();
-    match &o.vehicles {
-        Some(list) => {
-            for v in list {
-                let t = Topics::new(&root, v)?;
-                filters.push(SubscribeFilter::new(t.var(NODE_REPORT), QoS::AtMostOnce));
-                filters.push(SubscribeFilter::new(t.var(USM_TIME), QoS::AtMostOnce));
-            }
-        }
-        None => {
-            Topics::new(&root, "x")?;
-            for var in [NODE_REPORT, USM_TIME] {
-                filters.push(SubscribeFilter::new(
-                    format!("{root}/+/{var}"),
-                    QoS::AtMostOnce,
-                ));
-            }
-        }
-    }
-    let mut udp = Vec::new();
-    for dest in &o.udp {
-        let bind: SocketAddr = if dest.is_ipv4() {
-            "0.0.0.0:0"
-                .parse()
-                .map_err(|_| BridgeError::BadOption("bind".into()))?
-        } else {
-            "[::]:0"
-                .parse()
-                .map_err(|_| BridgeError::BadOption("bind".into()))?
-        };
-        let sock = UdpSocket::bind(bind).await?;
-        sock.set_broadcast(o.broadcast)?;
-        if let Err(e) = sock.connect(dest).await {
-            return Err(BridgeError::BadOption(format!(
-                "--udp {dest}: {e}{}",
-                if o.broadcast {
-                    ""
-                } else {
-                    " (a broadcast address needs --broadcast)"
-                }
-            )));
-        }
-        udp.push(Udp {
-            sock,
-            dest: *dest,
-            failing: false,
-        });
-    }
-    let listener = match o.tcp {
-        Some(a) => Some(
-            TcpListener::bind(a)
-                .await
-                .map_err(|e| BridgeError::BadOption(format!("--tcp {a}: cannot listen: {e}")))?,
-        ),
-        None => None,
-    };
-    let tcp_addr = listener.as_ref().and_then(|l| l.local_addr().ok());
-    let ais_sock =
-        match o.ais_in {
-            Some(a) => Some(UdpSocket::bind(a).await.map_err(|e| {
-                BridgeError::BadOption(format!("--ais-in {a}: cannot listen: {e}"))
-            })?),
-            None => None,
-        };
-    let mut engine = Engine::new(o.engine.clone(), o.own.clone());
-    for id in &o.identities {
-        engine.set_identity(id.clone());
-    }
-    let mut ais_in = AisInput::new();
-    // Targets updated while the MQTT client's queue was full, oldest first.
-    let mut ais_backlog: Recent<u32, ()> = Recent::new(crate::nmea::input::MAX_TARGETS);
-    let mut out = Out {
-        engine,
-        slots: Slots::default(),
-        bucket: Bucket {
-            rate: o.max_rate,
-            tokens: o.max_rate.max(1.0),
-            at: Instant::now(),
-        },
-        udp,
-        clients: Vec::new(),
-        refused: Recent::new(MAX_VEHICLES),
-        summary: NmeaSummary::default(),
-        last_drop_log: Instant::now() - Duration::from_secs(10),
-        unlogged_drops: 0,
-        buf: Vec::with_capacity(4096),
-    };
-    // Per vehicle: the clock offset (USM_TIME − t, NaN until known) and the
-    // report waiting for its USM_TIME.
-    let mut clock: Recent<String, (f64, Option<ShipState>)> = Recent::new(MAX_VEHICLES);
-
+    let vars = [(NODE_REPORT, QoS::AtMostOnce), (USM_TIME, QoS::AtMostOnce)];
+    let filters = vehicle_filters(&root, o.vehicles.as_deref(), &vars)?;
+    let udp = open_udp(o).await?;
+    let (listener, ais_sock) = listen(o).await?;
+    let mut out = Out::new(o, udp);
+    let mut ais = AisIn::new();
+    let mut clock = ReportClock::new();
     let (client, mut eventloop) = o.conn.spec("nmea").client(64)?;
     let shutdown = shutdown_signal()?;
     tokio::pin!(shutdown);
@@ -232,16 +148,7 @@ pub async fn run(
     let mut ready = Some(ready);
     let mut dgram = vec![0u8; 65_536];
     loop {
-        while let Some((mmsi, ())) = ais_backlog.pop_oldest() {
-            match ais_in.target(mmsi) {
-                Some(t) if !publish_target(&client, &root, t) => {
-                    ais_backlog.heard(&mmsi, || ());
-                    break;
-                }
-                Some(_) => out.summary.ais_published += 1,
-                None => out.summary.ais_unpublished += 1,
-            }
-        }
+        ais.drain_backlog(&client, &root, &mut out.summary);
         let accept = async {
             match &listener {
                 Some(l) => l.accept().await,
@@ -263,33 +170,7 @@ pub async fn run(
                 Err(e) => warn!("TCP accept failed: {e}"),
             },
             n = ais_recv => match n {
-                Ok(n) => {
-                    for line in dgram[..n].split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                        match ais_in.line(line) {
-                            Ok(Some(t)) => {
-                                // Queued when the client's queue is full
-                                // (a burst), sent with its latest state soon.
-                                let mmsi = t.mmsi;
-                                if ais_backlog.is_empty() && publish_target(&client, &root, t) {
-                                    out.summary.ais_published += 1;
-                                } else if ais_backlog.heard(&mmsi, || ()).1.is_some() {
-                                    out.summary.ais_unpublished += 1;
-                                }
-                            }
-                            Ok(None) => {}
-                            Err(e) => {
-                                out.summary.ais_bad += 1;
-                                if out.summary.ais_bad.is_power_of_two() {
-                                    warn!(
-                                        "AIS input: line {:?} refused: {e} ({} refused so far)",
-                                        super::escape_control(&String::from_utf8_lossy(&line[..line.len().min(100)])),
-                                        out.summary.ais_bad
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
+                Ok(n) => ais.datagram(&dgram[..n], &client, &root, &mut out.summary),
                 Err(e) => warn!("AIS input: {e}"),
             },
             ev = eventloop.poll() => match ev {
@@ -301,52 +182,14 @@ pub async fn run(
                 }
                 Ok(Event::Incoming(Packet::SubAck(_))) => {
                     if let Some(f) = ready.take() {
-                        f(tcp_addr);
+                        f(listener.as_ref().and_then(|l| l.local_addr().ok()));
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let Some((vehicle, var)) = p
-                        .topic
-                        .strip_prefix(&prefix)
-                        .and_then(|rest| rest.split_once('/'))
-                        .filter(|(v, var)| !v.is_empty() && !var.contains('/'))
-                    else {
-                        continue;
-                    };
-                    if var == USM_TIME {
-                        let usm = std::str::from_utf8(&p.payload).ok().and_then(|s| s.trim().parse::<f64>().ok());
-                        let Some(usm) = usm.filter(|u| u.is_finite()) else { continue };
-                        if let Some(c) = clock.get_mut(vehicle) {
-                            if let Some(mut held) = c.1.take() {
-                                held.clock = usm;
-                                c.0 = usm - held.t;
-                                out.emit(vehicle, &held);
-                            }
-                        }
-                        continue;
-                    }
-                    if var != NODE_REPORT {
-                        continue;
-                    }
-                    let mut s = match parse_node_report(&p.payload) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            warn!("{}: dropped: {e}", super::escape_control(&p.topic));
-                            continue;
-                        }
-                    };
-                    // Held for the USM_TIME the vehicle posts right after it
-                    // (its exact clock); a report still held when the next
-                    // one comes (no USM_TIME) goes out with the estimate, or
-                    // the bridge's clock before any USM_TIME.
-                    let (entry, gone) = clock.heard(vehicle, || (f64::NAN, None));
-                    if let Some((name, _)) = gone {
-                        out.forget(&name);
-                    }
-                    s.clock = f64::NAN;
-                    if let Some(mut old) = entry.1.replace(s) {
-                        old.clock = if entry.0.is_finite() { entry.0 + old.t } else { unix_now() };
-                        out.emit(vehicle, &old);
+                    match vehicle_var(&prefix, &p.topic) {
+                        Some((vehicle, USM_TIME)) => clock.usm_time(vehicle, &p.payload, &mut out),
+                        Some((vehicle, NODE_REPORT)) => clock.report(vehicle, &p.topic, &p.payload, &mut out),
+                        _ => {}
                     }
                 }
                 Ok(Event::Outgoing(Outgoing::Disconnect)) => break,
@@ -360,8 +203,183 @@ pub async fn run(
         }
     }
     let _ = client.try_disconnect();
-    out.summary.ais_forgotten = ais_in.forgotten();
+    out.summary.ais_forgotten = ais.input.forgotten();
     Ok(out.summary)
+}
+
+/// One connected UDP socket per `--udp` destination (broadcast with `--broadcast`).
+async fn open_udp(o: &NmeaOptions) -> Result<Vec<Udp>, BridgeError> {
+    let mut udp = Vec::new();
+    for dest in &o.udp {
+        let bind = if dest.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        };
+        let bind: SocketAddr = bind
+            .parse()
+            .map_err(|_| BridgeError::BadOption("bind".into()))?;
+        let sock = UdpSocket::bind(bind).await?;
+        sock.set_broadcast(o.broadcast)?;
+        if let Err(e) = sock.connect(dest).await {
+            let hint = if o.broadcast {
+                ""
+            } else {
+                " (a broadcast address needs --broadcast)"
+            };
+            return Err(BridgeError::BadOption(format!("--udp {dest}: {e}{hint}")));
+        }
+        udp.push(Udp {
+            sock,
+            dest: *dest,
+            failing: false,
+        });
+    }
+    Ok(udp)
+}
+
+/// The `--tcp` listener and the `--ais-in` socket, when asked for.
+async fn listen(o: &NmeaOptions) -> Result<(Option<TcpListener>, Option<UdpSocket>), BridgeError> {
+    let listener = match o.tcp {
+        Some(a) => Some(
+            TcpListener::bind(a)
+                .await
+                .map_err(|e| BridgeError::BadOption(format!("--tcp {a}: cannot listen: {e}")))?,
+        ),
+        None => None,
+    };
+    let ais_sock =
+        match o.ais_in {
+            Some(a) => Some(UdpSocket::bind(a).await.map_err(|e| {
+                BridgeError::BadOption(format!("--ais-in {a}: cannot listen: {e}"))
+            })?),
+            None => None,
+        };
+    Ok((listener, ais_sock))
+}
+
+/// AIS in (`--ais-in`): the decoder's target table and the targets updated
+/// while the MQTT client's queue was full, oldest first.
+struct AisIn {
+    input: AisInput,
+    backlog: Recent<u32, ()>,
+}
+
+impl AisIn {
+    fn new() -> AisIn {
+        AisIn {
+            input: AisInput::new(),
+            backlog: Recent::new(crate::nmea::input::MAX_TARGETS),
+        }
+    }
+
+    /// Publish the queued targets while the client takes them.
+    fn drain_backlog(&mut self, client: &rumqttc::AsyncClient, root: &str, sum: &mut NmeaSummary) {
+        while let Some((mmsi, ())) = self.backlog.pop_oldest() {
+            match self.input.target(mmsi) {
+                Some(t) if !publish_target(client, root, t) => {
+                    self.backlog.heard(&mmsi, || ());
+                    break;
+                }
+                Some(_) => sum.ais_published += 1,
+                None => sum.ais_unpublished += 1,
+            }
+        }
+    }
+
+    /// One datagram of AIVDM lines: each completed target published (queued
+    /// when the client's queue is full, a burst, and sent with its latest
+    /// state soon); refused lines counted, logged at powers of two.
+    fn datagram(
+        &mut self,
+        data: &[u8],
+        client: &rumqttc::AsyncClient,
+        root: &str,
+        sum: &mut NmeaSummary,
+    ) {
+        for line in data.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match self.input.line(line) {
+                Ok(Some(t)) => {
+                    let mmsi = t.mmsi;
+                    if self.backlog.is_empty() && publish_target(client, root, t) {
+                        sum.ais_published += 1;
+                    } else if self.backlog.heard(&mmsi, || ()).1.is_some() {
+                        sum.ais_unpublished += 1;
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    sum.ais_bad += 1;
+                    if sum.ais_bad.is_power_of_two() {
+                        let shown = String::from_utf8_lossy(&line[..line.len().min(100)]);
+                        warn!(
+                            "AIS input: line {:?} refused: {e} ({} refused so far)",
+                            super::escape_control(&shown),
+                            sum.ais_bad
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Per vehicle: the clock offset (USM_TIME − t, NaN until known) and the
+/// report waiting for its USM_TIME. A report is held for the USM_TIME the
+/// vehicle posts right after it (its exact clock); a report still held when
+/// the next one comes (no USM_TIME) goes out with the estimate, or the
+/// bridge's clock before any USM_TIME.
+struct ReportClock {
+    vehicles: Recent<String, (f64, Option<ShipState>)>,
+}
+
+impl ReportClock {
+    fn new() -> ReportClock {
+        ReportClock {
+            vehicles: Recent::new(MAX_VEHICLES),
+        }
+    }
+
+    /// A vehicle's USM_TIME: its held report goes out at that clock.
+    fn usm_time(&mut self, vehicle: &str, payload: &[u8], out: &mut Out) {
+        let usm = std::str::from_utf8(payload)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok());
+        let Some(usm) = usm.filter(|u| u.is_finite()) else {
+            return;
+        };
+        if let Some(c) = self.vehicles.get_mut(vehicle) {
+            if let Some(mut held) = c.1.take() {
+                held.clock = usm;
+                c.0 = usm - held.t;
+                out.emit(vehicle, &held);
+            }
+        }
+    }
+
+    /// A vehicle's NODE_REPORT: held; the one it replaces goes out.
+    fn report(&mut self, vehicle: &str, topic: &str, payload: &[u8], out: &mut Out) {
+        let mut s = match parse_node_report(payload) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("{}: dropped: {e}", super::escape_control(topic));
+                return;
+            }
+        };
+        let (entry, gone) = self.vehicles.heard(vehicle, || (f64::NAN, None));
+        if let Some((name, _)) = gone {
+            out.forget(&name);
+        }
+        s.clock = f64::NAN;
+        if let Some(mut old) = entry.1.replace(s) {
+            old.clock = if entry.0.is_finite() {
+                entry.0 + old.t
+            } else {
+                unix_now()
+            };
+            out.emit(vehicle, &old);
+        }
+    }
 }
 
 /// One TCP client: its slot, its queue, and the handle whose drop closes it.
@@ -410,6 +428,30 @@ struct Out {
 }
 
 impl Out {
+    /// The sending half of `o`, over the UDP destinations `udp`.
+    fn new(o: &NmeaOptions, udp: Vec<Udp>) -> Out {
+        let mut engine = Engine::new(o.engine.clone(), o.own.clone());
+        for id in &o.identities {
+            engine.set_identity(id.clone());
+        }
+        Out {
+            engine,
+            slots: Slots::default(),
+            bucket: Bucket {
+                rate: o.max_rate,
+                tokens: o.max_rate.max(1.0),
+                at: Instant::now(),
+            },
+            udp,
+            clients: Vec::new(),
+            refused: Recent::new(MAX_VEHICLES),
+            summary: NmeaSummary::default(),
+            last_drop_log: Instant::now() - Duration::from_secs(10),
+            unlogged_drops: 0,
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
     /// A TCP client connected: give it a slot (closing the client that must
     /// make room, [`Slots::admit`]), then every vehicle's static data.
     fn accept(&mut self, stream: tokio::net::TcpStream, peer: SocketAddr) {

@@ -6,12 +6,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rumqttc::{Event, Outgoing, Packet, QoS, SubscribeFilter};
+use rumqttc::{Event, Outgoing, Packet, QoS};
 
 use super::bridge::{run_for, shutdown_signal};
 use super::endpoint::connection_failure;
 use super::tools::ToolConnection;
-use super::topics::{Topics, NODE_REPORT};
+use super::topics::{vehicle_filters, vehicle_var, NODE_REPORT};
 use super::BridgeError;
 pub use crate::recording::{
     recorded_commands, RecordFormat, RecordSummary, Recorder, VehicleCount, FLUSH_EVERY,
@@ -46,46 +46,13 @@ fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The subscriptions: each listed vehicle's report and commands, or every
-/// vehicle's under the root (names and root checked first).
-fn filters(root: &str, vehicles: Option<&[String]>) -> Result<Vec<SubscribeFilter>, BridgeError> {
-    let mut f = Vec::new();
-    let mut add = |prefix: &str| {
-        f.push(SubscribeFilter::new(
-            format!("{prefix}/{NODE_REPORT}"),
-            QoS::AtMostOnce,
-        ));
-        for name in recorded_commands() {
-            f.push(SubscribeFilter::new(
-                format!("{prefix}/{name}"),
-                QoS::AtLeastOnce,
-            ));
-        }
-    };
-    match vehicles {
-        Some(list) => {
-            for v in list {
-                let t = Topics::new(root, v)?;
-                let report = t.var(NODE_REPORT);
-                let prefix = report
-                    .strip_suffix(&format!("/{NODE_REPORT}"))
-                    .unwrap_or(&report);
-                add(prefix);
-            }
-        }
-        None => {
-            Topics::new(root, "x")?;
-            add(&format!("{root}/+"));
-        }
-    }
-    Ok(f)
-}
-
 /// Record until a signal or the duration; `ready` is called once the
 /// subscriptions are acknowledged (messages from then on are recorded).
 pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSummary, BridgeError> {
     let root = o.conn.topic_root.clone();
-    let filters = filters(&root, o.vehicles.as_deref())?;
+    let mut vars = vec![(NODE_REPORT, QoS::AtMostOnce)];
+    vars.extend(recorded_commands().map(|c| (c, QoS::AtLeastOnce)));
+    let filters = vehicle_filters(&root, o.vehicles.as_deref(), &vars)?;
     let vehicle_column = o.vehicles.as_ref().is_none_or(|v| v.len() > 1);
     let mut rec = Recorder::create(&o.output, o.format, vehicle_column, unix_now())?;
     let mut spec = o.conn.spec("record");
@@ -121,12 +88,7 @@ pub async fn record(o: &RecordOptions, ready: impl FnOnce()) -> Result<RecordSum
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let Some(names) = p
-                        .topic
-                        .strip_prefix(&prefix)
-                        .and_then(|rest| rest.split_once('/'))
-                        .filter(|(v, var)| !v.is_empty() && !var.contains('/'))
-                    else {
+                    let Some(names) = vehicle_var(&prefix, &p.topic) else {
                         continue;
                     };
                     rec.message(&p.topic, names, &p.payload, p.retain, unix_now())

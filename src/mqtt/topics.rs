@@ -15,6 +15,44 @@ pub const ONLINE: &str = "online";
 /// Payload of [`STATUS`] after a clean exit, and the MQTT last will.
 pub const OFFLINE: &str = "offline";
 
+/// Subscriptions of a tool to the variables `vars` (with their QoS) of the
+/// listed vehicles, or of every vehicle under `topic_root` (`+`); the
+/// names and the root are checked first.
+pub fn vehicle_filters(
+    topic_root: &str,
+    vehicles: Option<&[String]>,
+    vars: &[(&str, rumqttc::QoS)],
+) -> Result<Vec<rumqttc::SubscribeFilter>, BridgeError> {
+    let mut f = Vec::new();
+    match vehicles {
+        Some(list) => {
+            for v in list {
+                let t = Topics::new(topic_root, v)?;
+                for (var, qos) in vars {
+                    f.push(rumqttc::SubscribeFilter::new(t.var(var), *qos));
+                }
+            }
+        }
+        None => {
+            Topics::new(topic_root, "x")?;
+            for (var, qos) in vars {
+                let filter = format!("{topic_root}/+/{var}");
+                f.push(rumqttc::SubscribeFilter::new(filter, *qos));
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// `(vehicle, variable)` of a topic `{prefix}{vehicle}/{variable}` (`prefix`
+/// is the root with its trailing slash), or `None` for any other topic.
+pub fn vehicle_var<'a>(prefix: &str, topic: &'a str) -> Option<(&'a str, &'a str)> {
+    topic
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split_once('/'))
+        .filter(|(v, var)| !v.is_empty() && !var.contains('/'))
+}
+
 /// The topics of one vehicle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topics {
