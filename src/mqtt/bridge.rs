@@ -373,18 +373,13 @@ pub(crate) async fn drive_connection(
     url: String,
 ) {
     let mut backoff = BACKOFF_MIN;
-    let mut link = Link::NeverConnected {
-        attempts: 0,
-        last_warn: Instant::now(),
-    };
+    let mut log = LinkLog::new(&url);
     let mut drops = DropLog::new();
     let status_topic = router.echo_topic().to_string();
     // Our own retained `online` must come back on the status subscription:
     // if it does not, the broker drops our publications or subscriptions
     // (an ACL that does not match this vehicle's name).
     let mut echo_deadline: Option<tokio::time::Instant> = None;
-    let mut connected_at = Instant::now();
-    let mut quick_drops = 0u32;
     let mut burst = 0u64;
     loop {
         let event = match echo_deadline {
@@ -410,18 +405,9 @@ pub(crate) async fn drive_connection(
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 shared.connected.store(true, Ordering::SeqCst);
                 shared.connections.fetch_add(1, Ordering::Relaxed);
-                connected_at = Instant::now();
                 router.on_connect(&client);
                 echo_deadline = Some(tokio::time::Instant::now() + STATUS_ECHO_WITHIN);
-                match link {
-                    Link::NeverConnected { .. } => info!("connected to {url}"),
-                    Link::Lost { since, .. } => info!(
-                        "reconnected to {url} after {:.1} s; subscriptions renewed",
-                        since.elapsed().as_secs_f64()
-                    ),
-                    Link::Connected => {}
-                }
-                link = Link::Connected;
+                log.connected();
                 backoff = BACKOFF_MIN;
             }
             Ok(Event::Incoming(Packet::Publish(p))) if p.topic == status_topic => {
@@ -467,71 +453,114 @@ pub(crate) async fn drive_connection(
                     return;
                 }
                 echo_deadline = None;
-                let hint = refusal_hint(&e);
-                let refused = matches!(e, ConnectionError::ConnectionRefused(_));
-                match &mut link {
-                    Link::Connected => {
-                        // Closed again and again right after connecting: the
-                        // broker hands our client id to someone else.
-                        if connected_at.elapsed() < QUICK_DROP {
-                            quick_drops += 1;
-                        } else {
-                            quick_drops = 0;
-                        }
-                        if quick_drops >= 3 {
-                            error!(
-                                "the broker at {url} closed the connection {quick_drops} times \
-                                 within {} s of connecting: is another process using this \
-                                 vehicle's client id (a second vehicle with the same name)?",
-                                QUICK_DROP.as_secs()
-                            );
-                        }
-                        warn!(
-                            "lost the connection to {url}: {e}; reconnecting \
-                             (the simulation keeps running){hint}"
-                        );
-                        link = Link::Lost {
-                            since: Instant::now(),
-                            last_warn: Instant::now(),
-                        };
-                    }
-                    Link::NeverConnected {
-                        attempts,
-                        last_warn,
-                    } => {
-                        if *attempts == 0 && !refused && hint.is_empty() {
-                            error!(
-                                "cannot reach the MQTT broker at {url}: {e}. {}. \
-                                 Retrying; the simulation runs meanwhile.",
-                                no_broker_hint()
-                            );
-                        } else if *attempts == 0 {
-                            error!(
-                                "the MQTT broker at {url} refused the connection: {e}{hint}. \
-                                 Retrying; the simulation runs meanwhile."
-                            );
-                        } else if last_warn.elapsed() >= REMIND_EVERY {
-                            *last_warn = Instant::now();
-                            warn!("still no MQTT broker at {url} ({e}){hint}");
-                        } else {
-                            debug!("connection attempt to {url} failed: {e}");
-                        }
-                        *attempts += 1;
-                    }
-                    Link::Lost { since, last_warn } => {
-                        if last_warn.elapsed() >= REMIND_EVERY {
-                            *last_warn = Instant::now();
-                            warn!(
-                                "still disconnected from {url} after {:.0} s ({e})",
-                                since.elapsed().as_secs_f64()
-                            );
-                        } else {
-                            debug!("reconnection attempt to {url} failed: {e}");
-                        }
-                    }
-                }
+                log.failed(&e);
                 tokio::time::sleep(jitter(backoff)).await;
                 backoff = (backoff * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+/// The connection's history, for what the log says at each connect and
+/// failure: the first failure loudly, reminders every [`REMIND_EVERY`], a
+/// client id taken over by another process (closed again and again within
+/// [`QUICK_DROP`] of connecting).
+struct LinkLog<'a> {
+    url: &'a str,
+    link: Link,
+    connected_at: Instant,
+    quick_drops: u32,
+}
+
+impl<'a> LinkLog<'a> {
+    fn new(url: &'a str) -> LinkLog<'a> {
+        LinkLog {
+            url,
+            link: Link::NeverConnected {
+                attempts: 0,
+                last_warn: Instant::now(),
+            },
+            connected_at: Instant::now(),
+            quick_drops: 0,
+        }
+    }
+
+    fn connected(&mut self) {
+        let url = self.url;
+        self.connected_at = Instant::now();
+        match self.link {
+            Link::NeverConnected { .. } => info!("connected to {url}"),
+            Link::Lost { since, .. } => info!(
+                "reconnected to {url} after {:.1} s; subscriptions renewed",
+                since.elapsed().as_secs_f64()
+            ),
+            Link::Connected => {}
+        }
+        self.link = Link::Connected;
+    }
+
+    fn failed(&mut self, e: &ConnectionError) {
+        let url = self.url;
+        let hint = refusal_hint(e);
+        let refused = matches!(e, ConnectionError::ConnectionRefused(_));
+        match &mut self.link {
+            Link::Connected => {
+                if self.connected_at.elapsed() < QUICK_DROP {
+                    self.quick_drops += 1;
+                } else {
+                    self.quick_drops = 0;
+                }
+                if self.quick_drops >= 3 {
+                    error!(
+                        "the broker at {url} closed the connection {} times \
+                         within {} s of connecting: is another process using this \
+                         vehicle's client id (a second vehicle with the same name)?",
+                        self.quick_drops,
+                        QUICK_DROP.as_secs()
+                    );
+                }
+                warn!(
+                    "lost the connection to {url}: {e}; reconnecting \
+                     (the simulation keeps running){hint}"
+                );
+                self.link = Link::Lost {
+                    since: Instant::now(),
+                    last_warn: Instant::now(),
+                };
+            }
+            Link::NeverConnected {
+                attempts,
+                last_warn,
+            } => {
+                if *attempts == 0 && !refused && hint.is_empty() {
+                    error!(
+                        "cannot reach the MQTT broker at {url}: {e}. {}. \
+                         Retrying; the simulation runs meanwhile.",
+                        no_broker_hint()
+                    );
+                } else if *attempts == 0 {
+                    error!(
+                        "the MQTT broker at {url} refused the connection: {e}{hint}. \
+                         Retrying; the simulation runs meanwhile."
+                    );
+                } else if last_warn.elapsed() >= REMIND_EVERY {
+                    *last_warn = Instant::now();
+                    warn!("still no MQTT broker at {url} ({e}){hint}");
+                } else {
+                    debug!("connection attempt to {url} failed: {e}");
+                }
+                *attempts += 1;
+            }
+            Link::Lost { since, last_warn } => {
+                if last_warn.elapsed() >= REMIND_EVERY {
+                    *last_warn = Instant::now();
+                    warn!(
+                        "still disconnected from {url} after {:.0} s ({e})",
+                        since.elapsed().as_secs_f64()
+                    );
+                } else {
+                    debug!("reconnection attempt to {url} failed: {e}");
+                }
             }
         }
     }
