@@ -318,9 +318,7 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(_ACT_SPACE, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._np_random = None
-        self._ep_return = np.zeros(self.num_envs)
-        self._ep_length = np.zeros(self.num_envs, dtype=np.int64)
-        self._ep_start = np.zeros(self.num_envs)
+        self._episodes = _EpisodeStats(self.num_envs)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if seed is not None:
@@ -329,9 +327,7 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
             self._np_random = np.random.default_rng()
         self._core.reset(self._np_random)
         self._autoreset[:] = False
-        self._ep_return[:] = 0.0
-        self._ep_length[:] = 0
-        self._ep_start[:] = time.perf_counter()
+        self._episodes.reset()
         obs, _, _ = self._core.observe()
         return obs, {}
 
@@ -372,22 +368,43 @@ class WaypointFollowVectorEnv(gym.vector.VectorEnv):
         }
         if not self._stats:
             return info
+        self._episodes.record(info, reward, ended, self._autoreset)
+        return info
+
+
+class _EpisodeStats:
+    """Per-env episode return, length and start time of a vector env, as
+    ``gymnasium.wrappers.vector.RecordEpisodeStatistics`` keeps them (the
+    autoreset step starts a new episode and is not counted)."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.ret = np.zeros(num_envs)
+        self.length = np.zeros(num_envs, dtype=np.int64)
+        self.start = np.zeros(num_envs)
+
+    def reset(self) -> None:
+        self.ret[:] = 0.0
+        self.length[:] = 0
+        self.start[:] = time.perf_counter()
+
+    def record(self, info: Dict[str, Any], reward: np.ndarray, ended: np.ndarray,
+               autoreset: np.ndarray) -> None:
+        """Count one step; where episodes end, add ``episode`` = {``r``,
+        ``l``, ``t`` (wall s)} (0 elsewhere) and its mask ``_episode``."""
         now = time.perf_counter()
-        ar = self._autoreset
-        self._ep_return[ar] = 0.0
-        self._ep_length[ar] = 0
-        self._ep_start[ar] = now
-        live = ~ar
-        self._ep_return[live] += reward[live]
-        self._ep_length[live] += 1
+        self.ret[autoreset] = 0.0
+        self.length[autoreset] = 0
+        self.start[autoreset] = now
+        live = ~autoreset
+        self.ret[live] += reward[live]
+        self.length[live] += 1
         if np.any(ended):
             info["episode"] = {
-                "r": np.where(ended, self._ep_return, 0.0),
-                "l": np.where(ended, self._ep_length, 0),
-                "t": np.where(ended, np.round(now - self._ep_start, 6), 0.0),
+                "r": np.where(ended, self.ret, 0.0),
+                "l": np.where(ended, self.length, 0),
+                "t": np.where(ended, np.round(now - self.start, 6), 0.0),
             }
             info["_episode"] = ended.copy()
-        return info
 
 
 def register() -> None:

@@ -34,7 +34,6 @@ as line segments.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -42,7 +41,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from ._usim import Fleet, _render_scene
-from .envs import KAYAK, RENDER_SIZE, _HULL_M, _STATE, _check_render_mode
+from .envs import KAYAK, RENDER_SIZE, _HULL_M, _STATE, _EpisodeStats, _check_render_mode
 
 STATION_ID = "usim/StationKeeping-v0"
 PATH_ID = "usim/PathFollowing-v0"
@@ -588,9 +587,7 @@ class _TaskVectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(_ACT_SPACE, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._np_random = None
-        self._ep_return = np.zeros(self.num_envs)
-        self._ep_length = np.zeros(self.num_envs, dtype=np.int64)
-        self._ep_start = np.zeros(self.num_envs)
+        self._episodes = _EpisodeStats(self.num_envs)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         if seed is not None:
@@ -599,9 +596,7 @@ class _TaskVectorEnv(gym.vector.VectorEnv):
             self._np_random = np.random.default_rng()
         self._core.reset(self._np_random)
         self._autoreset[:] = False
-        self._ep_return[:] = 0.0
-        self._ep_length[:] = 0
-        self._ep_start[:] = time.perf_counter()
+        self._episodes.reset()
         return self._core.observe(), self._masked()
 
     def _masked(self) -> Dict[str, Any]:
@@ -625,25 +620,9 @@ class _TaskVectorEnv(gym.vector.VectorEnv):
         info = self._masked()
         ended = term | trunc
         if self._stats:
-            self._episode_stats(info, r, ended)
+            self._episodes.record(info, r, ended, self._autoreset)
         self._autoreset = ended
         return obs, r, term, trunc, info
-
-    def _episode_stats(self, info: Dict[str, Any], reward: np.ndarray, ended: np.ndarray) -> None:
-        now = time.perf_counter()
-        ar = self._autoreset
-        self._ep_return[ar] = 0.0
-        self._ep_length[ar] = 0
-        self._ep_start[ar] = now
-        self._ep_return[~ar] += reward[~ar]
-        self._ep_length[~ar] += 1
-        if np.any(ended):
-            info["episode"] = {
-                "r": np.where(ended, self._ep_return, 0.0),
-                "l": np.where(ended, self._ep_length, 0),
-                "t": np.where(ended, np.round(now - self._ep_start, 6), 0.0),
-            }
-            info["_episode"] = ended.copy()
 
     def render(self):
         """With ``render_mode="rgb_array"``: one frame per sub-environment."""
