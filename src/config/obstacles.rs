@@ -3,7 +3,7 @@
 //! and how the vehicle meets and senses it, validated into
 //! [`crate::obstacle::Setup`]. A bad file's errors name that file, its
 //! line and the key.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toml::Spanned;
@@ -72,13 +72,7 @@ pub fn build(src: &Source<'_>, raw: &Spanned<RawObstacles>) -> Result<Arc<Setup>
             format!("cannot read {}: {e}", path.display()),
         )
     })?;
-    let field = obstacle::parse(&text).map_err(|e| ConfigError {
-        path: path.clone(),
-        line: Some(e.line),
-        key: Some(e.key.clone()),
-        message: e.message.clone(),
-    })?;
-    Ok(Arc::new(Setup { field, settings }))
+    setup(path, &text, settings)
 }
 
 /// An obstacle field from obstacle file `file` (relative to `base`'s
@@ -92,11 +86,17 @@ pub fn from_file(base: &Path, file: &str, settings: Settings) -> Result<Arc<Setu
         key: Some("obstacle_file".to_string()),
         message: format!("cannot read {}: {e}", path.display()),
     })?;
-    let field = obstacle::parse(&text).map_err(|e| ConfigError {
-        path: path.clone(),
+    setup(path, &text, settings)
+}
+
+/// The field of obstacle file `path` (its text `text`) with `settings`;
+/// a parse error names the file, its line and key.
+fn setup(path: PathBuf, text: &str, settings: Settings) -> Result<Arc<Setup>, ConfigError> {
+    let field = obstacle::parse(text).map_err(|e| ConfigError {
+        path,
         line: Some(e.line),
-        key: Some(e.key.clone()),
-        message: e.message.clone(),
+        key: Some(e.key),
+        message: e.message,
     })?;
     Ok(Arc::new(Setup { field, settings }))
 }
