@@ -1336,7 +1336,7 @@ fn actuator_of(name: &str) -> PyResult<Actuator> {
     })
 }
 
-/// Fleet(config, n=None, *, dt=0.1, start_time=0.0, actions=("thrust", "rudder"),
+/// Fleet(config, n=None, *, dt=0.1, start_time=0.0, actions=None,
 ///       state=("x", "y", "speed", "heading"), math=None, max_bytes=4 GiB,
 ///       history_bytes=256 MiB)
 ///
@@ -1346,7 +1346,9 @@ fn actuator_of(name: &str) -> PyResult<Actuator> {
 /// config: one vehicle config (path, TOML text or dict) with `n`, or a
 /// list of configs (one per vehicle). dt: step, s. actions: the columns of
 /// a setpoint row, actuator names (`thrust`, `rudder`, `elevator`,
-/// `thrust_l`, `thrust_r`; percent). state: the columns of a state row,
+/// `thrust_l`, `thrust_r`; percent); by default `thrust`, `rudder`, or
+/// `thrust_l`, `thrust_r` when every vehicle starts in differential thrust
+/// mode (a column a vehicle's mode does not read warns). state: the columns of a state row,
 /// CSV column names (`x`, `y` m; `speed`, `sog` m/s; `heading`, `hog`
 /// degrees; `t` s; `depth` m; `pitch`, `yaw` rad; `drift_x`, `drift_y` m/s;
 /// `lat`, `lon` degrees and the actuator columns cost more per step).
@@ -1444,6 +1446,56 @@ impl Fleet {
                 .collect::<PyResult<_>>()?,
         };
         Ok((acts, fields))
+    }
+
+    /// The setpoint columns for vehicles `params`: without `actions=`, the
+    /// thrusters (`thrust_l`, `thrust_r`) when every vehicle starts in
+    /// differential thrust mode (which ignores DESIRED_THRUST/RUDDER),
+    /// else thrust and rudder; a mixed fleet must name its actions. A
+    /// column that some vehicle's starting mode does not read warns
+    /// (`SetpointWarning`), since a message can switch the mode later.
+    fn actions_for(
+        py: Python<'_>,
+        explicit: bool,
+        acts: Vec<Actuator>,
+        params: &[usim::model::Params],
+    ) -> PyResult<Vec<Actuator>> {
+        let diff = params.iter().filter(|p| p.thrust_mode_diff).count();
+        if !explicit {
+            return match diff {
+                0 => Ok(acts),
+                d if d == params.len() => Ok(vec![Actuator::ThrustL, Actuator::ThrustR]),
+                d => Err(PyValueError::new_err(format!(
+                    "{d} of the {} vehicles start in differential thrust mode (thrust_mode_diff) \
+                     and the others do not: name the setpoint columns with actions=, e.g. \
+                     (\"thrust\", \"rudder\", \"thrust_l\", \"thrust_r\")",
+                    params.len()
+                ))),
+            };
+        }
+        for (i, p) in params.iter().enumerate() {
+            let unread = acts.iter().find(|a| match a {
+                Actuator::Thrust | Actuator::Rudder => p.thrust_mode_diff,
+                Actuator::ThrustL | Actuator::ThrustR => !p.thrust_mode_diff,
+                Actuator::Elevator => false,
+            });
+            if let Some(a) = unread {
+                let (mode, reads) = if p.thrust_mode_diff {
+                    ("differential", "DESIRED_THRUST_L/_R")
+                } else {
+                    ("normal", "DESIRED_THRUST and DESIRED_RUDDER")
+                };
+                let msg = format!(
+                    "vehicle {i} starts in {mode} thrust mode, which does not read {}: it reads \
+                     {reads} (a THRUST_MODE_DIFFERENTIAL message switches the mode)",
+                    a.name()
+                );
+                let msg = std::ffi::CString::new(msg).unwrap_or_default();
+                PyErr::warn(py, &py.get_type::<SetpointWarning>(), &msg, 1)?;
+                break;
+            }
+        }
+        Ok(acts)
     }
 
     /// Restart the vehicles of `a`; records what took effect. On an error
@@ -1713,6 +1765,7 @@ impl Fleet {
                 params.resize(count, cfg.params);
                 (params, vec![src], Vec::new())
             };
+            let acts = Self::actions_for(py, actions.is_some(), acts, &params)?;
             let journal = FJournal::new(
                 sources,
                 which,

@@ -31,6 +31,37 @@ def test_fleet_equals_n_single_vehicles(config):
     assert out is f.state and out.shape == (n, len(state))
 
 
+DIFF = REPO / "configs" / "catamaran_diff.toml"
+
+
+def test_a_differential_fleet_takes_the_thrusters_by_default():
+    # thrust_mode_diff vehicles ignore DESIRED_THRUST/RUDDER (uSimMarine):
+    # the default columns must be the ones they read.
+    f = usim.Fleet(DIFF, 2)
+    assert f.action_names == ["DESIRED_THRUST_L", "DESIRED_THRUST_R"]
+    v = usim.Vehicle(DIFF, dt=0.1)
+    a = np.array([[60.0, 40.0], [60.0, 40.0]])
+    for _ in range(50):
+        out = f.step(a)
+        v.post("DESIRED_THRUST_L", 60.0)
+        v.post("DESIRED_THRUST_R", 40.0)
+        v.step()
+    want = v.values()
+    names = list(usim.State.names)
+    for j, col in enumerate(["x", "y", "speed", "heading"]):
+        assert out[0, j] == want[names.index(col)], col
+    assert out[0, 2] > 0.5  # it moves (thrust/rudder columns would leave it still)
+
+
+def test_a_mixed_fleet_names_its_actions_and_unread_columns_warn():
+    with pytest.raises(ValueError, match="differential thrust mode"):
+        usim.Fleet([KAYAK, DIFF])
+    with pytest.warns(usim.SetpointWarning, match="does not read DESIRED_THRUST"):
+        usim.Fleet([KAYAK, DIFF], actions=["thrust", "rudder", "thrust_l", "thrust_r"])
+    with pytest.warns(usim.SetpointWarning, match="vehicle 0 starts in normal thrust mode"):
+        usim.Fleet(KAYAK, 1, actions=["thrust_l", "thrust_r"])
+
+
 def test_list_of_configs_and_per_vehicle_drift():
     f = usim.Fleet([KAYAK, KAYAK, KAYAK], state=["x", "y", "drift_x", "drift_y"])
     f.set_drift(np.array([[0.0, 0.0], [0.5, 0.0], [0.0, -0.5]]))
