@@ -929,6 +929,7 @@ pub fn nmea_tables(data: &[u8]) {
                     depth: 0.0,
                     altitude: f64::NAN,
                     sensed: None,
+                    attitude: None,
                 };
                 let mut out = Vec::new();
                 let name = format!("k{}", key & 7);
