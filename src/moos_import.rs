@@ -119,25 +119,37 @@ pub fn obstacle_block(text: &str) -> Result<Option<ObstacleBlock>, String> {
         return Ok(None);
     }
     let sim = block_lines(text, "uFldObstacleSim");
-    let Some(file) = sim.iter().find(|(k, _)| k == "obstacle_file").map(|(_, v)| v) else {
+    let Some(file) = sim
+        .iter()
+        .find(|(k, _)| k == "obstacle_file")
+        .map(|(_, v)| v)
+    else {
         return Ok(None);
     };
-    let range = |lines: &[(String, String)], block: &str, key: &str| -> Result<Option<f64>, String> {
-        let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
-            return Ok(None);
-        };
-        match v.parse::<f64>() {
-            Ok(x) if x.is_finite() && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) => {
-                Ok(Some(x))
+    let range =
+        |lines: &[(String, String)], block: &str, key: &str| -> Result<Option<f64>, String> {
+            let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
+                return Ok(None);
+            };
+            match v.parse::<f64>() {
+                Ok(x)
+                    if x.is_finite()
+                        && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) =>
+                {
+                    Ok(Some(x))
+                }
+                _ => Err(format!(
+                    "{block}: key `{key}`: expected a number ≥ 0, got `{}`",
+                    crate::text::escape_control(&v.chars().take(40).collect::<String>())
+                )),
             }
-            _ => Err(format!(
-                "{block}: key `{key}`: expected a number ≥ 0, got `{}`",
-                crate::text::escape_control(&v.chars().take(40).collect::<String>())
-            )),
-        }
-    };
+        };
     let hit_range = if has("uFldCollObDetect") {
-        range(&block_lines(text, "uFldCollObDetect"), "uFldCollObDetect", "collision_dist")?
+        range(
+            &block_lines(text, "uFldCollObDetect"),
+            "uFldCollObDetect",
+            "collision_dist",
+        )?
     } else {
         None
     };

@@ -71,7 +71,11 @@ fn obstacle_file_for(a: &ImportArgs, file: &str) -> String {
         return file.to_string();
     }
     let moos_dir = here(&a.file);
-    let out_dir = here(a.output.as_deref().unwrap_or(std::path::Path::new("imported.toml")));
+    let out_dir = here(
+        a.output
+            .as_deref()
+            .unwrap_or(std::path::Path::new("imported.toml")),
+    );
     if moos_dir == out_dir {
         return file.to_string();
     }
