@@ -572,6 +572,8 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
     let mut unmapped = Vec::new();
     // usim's `sensor_*` lines: the `[sensors]` table, in file order.
     let mut sensors = Sensors::default();
+    // usim's `sea_*` lines: the `[sea]` table, in file order.
+    let mut sea: Vec<(&'static str, String)> = Vec::new();
     // (usim key, TOML value, line) in file order.
     let mut entries: Vec<(String, String, usize)> = Vec::new();
     // Keys whose lines accumulate: (key, first line, values in file order).
@@ -670,6 +672,12 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
             continue; // MOOS drops lines with an empty value
         }
         let key = l.key.to_ascii_lowercase();
+        if key.starts_with(SEA_PREFIX) {
+            if let Err(why) = sea_line(&key, &l.value, &mut sea) {
+                report(why);
+            }
+            continue;
+        }
         if key.starts_with(SENSOR_PREFIX) {
             if let Err(why) = sensor_line(&key, &l.value, v22, &mut sensors) {
                 report(why);
@@ -837,6 +845,12 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
             out.push_str(&format!("faults = [{}]\n", sensors.faults.join(", ")));
         }
     }
+    if !sea.is_empty() {
+        out.push_str("\n[sea]\n");
+        for (k, v) in &sea {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+    }
     let obstacles = obstacle_block(text).map_err(ImportError)?;
     if let Some(b) = &obstacles {
         out.push_str(&b.toml());
@@ -850,6 +864,59 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
         pid_app: pid_app.filter(|_| pid_from.is_none()),
         pid_from,
     })
+}
+
+/// usim's own `.moos` keys for the `[sea]` table (docs/moos.md §1.6):
+/// `sea_<key>` for each `[sea]` key (uSimMarine has no sea).
+pub const SEA_PREFIX: &str = "sea_";
+
+/// One `sea_*` line (`key` lower-cased) into `sea`; the error says why it
+/// is not imported. The values are checked by the config's own `[sea]`
+/// rules when the result loads.
+fn sea_line(key: &str, value: &str, sea: &mut Vec<(&'static str, String)>) -> Result<(), String> {
+    let k = &key[SEA_PREFIX.len()..];
+    let Some(&k) = crate::config::SEA_KEYS.iter().find(|x| **x == k) else {
+        let names: Vec<String> = crate::config::SEA_KEYS
+            .iter()
+            .map(|x| format!("{SEA_PREFIX}{x}"))
+            .collect();
+        return Err(format!(
+            "not one of usim's sea keys ({}): not imported",
+            names.join(", ")
+        ));
+    };
+    if sea.iter().any(|(x, _)| *x == k) {
+        return Err(format!("repeats `{key}`: the first line is kept"));
+    }
+    let v = match k {
+        "active" => match value.to_ascii_lowercase().as_str() {
+            "true" => "true".to_string(),
+            "false" => "false".to_string(),
+            _ => return Err(format!("`{value}` is not true or false: not imported")),
+        },
+        "spectrum" => toml_str(&value.to_ascii_lowercase()),
+        _ => {
+            let integer = matches!(k, "seed" | "components");
+            match number(value) {
+                Some(v) if integer && v.fract() == 0.0 && (0.0..9.0e15).contains(&v) => {
+                    format!("{}", v as i64)
+                }
+                Some(v) if !integer => toml_f64(v),
+                _ => {
+                    return Err(format!(
+                        "`{value}` is not {}: not imported",
+                        if integer {
+                            "an integer ≥ 0"
+                        } else {
+                            "a number"
+                        }
+                    ))
+                }
+            }
+        }
+    };
+    sea.push((k, v));
+    Ok(())
 }
 
 /// usim's own `.moos` keys for the `[sensors]` table (docs/moos.md,

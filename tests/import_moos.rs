@@ -378,3 +378,40 @@ fn the_obstacle_block_round_trips_into_the_obstacles_table() {
     let e = import(&bad, None).unwrap_err().to_string();
     assert!(e.contains("uFldCollObDetect: key `collision_dist`"), "{e}");
 }
+
+/// usim's `sea_<key>` lines (docs/moos.md §1.6) become the `[sea]` table:
+/// every `[sea]` key, integers as integers, the spectrum as a string; an
+/// unknown `sea_` key and a repeated one are reported with their lines,
+/// and the result loads with the sea on.
+#[test]
+fn sea_keys_become_the_sea_table() {
+    let moos = "Community = alpha\nProcessConfig = uSimMarine\n{\n  start_x = 0\n\
+        sea_active = TRUE\n  sea_spectrum = JONSWAP\n  sea_hs = 1.5\n  sea_tp = 7\n  sea_gamma = 2\n\
+        sea_direction = 30\n  sea_spreading = 10\n  sea_components = 120\n  sea_seed = 9\n\
+        sea_wave_drift = 0.5\n  sea_height = 2\n  sea_hs = 3\n}\n";
+    let i = import(moos, None).unwrap();
+    assert_eq!(
+        reported(&i),
+        [(15, "sea_height".to_string()), (16, "sea_hs".to_string())],
+        "{:#?}",
+        i.unmapped
+    );
+    let cfg: toml::Table = i.toml.parse().unwrap();
+    let sea = cfg["sea"].as_table().unwrap();
+    let keys: BTreeSet<&str> = sea.keys().map(String::as_str).collect();
+    let all: BTreeSet<&str> = usim::config::SEA_KEYS.iter().copied().collect();
+    assert_eq!(keys, all);
+    assert_eq!(sea["spectrum"].as_str(), Some("jonswap"));
+    assert_eq!(sea["hs"].as_float(), Some(1.5));
+    assert_eq!(sea["components"].as_integer(), Some(120));
+    assert_eq!(sea["seed"].as_integer(), Some(9));
+    let v =
+        usim::config::parse_vehicle(Path::new("i.toml"), &i.toml).unwrap_or_else(|e| panic!("{e}"));
+    let sea = v
+        .params
+        .env
+        .as_ref()
+        .and_then(|e| e.sea.as_ref())
+        .expect("a sea");
+    assert_eq!(sea.state().hs_m, 1.5);
+}
