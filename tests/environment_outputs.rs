@@ -7,9 +7,12 @@
 //! §24.1; sensed − true RMS = σ√2 for white GPS noise σ per axis,
 //! docs/model.md "Sensors") and from the outside parser, never from our
 //! own output pasted back.
+mod mqtt_util;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use usim::model::{PubValue, Snapshot};
 
@@ -336,4 +339,67 @@ fn pynmea2_reads_xdr_with_the_csv_roll_pitch_and_heave() {
     let text = std::fs::read_to_string(&nmea).unwrap();
     assert!(text.contains("GGA") && !text.contains("XDR"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Live `usim run` with a `[sea]` on a real mosquitto: the NAV_ROLL,
+/// NAV_HEAVE and NAV_PITCH topics come with every iteration, and each
+/// NODE_REPORT's `wave` object holds the same roll (in degrees) and heave
+/// as the NAV_* topics of its iteration (one iteration: NAV_* then
+/// NODE_REPORT, then USM_TIME).
+#[test]
+fn live_run_publishes_the_sea_on_mosquitto() {
+    use mqtt_util::{spawn_vehicle, topic, write_config, Broker, BrokerKind, Watcher};
+    let Some(broker) = Broker::start(BrokerKind::Mosquitto) else {
+        return;
+    };
+    let cfg = write_config(
+        broker.dir.path(),
+        "alpha",
+        &broker.url(),
+        "platform_length = 3.0\nplatform_beam = 0.8\n\
+         [sea]\nhs = 1.0\ntp = 5.0\ndirection = 45\nspreading = 25\nseed = 4\n",
+    );
+    let w = Watcher::vehicle(broker.port, "alpha");
+    let _v = spawn_vehicle(&cfg, &[]);
+    w.wait_after(
+        0,
+        &topic("alpha", "NAV_HEAVE"),
+        Duration::from_secs(30),
+        |_| true,
+    )
+    .expect("no NAV_HEAVE");
+    let m = w.mark();
+    w.wait_clock("alpha", m, 2.0);
+    let reports = w.since(m, &topic("alpha", "NODE_REPORT"));
+    let (roll, heave) = (
+        w.since(m, &topic("alpha", "NAV_ROLL")),
+        w.since(m, &topic("alpha", "NAV_HEAVE")),
+    );
+    assert!(
+        reports.len() >= 20,
+        "{} reports in 2 s at 20 Hz",
+        reports.len()
+    );
+    assert!(roll.len() + 1 >= reports.len() && heave.len() + 1 >= reports.len());
+    assert!(!w.since(m, &topic("alpha", "NAV_PITCH")).is_empty());
+    let mut matched = 0;
+    for r in &reports {
+        let j: serde_json::Value = serde_json::from_str(&r.payload).unwrap();
+        let (wr, wh) = (
+            j["wave"]["roll"].as_f64().unwrap(),
+            j["wave"]["heave"].as_f64().unwrap(),
+        );
+        let near = |msgs: &[mqtt_util::Msg], v: f64| {
+            msgs.iter()
+                .any(|x| x.payload.parse::<f64>().is_ok_and(|p| p == v))
+        };
+        if near(&roll, wr.to_radians()) && near(&heave, wh) {
+            matched += 1;
+        }
+    }
+    assert!(
+        matched + 2 >= reports.len(),
+        "{matched} of {} reports match their NAV_*",
+        reports.len()
+    );
 }

@@ -1054,5 +1054,29 @@ mod tests {
         assert!(s.lon.is_nan() && s.depth.is_nan());
         assert!(parse_node_report(b"{}").is_err());
         assert!(parse_node_report(b"[").is_err());
+        assert!(s.attitude.is_none(), "no wave block: no XDR");
+    }
+
+    /// A report's `wave` block (docs/formats.md §4) drives the own ship's
+    /// XDR: pitch = the waves' 1.25° plus the depth pitch 0.01 rad
+    /// (0.573°) = 1.82°, roll −2.50°, heave 0.180 m; other vehicles and a
+    /// calm report have none.
+    #[test]
+    fn a_wave_block_gives_the_own_ship_an_xdr() {
+        let r = br#"{"t":0,"lat":42.35,"lon":-71.08,"sog":1,"hog":0,"heading":0,"pitch":0.01,"wave":{"elevation":0.2,"heave":0.18,"roll":-2.5,"pitch":1.25}}"#;
+        let mut s = parse_node_report(r).unwrap();
+        s.clock = 1.7e9;
+        let mut e = Engine::new(Options::default(), Some("own".into()));
+        let mut out = Vec::new();
+        e.update("own", &s, &mut out).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        let xdr = text.lines().find(|l| l.contains("XDR")).expect("an XDR");
+        assert!(
+            xdr.starts_with("$IIXDR,A,1.82,D,PTCH,A,-2.50,D,ROLL,D,0.180,M,HEAVE*"),
+            "{xdr}"
+        );
+        out.clear();
+        e.update("other", &s, &mut out).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("XDR"));
     }
 }
