@@ -377,6 +377,10 @@ pub fn moos_import(data: &[u8]) {
         }
     }
     let _ = crate::moos_import::block_names(text);
+    // the uFldObstacleSim block (`usim moos`, `usim import-moos`): a value or an error
+    if let Ok(Some(b)) = crate::moos_import::obstacle_block(text) {
+        assert!(b.toml().parse::<toml::Table>().is_ok(), "{}", b.toml());
+    }
     for process in [None, Some("uSimMarineV22")] {
         let Ok(imp) = crate::moos_import::import(text, process) else {
             continue;
@@ -929,6 +933,7 @@ pub fn nmea_tables(data: &[u8]) {
                     depth: 0.0,
                     altitude: f64::NAN,
                     sensed: None,
+                    attitude: None,
                 };
                 let mut out = Vec::new();
                 let name = format!("k{}", key & 7);

@@ -65,6 +65,10 @@ pub struct Mission {
     pub steps: u64,
     /// A CSV row every N iterations (plus row 0 and the last).
     pub output_every: u64,
+    /// Extra CSV columns after the fixed ones (`columns`, docs/formats.md
+    /// §3): indices into [`crate::model::Snapshot::EXTRA_NAMES`], in that
+    /// list's order; empty (the default) keeps the fixed columns' bytes.
+    pub columns: Vec<usize>,
     /// Posts in file order.
     pub posts: Vec<Post>,
 }
@@ -123,6 +127,7 @@ impl Mission {
             timing: self.timing.clone(),
             steps: self.steps,
             output_every: self.output_every,
+            columns: self.columns.clone(),
             posts: self
                 .posts
                 .iter()
@@ -174,6 +179,7 @@ struct RawMission {
     steps: Option<Spanned<i64>>,
     duration: Option<Spanned<f64>>,
     output_every: Option<Spanned<i64>>,
+    columns: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -197,6 +203,7 @@ const MISSION_KEYS: &[&str] = &[
     "steps",
     "duration",
     "output_every",
+    "columns",
     "vehicles",
     "near_miss",
     "collision",
@@ -232,6 +239,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
     let timing = timing(&src, m)?;
     let steps = steps(&src, m, m_at, &timing)?;
     let output_every = output_every(&src, m)?;
+    let columns = columns(&src, m)?;
     // Line numbers by binary search in one newline index: linear loading
     // (counting newlines per post made 32,000 posts take 16 s).
     let newlines = src.newlines();
@@ -261,6 +269,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Mission, ConfigError> {
         timing,
         steps,
         output_every,
+        columns,
         posts,
     })
 }
@@ -545,6 +554,43 @@ fn output_every(src: &Source<'_>, m: &RawMission) -> Result<u64, ConfigError> {
         Some(o) => *o.get_ref() as u64,
         None => 1,
     })
+}
+
+/// `columns`: extra CSV columns by name, any order, each at most once;
+/// returned in [`Snapshot::EXTRA_NAMES`]'s order (the order they are
+/// written). An unknown name is an error with the known ones.
+///
+/// [`Snapshot::EXTRA_NAMES`]: crate::model::Snapshot::EXTRA_NAMES
+fn columns(src: &Source<'_>, m: &RawMission) -> Result<Vec<usize>, ConfigError> {
+    let known = crate::model::Snapshot::EXTRA_NAMES;
+    let mut out = Vec::new();
+    for name in m.columns.iter().flat_map(|c| c.get_ref()) {
+        let at = name.span().start;
+        let Some(i) = known.iter().position(|k| k == name.get_ref()) else {
+            let hint = crate::text::nearest(name.get_ref(), known.iter().copied())
+                .map(|n| format!("did you mean `{n}`? "))
+                .unwrap_or_default();
+            let shown = crate::text::escape_control(name.get_ref());
+            return Err(src.error(
+                at,
+                "columns",
+                format!(
+                    "unknown column {shown:?}; {hint}known: {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        if out.contains(&i) {
+            return Err(src.error(
+                at,
+                "columns",
+                format!("{shown:?} given twice", shown = known[i]),
+            ));
+        }
+        out.push(i);
+    }
+    out.sort_unstable();
+    Ok(out)
 }
 
 /// One `[[post]]`: its vehicle, time, variable and value, parsed as the

@@ -47,6 +47,121 @@ pub struct Imported {
     pub pid_app: Option<(String, usize)>,
     /// The block the PID settings came from (`--pid-from`).
     pub pid_from: Option<String>,
+    /// The mission's uFldObstacleSim block, written as the `[obstacles]`
+    /// table (its `file` as the block wrote it: relative to the `.moos`).
+    pub obstacles: Option<ObstacleBlock>,
+}
+
+/// What a `.moos` file's `ProcessConfig = uFldObstacleSim` block (and a
+/// uFldCollObDetect block's `collision_dist`) says about the obstacles
+/// (docs/obstacles.md, docs/formats.md §8): read by `usim moos` and
+/// written as `[obstacles]` by `usim import-moos`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObstacleBlock {
+    /// `obstacle_file` as written (relative to the `.moos` file).
+    pub file: String,
+    /// `sensor_range`, m.
+    pub sensor_range: Option<f64>,
+    /// `post_points` (`true`, any case).
+    pub post_points: bool,
+    /// `refresh_interval`, s (0 or absent: once).
+    pub refresh_interval: Option<f64>,
+    /// uFldCollObDetect's `collision_dist`, m: the hit range.
+    pub hit_range: Option<f64>,
+}
+
+impl ObstacleBlock {
+    /// The obstacle settings: the block's values over the defaults.
+    pub fn settings(&self) -> crate::obstacle::Settings {
+        let mut s = crate::obstacle::Settings::default();
+        if let Some(x) = self.sensor_range {
+            s.sensor_range = x;
+        }
+        if let Some(x) = self.hit_range {
+            s.hit_range = x;
+        }
+        s.post_points = self.post_points;
+        s.refresh_interval = self.refresh_interval;
+        s
+    }
+
+    /// The `[obstacles]` table (docs/config.md) with `file` = the block's.
+    pub fn toml(&self) -> String {
+        self.toml_with_file(&self.file)
+    }
+
+    /// The `[obstacles]` table with the obstacle file named `file`.
+    pub fn toml_with_file(&self, file: &str) -> String {
+        let mut t = format!("\n[obstacles]\nfile = {}\n", toml_str(file));
+        if let Some(x) = self.hit_range {
+            t.push_str(&format!("hit_range = {}\n", toml_f64(x)));
+        }
+        if let Some(x) = self.sensor_range {
+            t.push_str(&format!("sensor_range = {}\n", toml_f64(x)));
+        }
+        if self.post_points {
+            t.push_str("post_points = true\n");
+        }
+        if let Some(x) = self.refresh_interval {
+            t.push_str(&format!("refresh_interval = {}\n", toml_f64(x)));
+        }
+        t
+    }
+}
+
+/// The uFldObstacleSim block of a `.moos` file's text: `None` without the
+/// block or without its `obstacle_file`. A range that is not a number in
+/// [0, 1e6] is an error naming the block and the key.
+pub fn obstacle_block(text: &str) -> Result<Option<ObstacleBlock>, String> {
+    let names = block_names(text);
+    let has = |n: &str| names.iter().any(|b| b.eq_ignore_ascii_case(n));
+    if !has("uFldObstacleSim") {
+        return Ok(None);
+    }
+    let sim = block_lines(text, "uFldObstacleSim");
+    let Some(file) = sim
+        .iter()
+        .find(|(k, _)| k == "obstacle_file")
+        .map(|(_, v)| v)
+    else {
+        return Ok(None);
+    };
+    let range =
+        |lines: &[(String, String)], block: &str, key: &str| -> Result<Option<f64>, String> {
+            let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
+                return Ok(None);
+            };
+            match v.parse::<f64>() {
+                Ok(x)
+                    if x.is_finite()
+                        && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) =>
+                {
+                    Ok(Some(x))
+                }
+                _ => Err(format!(
+                    "{block}: key `{key}`: expected a number ≥ 0, got `{}`",
+                    crate::text::escape_control(&v.chars().take(40).collect::<String>())
+                )),
+            }
+        };
+    let hit_range = if has("uFldCollObDetect") {
+        range(
+            &block_lines(text, "uFldCollObDetect"),
+            "uFldCollObDetect",
+            "collision_dist",
+        )?
+    } else {
+        None
+    };
+    Ok(Some(ObstacleBlock {
+        file: file.clone(),
+        sensor_range: range(&sim, "uFldObstacleSim", "sensor_range")?,
+        post_points: sim
+            .iter()
+            .any(|(k, v)| k == "post_points" && v.eq_ignore_ascii_case("true")),
+        refresh_interval: range(&sim, "uFldObstacleSim", "refresh_interval")?.filter(|x| *x > 0.0),
+        hit_range,
+    }))
 }
 
 /// Why nothing could be imported.
@@ -457,6 +572,8 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
     let mut unmapped = Vec::new();
     // usim's `sensor_*` lines: the `[sensors]` table, in file order.
     let mut sensors = Sensors::default();
+    // usim's `sea_*` lines: the `[sea]` table, in file order.
+    let mut sea: Vec<(&'static str, String)> = Vec::new();
     // (usim key, TOML value, line) in file order.
     let mut entries: Vec<(String, String, usize)> = Vec::new();
     // Keys whose lines accumulate: (key, first line, values in file order).
@@ -555,6 +672,12 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
             continue; // MOOS drops lines with an empty value
         }
         let key = l.key.to_ascii_lowercase();
+        if key.starts_with(SEA_PREFIX) {
+            if let Err(why) = sea_line(&key, &l.value, &mut sea) {
+                report(why);
+            }
+            continue;
+        }
         if key.starts_with(SENSOR_PREFIX) {
             if let Err(why) = sensor_line(&key, &l.value, v22, &mut sensors) {
                 report(why);
@@ -722,14 +845,78 @@ pub fn import_with(text: &str, opts: &ImportOptions<'_>) -> Result<Imported, Imp
             out.push_str(&format!("faults = [{}]\n", sensors.faults.join(", ")));
         }
     }
+    if !sea.is_empty() {
+        out.push_str("\n[sea]\n");
+        for (k, v) in &sea {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+    }
+    let obstacles = obstacle_block(text).map_err(ImportError)?;
+    if let Some(b) = &obstacles {
+        out.push_str(&b.toml());
+    }
     unmapped.sort_by_key(|u| u.line);
     Ok(Imported {
+        obstacles,
         process: name.clone(),
         toml: out,
         unmapped,
         pid_app: pid_app.filter(|_| pid_from.is_none()),
         pid_from,
     })
+}
+
+/// usim's own `.moos` keys for the `[sea]` table (docs/moos.md §1.6):
+/// `sea_<key>` for each `[sea]` key (uSimMarine has no sea).
+pub const SEA_PREFIX: &str = "sea_";
+
+/// One `sea_*` line (`key` lower-cased) into `sea`; the error says why it
+/// is not imported. The values are checked by the config's own `[sea]`
+/// rules when the result loads.
+fn sea_line(key: &str, value: &str, sea: &mut Vec<(&'static str, String)>) -> Result<(), String> {
+    let k = &key[SEA_PREFIX.len()..];
+    let Some(&k) = crate::config::SEA_KEYS.iter().find(|x| **x == k) else {
+        let names: Vec<String> = crate::config::SEA_KEYS
+            .iter()
+            .map(|x| format!("{SEA_PREFIX}{x}"))
+            .collect();
+        return Err(format!(
+            "not one of usim's sea keys ({}): not imported",
+            names.join(", ")
+        ));
+    };
+    if sea.iter().any(|(x, _)| *x == k) {
+        return Err(format!("repeats `{key}`: the first line is kept"));
+    }
+    let v = match k {
+        "active" => match value.to_ascii_lowercase().as_str() {
+            "true" => "true".to_string(),
+            "false" => "false".to_string(),
+            _ => return Err(format!("`{value}` is not true or false: not imported")),
+        },
+        "spectrum" => toml_str(&value.to_ascii_lowercase()),
+        _ => {
+            let integer = matches!(k, "seed" | "components");
+            match number(value) {
+                Some(v) if integer && v.fract() == 0.0 && (0.0..9.0e15).contains(&v) => {
+                    format!("{}", v as i64)
+                }
+                Some(v) if !integer => toml_f64(v),
+                _ => {
+                    return Err(format!(
+                        "`{value}` is not {}: not imported",
+                        if integer {
+                            "an integer ≥ 0"
+                        } else {
+                            "a number"
+                        }
+                    ))
+                }
+            }
+        }
+    };
+    sea.push((k, v));
+    Ok(())
 }
 
 /// usim's own `.moos` keys for the `[sensors]` table (docs/moos.md,

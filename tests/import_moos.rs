@@ -288,3 +288,130 @@ fn the_command_writes_the_file_and_reports_lines() {
         "{err}"
     );
 }
+
+/// The mission's uFldObstacleSim block (`obstacle_file`, `sensor_range`,
+/// `post_points`, `refresh_interval`) and uFldCollObDetect's
+/// `collision_dist` become the `[obstacles]` table (docs/formats.md §8):
+/// a replay with the imported config is byte-identical to one with the
+/// hand-written table, and meets the box the vehicle motors into. Written
+/// elsewhere than next to the `.moos`, the table names the obstacle file
+/// by its absolute path, so the config still loads.
+#[test]
+fn the_obstacle_block_round_trips_into_the_obstacles_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("obstacles.txt"),
+        "// a box north of the start\npoly = pts={-20,12:20,12:20,40:-20,40},label=box\n",
+    )
+    .unwrap();
+    let moos = "ServerPort = 9000\nCommunity = alpha\n\
+        ProcessConfig = uSimMarine\n{\n  AppTick = 10\n  start_x = 0\n  start_y = 0\n  \
+        start_heading = 0\n  prefix = NAV\n  thrust_map = 0:0, 50:1.5, 100:3\n}\n\
+        ProcessConfig = uFldObstacleSim\n{\n  obstacle_file = obstacles.txt\n  \
+        sensor_range = 35\n  post_points = true\n  refresh_interval = 4\n}\n\
+        ProcessConfig = uFldCollObDetect\n{\n  collision_dist = 2.5\n}\n";
+    let m = d.join("m.moos");
+    std::fs::write(&m, moos).unwrap();
+    let i = import(moos, None).unwrap();
+    let b = i.obstacles.as_ref().expect("the block is read");
+    assert_eq!(b.file, "obstacles.txt");
+    let cfg: toml::Table = i.toml.parse().unwrap();
+    let t = cfg["obstacles"].as_table().unwrap();
+    assert_eq!(t["file"].as_str(), Some("obstacles.txt"));
+    assert_eq!(t["hit_range"].as_float(), Some(2.5));
+    assert_eq!(t["sensor_range"].as_float(), Some(35.0));
+    assert_eq!(t["post_points"].as_bool(), Some(true));
+    assert_eq!(t["refresh_interval"].as_float(), Some(4.0));
+    let imported = d.join("imported.toml");
+    std::fs::write(&imported, &i.toml).unwrap();
+    let hand = d.join("hand.toml");
+    std::fs::write(
+        &hand,
+        "name = \"alpha\"\nprefix = \"NAV\"\nstart_pos = \"x=0, y=0, heading=0, speed=0\"\n\
+         thrust_map = \"0:0, 50:1.5, 100:3\"\napp_tick = 10\n\
+         [obstacles]\nfile = \"obstacles.txt\"\nhit_range = 2.5\nsensor_range = 35\n\
+         post_points = true\nrefresh_interval = 4\n",
+    )
+    .unwrap();
+    let run = |vehicle: &Path| {
+        let text = format!(
+            "[mission]\nvehicle = {:?}\ndt = 0.1\nduration = 30.0\n\
+             [[post]]\nt = 1.0\nvar = \"DESIRED_THRUST\"\nvalue = 60\n",
+            vehicle.to_str().unwrap()
+        );
+        let mp = d.join("mission.toml");
+        std::fs::write(&mp, text).unwrap();
+        let m = usim::mission::load(&mp).unwrap_or_else(|e| panic!("{e}"));
+        let mut out = Vec::new();
+        let s = usim::replay::run(&m, &mut out, |_, _| {}).unwrap();
+        (out, s.obstacle_hit_count)
+    };
+    let (ours, hits) = run(&imported);
+    assert_eq!((ours.clone(), hits), run(&hand));
+    assert_eq!(hits, 1, "the vehicle motors north into the box");
+    // the command: next to the .moos the path stays; elsewhere it is absolute
+    let other = tempfile::tempdir().unwrap();
+    for (out, want_abs) in [
+        (d.join("cli.toml"), false),
+        (other.path().join("x.toml"), true),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_usim"))
+            .args([
+                "import-moos",
+                m.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let cfg: toml::Table = text.parse().unwrap();
+        let file = cfg["obstacles"]["file"].as_str().unwrap().to_string();
+        assert_eq!(Path::new(&file).is_absolute(), want_abs, "{text}");
+        let v = usim::config::load_vehicle(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert!(v.obstacles.is_some());
+    }
+    // a bad range names the block and the key
+    let bad = moos.replace("collision_dist = 2.5", "collision_dist = -1");
+    let e = import(&bad, None).unwrap_err().to_string();
+    assert!(e.contains("uFldCollObDetect: key `collision_dist`"), "{e}");
+}
+
+/// usim's `sea_<key>` lines (docs/moos.md §1.6) become the `[sea]` table:
+/// every `[sea]` key, integers as integers, the spectrum as a string; an
+/// unknown `sea_` key and a repeated one are reported with their lines,
+/// and the result loads with the sea on.
+#[test]
+fn sea_keys_become_the_sea_table() {
+    let moos = "Community = alpha\nProcessConfig = uSimMarine\n{\n  start_x = 0\n\
+        sea_active = TRUE\n  sea_spectrum = JONSWAP\n  sea_hs = 1.5\n  sea_tp = 7\n  sea_gamma = 2\n\
+        sea_direction = 30\n  sea_spreading = 10\n  sea_components = 120\n  sea_seed = 9\n\
+        sea_wave_drift = 0.5\n  sea_height = 2\n  sea_hs = 3\n}\n";
+    let i = import(moos, None).unwrap();
+    assert_eq!(
+        reported(&i),
+        [(15, "sea_height".to_string()), (16, "sea_hs".to_string())],
+        "{:#?}",
+        i.unmapped
+    );
+    let cfg: toml::Table = i.toml.parse().unwrap();
+    let sea = cfg["sea"].as_table().unwrap();
+    let keys: BTreeSet<&str> = sea.keys().map(String::as_str).collect();
+    let all: BTreeSet<&str> = usim::config::SEA_KEYS.iter().copied().collect();
+    assert_eq!(keys, all);
+    assert_eq!(sea["spectrum"].as_str(), Some("jonswap"));
+    assert_eq!(sea["hs"].as_float(), Some(1.5));
+    assert_eq!(sea["components"].as_integer(), Some(120));
+    assert_eq!(sea["seed"].as_integer(), Some(9));
+    let v =
+        usim::config::parse_vehicle(Path::new("i.toml"), &i.toml).unwrap_or_else(|e| panic!("{e}"));
+    let sea = v
+        .params
+        .env
+        .as_ref()
+        .and_then(|e| e.sea.as_ref())
+        .expect("a sea");
+    assert_eq!(sea.state().hs_m, 1.5);
+}

@@ -533,3 +533,75 @@ fn usm_sensor_from_the_moos_db_stops_the_gps_postings() {
     assert!(rms > 1.0 && rms < 6.0, "NAV_X − TRUE_X rms {rms} m, σ 3 m");
     drop(app);
 }
+
+/// Issue 40 item 6 in MOOS mode: a classic block with usim's `sea_*` keys
+/// (docs/moos.md §1.6) under `usim moos`; a real pymoos client
+/// (tests/py/moos_sensor_check.py, which records every NAV_* double) sees
+/// NAV_ROLL (rad), NAV_HEAVE (m) and NAV_PITCH (rad) as doubles from the
+/// app, one of each per NAV_X, moving with the waves and within what a
+/// sea of Hs = 1 m gives a point hull: |heave| below 2 m (twice Hs; the
+/// largest crest of a 10-second record is about Hs/2), |roll| and |pitch|
+/// below 30° (the steepest slopes of a 1 m, 5 s sea are a few degrees).
+#[test]
+fn sea_keys_in_the_block_post_roll_pitch_and_heave() {
+    if !have_pymoos("sea_keys_in_the_block") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, port) = moosdb(dir.path(), "sea", &[]);
+    let block = format!(
+        "{CLASSIC}  sea_hs = 1.0\n  sea_tp = 5\n  sea_direction = 45\n  sea_spreading = 25\n  sea_seed = 3\n"
+    );
+    let mission = mission(dir.path(), "sea", port, 1.0, "uSimMarine", &block);
+    let app = spawn_app(
+        dir.path(),
+        "sea",
+        Path::new(usim()),
+        &[mission.to_str().unwrap(), "uSimMarine"],
+    );
+    assert!(!app.log().contains("not imported"), "{}", app.log());
+    let out = dir.path().join("sea.json");
+    let r = run_py(
+        "moos_sensor_check.py",
+        &[&port.to_string(), out.to_str().unwrap()],
+        Duration::from_secs(90),
+    );
+    assert_py(&r, "moos_sensor_check");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let of = |key: &str| -> Vec<f64> {
+        json["mail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["source"] == "uSimMarine" && m["key"] == key)
+            .map(|m| m["value"].as_f64().unwrap())
+            .collect()
+    };
+    let (x, roll, heave, pitch) = (
+        of("NAV_X"),
+        of("NAV_ROLL"),
+        of("NAV_HEAVE"),
+        of("NAV_PITCH"),
+    );
+    assert!(x.len() > 50, "{} NAV_X", x.len());
+    for (name, v, bound) in [
+        ("NAV_ROLL", &roll, 30f64.to_radians()),
+        ("NAV_PITCH", &pitch, 30f64.to_radians()),
+        ("NAV_HEAVE", &heave, 2.0),
+    ] {
+        assert!(
+            v.len() + 2 >= x.len() && v.len() <= x.len() + 2,
+            "{name}: {} postings for {} NAV_X",
+            v.len(),
+            x.len()
+        );
+        assert!(
+            v.iter().all(|a| a.is_finite() && a.abs() < bound),
+            "{name}: {v:?}"
+        );
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / v.len() as f64;
+        assert!(var > 0.0, "{name} does not move: {v:?}");
+    }
+    drop(app);
+}

@@ -42,6 +42,7 @@ fn check_state(
         depth,
         altitude,
         sensed: None,
+        attitude: None,
     };
     let mut out = Vec::new();
     let r = e.update("v", &s, &mut out);

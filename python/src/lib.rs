@@ -900,6 +900,81 @@ impl State {
     }
 }
 
+/// The environment layer as seen by vehicle `v` after its last step
+/// (docs/python.md, "The environment"): `t` (the simulated time τ, s),
+/// `wave` (surface elevation and heave in m, roll and pitch in degrees;
+/// None without a sea), `wind` (speed m/s at τ, the gust in it, the
+/// direction it comes from in degrees; None without a wind), `sensed` (the
+/// last posting's sensed fix, as `NODE_REPORT`'s `sensed`; None without
+/// `[sensors]`), `true` (the true position, heading and speed) and `gps_fix`
+/// (False while the GPS has no fix; True without sensors).
+fn environment_dict<'py>(py: Python<'py>, v: &RVehicle) -> PyResult<Bound<'py, PyDict>> {
+    let s = v.snapshot();
+    let tau = v.env_time();
+    let d = PyDict::new(py);
+    d.set_item("t", tau)?;
+    match s.wave {
+        Some(w) => {
+            let wd = PyDict::new(py);
+            wd.set_item("elevation", w.elevation)?;
+            wd.set_item("heave", w.heave)?;
+            wd.set_item("roll", w.roll)?;
+            wd.set_item("pitch", w.pitch)?;
+            d.set_item("wave", wd)?;
+        }
+        None => d.set_item("wave", py.None())?,
+    }
+    match v.environment().and_then(|e| e.wind.as_ref()) {
+        Some(w) => {
+            let wd = PyDict::new(py);
+            wd.set_item("speed", w.speed_at(tau))?;
+            wd.set_item("gust", w.gust_at(tau))?;
+            wd.set_item("direction", w.settings.direction_deg)?;
+            d.set_item("wind", wd)?;
+        }
+        None => d.set_item("wind", py.None())?,
+    }
+    let truth = PyDict::new(py);
+    truth.set_item("x", s.x)?;
+    truth.set_item("y", s.y)?;
+    truth.set_item("heading", s.heading)?;
+    truth.set_item("speed", s.speed)?;
+    truth.set_item("lat", s.lat)?;
+    truth.set_item("lon", s.lon)?;
+    d.set_item("true", truth)?;
+    match s.sensed {
+        Some(n) => {
+            let sd = PyDict::new(py);
+            sd.set_item("x", n.x)?;
+            sd.set_item("y", n.y)?;
+            sd.set_item("lat", n.lat)?;
+            sd.set_item("lon", n.lon)?;
+            sd.set_item("speed", n.speed)?;
+            sd.set_item("heading", n.heading)?;
+            sd.set_item("depth", n.depth)?;
+            sd.set_item("fix", n.fix)?;
+            sd.set_item("hdop", n.hdop)?;
+            sd.set_item("satellites", n.satellites)?;
+            d.set_item("sensed", sd)?;
+            d.set_item("gps_fix", n.fix > 0)?;
+        }
+        None => {
+            d.set_item("sensed", py.None())?;
+            d.set_item("gps_fix", true)?;
+        }
+    }
+    Ok(d)
+}
+
+/// The sea-surface elevation of vehicle `v`'s sea at (x, y) m east and
+/// north and simulated time `t` s (docs/model.md §24.1); NaN without a sea.
+fn elevation_of(v: &RVehicle, x: f64, y: f64, t: f64) -> f64 {
+    match v.environment().and_then(|e| e.sea.as_ref()) {
+        Some(sea) => sea.elevation(x, y, t),
+        None => f64::NAN,
+    }
+}
+
 /// Vehicle(config, *, start_time=0.0, dt=0.1, math=None, history_bytes=256 MiB)
 ///
 /// One simulated vehicle (classic uSimMarine or V22 with its embedded PID,
@@ -1194,6 +1269,25 @@ impl Vehicle {
     /// (`State.names`), `t` exact (not rounded to the microsecond).
     fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         PyArray1::from_vec(py, self.v.snapshot().values().to_vec())
+    }
+
+    /// The environment after the last step, a dict: `t` (simulated time,
+    /// s), `wave` (`elevation`, `heave` in m, `roll`, `pitch` in degrees;
+    /// None without `[sea]`), `wind` (`speed`, `gust` in m/s, `direction`
+    /// it comes from in degrees; None without `[wind]`), `true` (`x`, `y`
+    /// m, `heading` degrees, `speed` m/s, `lat`, `lon`), `sensed` (the last
+    /// posting's sensed `x`, `y`, `lat`, `lon`, `speed`, `heading`,
+    /// `depth`, `fix`, `hdop`, `satellites`; NaN position without a fix;
+    /// None without `[sensors]`) and `gps_fix` (bool).
+    fn environment<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| environment_dict(py, &self.v))
+    }
+
+    /// The sea-surface elevation, m, at (`x`, `y`) m east and north and
+    /// simulated time `t` s (the mission time of a replay); NaN without a
+    /// `[sea]`. Any point and time, not only the vehicle's.
+    fn wave_elevation(&self, x: f64, y: f64, t: f64) -> f64 {
+        elevation_of(&self.v, x, y, t)
     }
 
     /// What the last step published: a list of `(var, value)` with the
@@ -1952,6 +2046,27 @@ impl Fleet {
             .vehicles()
             .get(i)
             .map(|v| State::of(&v.snapshot()))
+            .ok_or_else(|| PyValueError::new_err(format!("no vehicle {i}")))
+    }
+
+    /// Vehicle `i`'s environment after the last step: the dict of
+    /// `Vehicle.environment()` (wave, wind, true and sensed fix, gps_fix).
+    fn vehicle_environment<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
+        let v = self
+            .fleet
+            .vehicles()
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no vehicle {i}")))?;
+        guard(|| environment_dict(py, v))
+    }
+
+    /// The sea-surface elevation, m, of vehicle `i`'s sea at (`x`, `y`) m
+    /// and simulated time `t` s; NaN without a `[sea]`.
+    fn wave_elevation(&self, i: usize, x: f64, y: f64, t: f64) -> PyResult<f64> {
+        self.fleet
+            .vehicles()
+            .get(i)
+            .map(|v| elevation_of(v, x, y, t))
             .ok_or_else(|| PyValueError::new_err(format!("no vehicle {i}")))
     }
 

@@ -55,6 +55,37 @@ fn esc(text: &str) -> std::borrow::Cow<'_, str> {
     crate::text::escape_control(text)
 }
 
+/// The `[obstacles]` table's `file` for an obstacle file the `.moos`
+/// names `file` (relative to the `.moos`): kept as written when the config
+/// lands in the `.moos` file's directory (or `file` is absolute), else the
+/// file's absolute path, so the config finds it wherever it is written.
+fn obstacle_file_for(a: &ImportArgs, file: &str) -> String {
+    let here = |p: &std::path::Path| -> PathBuf {
+        let d = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::canonicalize(&d).unwrap_or(d)
+    };
+    if std::path::Path::new(file).is_absolute() {
+        return file.to_string();
+    }
+    let moos_dir = here(&a.file);
+    let out_dir = here(
+        a.output
+            .as_deref()
+            .unwrap_or(std::path::Path::new("imported.toml")),
+    );
+    if moos_dir == out_dir {
+        return file.to_string();
+    }
+    let full = moos_dir.join(file);
+    std::fs::canonicalize(&full)
+        .unwrap_or(full)
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Run `usim import-moos`.
 pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let opts = crate::nsplug::Options {
@@ -83,6 +114,13 @@ pub fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         },
     )
     .map_err(|e| anyhow::anyhow!("{}: {}", a.file.display(), esc(&e.to_string())))?;
+    let mut imported = imported;
+    if let Some(b) = imported.obstacles.clone() {
+        let file = obstacle_file_for(&a, &b.file);
+        if file != b.file {
+            imported.toml = imported.toml.replace(&b.toml(), &b.toml_with_file(&file));
+        }
+    }
     if let Some(p) = &imported.pid_from {
         eprintln!(
             "usim: the V22 embedded PID's settings come from ProcessConfig = {} (--pid-from): usim closes the loop itself, so run the vehicle without that app",

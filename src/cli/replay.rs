@@ -323,7 +323,10 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
                 writers.push(std::io::BufWriter::with_capacity(1 << 16, tmp.take()));
                 tmps.push((tmp, path));
             }
-            let out = crate::replay::csv::PerVehicleCsv::new(writers.iter_mut().collect())?;
+            let out = crate::replay::csv::PerVehicleCsv::with_columns(
+                writers.iter_mut().collect(),
+                &mission.columns,
+            )?;
             let summary =
                 crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)
                     .with_context(|| format!("writing into {}", dir.display()))?;
@@ -371,14 +374,18 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         None if multi => {
             let stdout = std::io::stdout().lock();
-            let out = crate::replay::csv::FleetCsvWriter::new(stdout, names.clone())?;
+            let out = crate::replay::csv::FleetCsvWriter::with_columns(
+                stdout,
+                names.clone(),
+                &mission.columns,
+            )?;
             let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)?;
             std::io::stdout().flush()?;
             s
         }
         None => {
             let stdout = std::io::stdout().lock();
-            let out = crate::replay::csv::CsvWriter::new(stdout)?;
+            let out = crate::replay::csv::CsvWriter::with_columns(stdout, &mission.columns)?;
             let s = crate::replay::run_fleet(&mission, out, posts, &mut progress, &mut on_step)?;
             std::io::stdout().flush()?;
             s

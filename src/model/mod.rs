@@ -174,6 +174,37 @@ pub struct Snapshot {
     /// `[sensors]` table; not a CSV column; in `NODE_REPORT` as `sensed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sensed: Option<SensedNav>,
+    /// The hull in the sea (only with a `[sea]`; CSV columns on request,
+    /// docs/formats.md §3; in `NODE_REPORT` as `wave`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wave: Option<WaveOut>,
+}
+
+/// The hull's wave-frequency motion as the outputs show it (docs/model.md
+/// §24.5): the surface elevation and heave (m, up), roll (degrees,
+/// starboard down positive) and pitch (degrees, bow up positive) from the
+/// waves alone (the model's own depth pitch is [`Snapshot::pitch`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct WaveOut {
+    /// Free-surface elevation at the hull's centre, m.
+    pub elevation: f64,
+    /// Heave, m: the elevation averaged over the waterplane.
+    pub heave: f64,
+    /// Roll, degrees.
+    pub roll: f64,
+    /// Pitch, degrees.
+    pub pitch: f64,
+}
+
+impl From<&env::WaveMotion> for WaveOut {
+    fn from(m: &env::WaveMotion) -> WaveOut {
+        WaveOut {
+            elevation: m.elevation,
+            heave: m.heave,
+            roll: m.roll_deg,
+            pitch: m.pitch_deg,
+        }
+    }
 }
 
 /// The sensed navigation of the last posting, as published: position (m,
@@ -234,6 +265,41 @@ impl Snapshot {
         "current_x",
         "current_y",
     ];
+
+    /// The CSV columns a mission can add after the fixed ones (`[mission]
+    /// columns`, docs/formats.md §3), in the order they are written: the
+    /// sea's (m, m, degrees, degrees; NaN without a `[sea]`) and the
+    /// sensors' (m, m, degrees, GGA quality; NaN without `[sensors]`, the
+    /// position NaN while the GPS has no fix).
+    pub const EXTRA_NAMES: [&'static str; 8] = [
+        "wave_elevation",
+        "heave",
+        "roll",
+        "wave_pitch",
+        "sensed_x",
+        "sensed_y",
+        "sensed_heading",
+        "gps_fix",
+    ];
+
+    /// The value of extra column `i` of [`Snapshot::EXTRA_NAMES`] (NaN for
+    /// an index beyond the list).
+    pub fn extra_value(&self, i: usize) -> f64 {
+        let nan = f64::NAN;
+        let w = self.wave;
+        let s = self.sensed;
+        match i {
+            0 => w.map_or(nan, |w| w.elevation),
+            1 => w.map_or(nan, |w| w.heave),
+            2 => w.map_or(nan, |w| w.roll),
+            3 => w.map_or(nan, |w| w.pitch),
+            4 => s.map_or(nan, |s| s.x),
+            5 => s.map_or(nan, |s| s.y),
+            6 => s.map_or(nan, |s| s.heading),
+            7 => s.map_or(nan, |s| f64::from(s.fix)),
+            _ => nan,
+        }
+    }
 
     /// Every number after `k`, in CSV column order (`t` first, exact as the
     /// model holds it): the one list the CSV and MCAP writers share.
@@ -514,6 +580,39 @@ impl Vehicle {
     /// sea or before the first step.
     pub fn wave_motion(&self) -> Option<&env::WaveMotion> {
         self.wave.as_ref()
+    }
+
+    /// The hull's wave-frequency motion now (docs/model.md §24.5): that of
+    /// the last step, or before the first step (and after a reset) the
+    /// motion at the current pose, which the next step starts from. `None`
+    /// without a sea. In dual state, of the ground-truth record (the one
+    /// the sea moves).
+    pub fn wave_now(&self) -> Option<env::WaveMotion> {
+        let env = self.params.env.as_deref()?;
+        env.sea.as_ref()?;
+        if let Some(m) = self.wave {
+            return Some(m);
+        }
+        let r = if self.params.dual_state {
+            &self.gt
+        } else {
+            &self.nav
+        };
+        let tau = r.stamp - self.start_time;
+        Some(env.wave_motion(r.x, r.y, tau, r.heading, r.depth))
+    }
+
+    /// The environment layer (`[sea]`, `[wind]`, `[current_tide]`), if any
+    /// part is on: for the surface elevation anywhere and the wind.
+    pub fn environment(&self) -> Option<&env::Environment> {
+        self.params.env.as_deref()
+    }
+
+    /// Simulated time τ of the environment layer, s (the NAV record's
+    /// stamp minus the start-up clock): the time the sea and the wind of
+    /// the last step's end are evaluated at.
+    pub fn env_time(&self) -> f64 {
+        self.nav.stamp - self.start_time
     }
 
     /// What the sensors reported in the last posting (`[sensors]`; `None`
@@ -1398,8 +1497,17 @@ impl Vehicle {
                 rec.yaw
             };
             num("Z", -depth);
-            num("PITCH", rec.pitch);
+            // With a sea, the pitch is the model's plus the waves' and the
+            // roll and heave are posted too (docs/moos.md, "Sea state").
+            match self.wave_now() {
+                None => num("PITCH", rec.pitch),
+                Some(w) => num("PITCH", rec.pitch + w.pitch_deg.to_radians()),
+            }
             num("YAW", yaw);
+            if let Some(w) = self.wave_now() {
+                num("ROLL", w.roll_deg.to_radians());
+                num("HEAVE", w.heave);
+            }
         }
         num(
             "HEADING_OVER_GROUND",
@@ -1503,6 +1611,7 @@ impl Vehicle {
             current_x: self.current.0,
             current_y: self.current.1,
             sensed,
+            wave: self.wave_now().as_ref().map(WaveOut::from),
         }
     }
 }

@@ -153,54 +153,13 @@ fn obstacles_from_moos(
     path: &Path,
     text: &str,
 ) -> anyhow::Result<Option<std::sync::Arc<crate::obstacle::Setup>>> {
-    let names = crate::moos_import::block_names(text);
-    let has = |n: &str| names.iter().any(|b| b.eq_ignore_ascii_case(n));
-    if !has("uFldObstacleSim") {
-        return Ok(None);
-    }
-    let sim = crate::moos_import::block_lines(text, "uFldObstacleSim");
-    let Some(file) = sim
-        .iter()
-        .find(|(k, _)| k == "obstacle_file")
-        .map(|(_, v)| v)
+    let Some(b) = crate::moos_import::obstacle_block(text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
     else {
         return Ok(None);
     };
-    let number =
-        |lines: &[(String, String)], block: &str, key: &str| -> anyhow::Result<Option<f64>> {
-            let Some((_, v)) = lines.iter().find(|(k, _)| k == key) else {
-                return Ok(None);
-            };
-            match v.parse::<f64>() {
-                Ok(x)
-                    if x.is_finite()
-                        && (0.0..=crate::config::obstacles::MAX_RANGE_M).contains(&x) =>
-                {
-                    Ok(Some(x))
-                }
-                _ => anyhow::bail!(
-                    "{}: {block}: key `{key}`: expected a number ≥ 0, got `{}`",
-                    path.display(),
-                    log_safe(v, 40)
-                ),
-            }
-        };
-    let mut s = crate::obstacle::Settings::default();
-    if let Some(x) = number(&sim, "uFldObstacleSim", "sensor_range")? {
-        s.sensor_range = x;
-    }
-    s.refresh_interval = number(&sim, "uFldObstacleSim", "refresh_interval")?.filter(|x| *x > 0.0);
-    s.post_points = sim
-        .iter()
-        .any(|(k, v)| k == "post_points" && v.eq_ignore_ascii_case("true"));
-    if has("uFldCollObDetect") {
-        let det = crate::moos_import::block_lines(text, "uFldCollObDetect");
-        if let Some(x) = number(&det, "uFldCollObDetect", "collision_dist")? {
-            s.hit_range = x;
-        }
-    }
-    let setup =
-        crate::config::obstacles::from_file(path, file, s).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let setup = crate::config::obstacles::from_file(path, &b.file, b.settings())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Some(setup))
 }
 

@@ -3,7 +3,8 @@
 //! in a byte buffer) and decides when each is due; `usim nmea` (live, over
 //! UDP/TCP) and `usim replay --nmea` (to a file) are its shells.
 //!
-//! * [`sentence`]: own-ship `GGA`, `RMC`, `VTG`, `HDT`, `ZDA`, `DPT`.
+//! * [`sentence`]: own-ship `GGA`, `RMC`, `VTG`, `HDT`, `ZDA`, `DPT`, and
+//!   `XDR` (attitude and heave) in a sea.
 //! * [`ais`]: AIS types 1 and 5 out, `!AIVDM`/`!AIVDO` framing, and a
 //!   decoder of types 1/2/3/5/18/24 for AIS input ([`input`]).
 //!
@@ -20,7 +21,7 @@ pub mod slots;
 
 use recent::Recent;
 
-use sentence::{valid_pos, Fix, GpsStatus};
+use sentence::{valid_pos, Attitude, Fix, GpsStatus};
 
 use crate::model::angles::{angle180, snap_to_step};
 
@@ -48,6 +49,9 @@ pub struct ShipState {
     /// What the vehicle's sensors report (its `[sensors]` table): the
     /// sentences and AIS reports carry these instead of the true values.
     pub sensed: Option<SensedFix>,
+    /// The hull's pitch, roll and heave in a sea (`None` without a `[sea]`:
+    /// no `XDR`).
+    pub attitude: Option<Attitude>,
 }
 
 /// The sensed own-ship values (docs/nmea.md, "Sensors"). Units: degrees,
@@ -148,6 +152,11 @@ impl ShipState {
             depth: s.depth,
             altitude: s.altitude,
             sensed,
+            attitude: s.wave.map(|w| Attitude {
+                pitch_deg: w.pitch + s.pitch.to_degrees(),
+                roll_deg: w.roll,
+                heave_m: w.heave,
+            }),
         }
     }
 
@@ -191,6 +200,21 @@ struct RawReport {
     speed: Option<f64>,
     #[serde(default)]
     sensed: Option<RawSensed>,
+    #[serde(default)]
+    pitch: Option<f64>,
+    #[serde(default)]
+    wave: Option<RawWave>,
+}
+
+/// A `NODE_REPORT`'s `wave` block (docs/formats.md §4): degrees and m.
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawWave {
+    #[serde(default)]
+    heave: Option<f64>,
+    #[serde(default)]
+    roll: Option<f64>,
+    #[serde(default)]
+    pitch: Option<f64>,
 }
 
 /// A `NODE_REPORT`'s `sensed` block (docs/formats.md §3); null numbers are NaN.
@@ -252,6 +276,11 @@ pub fn parse_node_report(payload: &[u8]) -> Result<ShipState, String> {
         depth: n(r.depth),
         altitude: n(r.altitude),
         sensed,
+        attitude: r.wave.as_ref().map(|w| Attitude {
+            pitch_deg: n(w.pitch) + r.pitch.unwrap_or(0.0).to_degrees(),
+            roll_deg: n(w.roll),
+            heave_m: n(w.heave),
+        }),
     })
 }
 
@@ -330,10 +359,14 @@ pub struct Selection {
     pub vdo: bool,
     /// `!AIVDM` for the other vehicles.
     pub vdm: bool,
+    /// `XDR` pitch, roll and heave (own ship in a sea only).
+    pub xdr: bool,
 }
 
 /// Every sentence name [`Selection::parse`] knows.
-pub const SENTENCES: &[&str] = &["GGA", "RMC", "VTG", "HDT", "ZDA", "DPT", "VDO", "VDM"];
+pub const SENTENCES: &[&str] = &[
+    "GGA", "RMC", "VTG", "HDT", "ZDA", "DPT", "VDO", "VDM", "XDR",
+];
 
 impl Default for Selection {
     fn default() -> Self {
@@ -346,6 +379,7 @@ impl Default for Selection {
             dpt: true,
             vdo: true,
             vdm: true,
+            xdr: true,
         }
     }
 }
@@ -362,6 +396,7 @@ impl Selection {
             dpt: false,
             vdo: false,
             vdm: false,
+            xdr: false,
         };
         for name in list {
             let flag = match name.trim().to_ascii_uppercase().as_str() {
@@ -373,6 +408,7 @@ impl Selection {
                 "DPT" => &mut s.dpt,
                 "VDO" => &mut s.vdo,
                 "VDM" => &mut s.vdm,
+                "XDR" => &mut s.xdr,
                 _ => {
                     return Err(format!(
                         "unknown sentence {:?}; known: {}",
@@ -710,6 +746,7 @@ impl Engine {
                     depth_m: depth,
                     altitude_m: s.altitude,
                     gps: s.sensed.map(|x| x.gps),
+                    attitude: s.attitude,
                 };
                 lines += own_sentences(out, &self.opts, &f);
             }
@@ -751,7 +788,7 @@ impl Engine {
 fn own_sentences(out: &mut Vec<u8>, opts: &Options, f: &Fix) -> usize {
     let sel = opts.sentences;
     let (gp, ii) = (&opts.talker, &opts.instrument_talker);
-    let table: [(bool, SentenceFn, &str); 6] = [
+    let table: [(bool, SentenceFn, &str); 7] = [
         (sel.gga, sentence::gga, gp),
         (sel.rmc, sentence::rmc, gp),
         (sel.vtg, sentence::vtg, gp),
@@ -766,6 +803,7 @@ fn own_sentences(out: &mut Vec<u8>, opts: &Options, f: &Fix) -> usize {
             sentence::dpt,
             ii,
         ),
+        (sel.xdr && f.attitude.is_some(), sentence::xdr, ii),
     ];
     let mut lines = 0;
     for (on, write, talker) in table {
@@ -836,6 +874,7 @@ mod tests {
             depth: 0.0,
             altitude: f64::NAN,
             sensed: None,
+            attitude: None,
         }
     }
 
@@ -1015,5 +1054,29 @@ mod tests {
         assert!(s.lon.is_nan() && s.depth.is_nan());
         assert!(parse_node_report(b"{}").is_err());
         assert!(parse_node_report(b"[").is_err());
+        assert!(s.attitude.is_none(), "no wave block: no XDR");
+    }
+
+    /// A report's `wave` block (docs/formats.md §4) drives the own ship's
+    /// XDR: pitch = the waves' 1.25° plus the depth pitch 0.01 rad
+    /// (0.573°) = 1.82°, roll −2.50°, heave 0.180 m; other vehicles and a
+    /// calm report have none.
+    #[test]
+    fn a_wave_block_gives_the_own_ship_an_xdr() {
+        let r = br#"{"t":0,"lat":42.35,"lon":-71.08,"sog":1,"hog":0,"heading":0,"pitch":0.01,"wave":{"elevation":0.2,"heave":0.18,"roll":-2.5,"pitch":1.25}}"#;
+        let mut s = parse_node_report(r).unwrap();
+        s.clock = 1.7e9;
+        let mut e = Engine::new(Options::default(), Some("own".into()));
+        let mut out = Vec::new();
+        e.update("own", &s, &mut out).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        let xdr = text.lines().find(|l| l.contains("XDR")).expect("an XDR");
+        assert!(
+            xdr.starts_with("$IIXDR,A,1.82,D,PTCH,A,-2.50,D,ROLL,D,0.180,M,HEAVE*"),
+            "{xdr}"
+        );
+        out.clear();
+        e.update("other", &s, &mut out).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("XDR"));
     }
 }

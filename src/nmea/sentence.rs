@@ -1,4 +1,5 @@
-//! NMEA 0183 own-ship sentences (`GGA`, `RMC`, `VTG`, `HDT`, `ZDA`, `DPT`),
+//! NMEA 0183 own-ship sentences (`GGA`, `RMC`, `VTG`, `HDT`, `ZDA`, `DPT`,
+//! `XDR`),
 //! their checksum and the UTC date/time of a Unix clock. Sans-IO: each
 //! function appends one sentence, `\r\n` included, to a byte buffer.
 //!
@@ -186,6 +187,20 @@ pub struct Fix {
     /// a perfect simulated receiver (quality 8, 12 satellites, HDOP 1.0,
     /// mode `S`).
     pub gps: Option<GpsStatus>,
+    /// The hull's attitude and heave in a sea (`None`: no `[sea]`, no `XDR`).
+    pub attitude: Option<Attitude>,
+}
+
+/// The hull's attitude in a sea (docs/nmea.md, "Sea state"): degrees and m.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Attitude {
+    /// Pitch, degrees, bow up positive: the model's depth pitch plus the
+    /// waves' (as `NAV_PITCH`, which is in radians).
+    pub pitch_deg: f64,
+    /// Roll, degrees, starboard down (port up) positive.
+    pub roll_deg: f64,
+    /// Heave, m, up positive.
+    pub heave_m: f64,
 }
 
 impl Fix {
@@ -327,6 +342,26 @@ pub fn dpt(out: &mut Vec<u8>, talker: &str, f: &Fix) {
     finish(out, b'$', &b);
 }
 
+/// `$ttXDR,A,pitch,D,PTCH,A,roll,D,ROLL,D,heave,M,HEAVE*hh`: three
+/// transducers of NMEA 0183's `XDR` (type `A` angular displacement in
+/// degrees, 0.01; type `D` linear displacement in metres, 0.001) with the
+/// IDs `PTCH`, `ROLL` and `HEAVE`. Only with an attitude; a NaN value is
+/// an empty field.
+pub fn xdr(out: &mut Vec<u8>, talker: &str, f: &Fix) {
+    let Some(a) = f.attitude else {
+        return;
+    };
+    let mut b = Vec::with_capacity(64);
+    let _ = write!(b, "{talker}XDR,A,");
+    push_num(&mut b, a.pitch_deg, 2);
+    b.extend_from_slice(b",D,PTCH,A,");
+    push_num(&mut b, a.roll_deg, 2);
+    b.extend_from_slice(b",D,ROLL,D,");
+    push_num(&mut b, a.heave_m, 3);
+    b.extend_from_slice(b",M,HEAVE");
+    finish(out, b'$', &b);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,6 +399,7 @@ mod tests {
             depth_m: f64::NAN,
             altitude_m: f64::NAN,
             gps: None,
+            attitude: None,
         };
         let mut out = Vec::new();
         for s in [gga, rmc, vtg, hdt, zda, dpt] {

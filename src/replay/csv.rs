@@ -14,30 +14,80 @@ pub struct CsvWriter<W: Write> {
     /// The row being put together.
     row: Box<[u8; ROW]>,
     cache: ColumnCache,
+    /// Extra columns after [`HEADER`]'s (indices into
+    /// [`Snapshot::EXTRA_NAMES`]; empty: the fixed columns only).
+    extra: Vec<usize>,
+    /// Scratch of the extra columns' text.
+    tail: Vec<u8>,
 }
 
 impl<W: Write> CsvWriter<W> {
     /// Write the header and return the writer.
     pub fn new(out: W) -> io::Result<Self> {
+        Self::with_columns(out, &[])
+    }
+
+    /// Write the header with the extra columns `extra` (indices into
+    /// [`Snapshot::EXTRA_NAMES`], a mission's `columns`) and return the
+    /// writer. With none, the same bytes as [`CsvWriter::new`].
+    pub fn with_columns(out: W, extra: &[usize]) -> io::Result<Self> {
         let mut out = io::BufWriter::with_capacity(1 << 16, out);
         out.write_all(HEADER.as_bytes())?;
+        out.write_all(extra_header(extra).as_bytes())?;
         out.write_all(b"\n")?;
         Ok(CsvWriter {
             out,
             row: Box::new([0; ROW]),
             cache: ColumnCache::default(),
+            extra: extra.to_vec(),
+            tail: Vec::new(),
         })
     }
 
     /// Write one row.
     pub fn write_row(&mut self, s: &Snapshot) -> io::Result<()> {
         let n = put_row_cached(&mut self.row, s, &mut self.cache);
-        self.out.write_all(&self.row[..n])
+        if self.extra.is_empty() {
+            return self.out.write_all(&self.row[..n]);
+        }
+        self.tail.clear();
+        push_extra(&mut self.tail, s, &self.extra);
+        self.out.write_all(&self.row[..n - 1])?;
+        self.out.write_all(&self.tail)
     }
 
     /// Flush everything.
     pub fn finish(mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// `,name` for each extra column `extra` (indices into
+/// [`Snapshot::EXTRA_NAMES`]; out-of-range ones skipped): what the header
+/// adds after [`HEADER`].
+pub fn extra_header(extra: &[usize]) -> String {
+    extra
+        .iter()
+        .filter_map(|&i| Snapshot::EXTRA_NAMES.get(i))
+        .map(|n| format!(",{n}"))
+        .collect()
+}
+
+/// Append `,value` for each extra column of `s` and the row's newline.
+pub fn push_extra(buf: &mut Vec<u8>, s: &Snapshot, extra: &[usize]) {
+    for &i in extra {
+        buf.push(b',');
+        push_f64(buf, s.extra_value(i));
+    }
+    buf.push(b'\n');
+}
+
+/// [`push_row`] followed by the extra columns `extra`.
+pub fn push_row_with(line: &mut Vec<u8>, s: &Snapshot, extra: &[usize]) {
+    push_row(line, s);
+    if !extra.is_empty() {
+        line.pop();
+        push_extra(line, s, extra);
     }
 }
 
@@ -50,20 +100,30 @@ pub struct FleetCsvWriter<W: Write> {
     out: io::BufWriter<W>,
     names: Vec<String>,
     line: Vec<u8>,
+    /// Extra columns (see [`CsvWriter::with_columns`]).
+    extra: Vec<usize>,
 }
 
 impl<W: Write> FleetCsvWriter<W> {
     /// Write the header and return the writer; `names` are the vehicles'
     /// names in mission order.
     pub fn new(out: W, names: Vec<String>) -> io::Result<Self> {
+        Self::with_columns(out, names, &[])
+    }
+
+    /// [`FleetCsvWriter::new`] with the extra columns `extra` (see
+    /// [`CsvWriter::with_columns`]).
+    pub fn with_columns(out: W, names: Vec<String>, extra: &[usize]) -> io::Result<Self> {
         let mut out = io::BufWriter::with_capacity(1 << 16, out);
         out.write_all(FLEET_HEADER_PREFIX.as_bytes())?;
         out.write_all(HEADER.as_bytes())?;
+        out.write_all(extra_header(extra).as_bytes())?;
         out.write_all(b"\n")?;
         Ok(FleetCsvWriter {
             out,
             names,
             line: Vec::with_capacity(512),
+            extra: extra.to_vec(),
         })
     }
 }
@@ -77,6 +137,7 @@ impl<W: Write> super::Output for FleetCsvWriter<W> {
         // Rows formatted in parallel, 64 vehicles a chunk, written in order.
         use rayon::prelude::*;
         let names = &self.names;
+        let extra = &self.extra;
         let chunks: Vec<Vec<u8>> = snaps
             .par_chunks(64)
             .enumerate()
@@ -86,7 +147,7 @@ impl<W: Write> super::Output for FleetCsvWriter<W> {
                     let name = names.get(c * 64 + j).map_or("", String::as_str);
                     push_field(&mut buf, name);
                     buf.push(b',');
-                    push_row(&mut buf, s);
+                    push_row_with(&mut buf, s, extra);
                 }
                 buf
             })
@@ -102,7 +163,7 @@ impl<W: Write> super::Output for FleetCsvWriter<W> {
         let name = self.names.get(vehicle).map_or("", String::as_str);
         push_field(&mut self.line, name);
         self.line.push(b',');
-        push_row(&mut self.line, s);
+        push_row_with(&mut self.line, s, &self.extra);
         self.out.write_all(&self.line)
     }
 
@@ -120,9 +181,15 @@ pub struct PerVehicleCsv<W: Write> {
 impl<W: Write> PerVehicleCsv<W> {
     /// One writer per vehicle, in mission order (headers written).
     pub fn new(outs: Vec<W>) -> io::Result<Self> {
+        Self::with_columns(outs, &[])
+    }
+
+    /// [`PerVehicleCsv::new`] with the extra columns `extra` (see
+    /// [`CsvWriter::with_columns`]).
+    pub fn with_columns(outs: Vec<W>, extra: &[usize]) -> io::Result<Self> {
         let writers = outs
             .into_iter()
-            .map(CsvWriter::new)
+            .map(|o| CsvWriter::with_columns(o, extra))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(PerVehicleCsv { writers })
     }

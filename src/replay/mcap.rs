@@ -919,6 +919,7 @@ mod tests {
             current_x: 0.125,
             current_y: -2.5e-8,
             sensed: None,
+            wave: None,
         };
         let mut b = Vec::new();
         for k in [0, 1, 9, 10, u64::MAX] {

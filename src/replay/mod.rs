@@ -147,7 +147,13 @@ pub fn run_with<W: Write>(
     progress: impl FnMut(u64, u64),
     on_step: impl FnMut(u64, f64, &Vehicle),
 ) -> std::io::Result<Summary> {
-    run_to_with(mission, csv::CsvWriter::new(out)?, posts, progress, on_step)
+    run_to_with(
+        mission,
+        csv::CsvWriter::with_columns(out, &mission.columns)?,
+        posts,
+        progress,
+        on_step,
+    )
 }
 
 /// Run `mission` into any [`Output`] (see [`run`]).
@@ -286,11 +292,11 @@ pub fn run_into_on<W: Write + std::io::Seek + Send>(
         .collect();
     match format {
         Format::Csv if names.len() > 1 => {
-            let w = csv::FleetCsvWriter::new(out, names)?;
+            let w = csv::FleetCsvWriter::with_columns(out, names, &mission.columns)?;
             go(threads, mission, w, posts, progress, on_step)
         }
         Format::Csv => {
-            let w = csv::CsvWriter::new(out)?;
+            let w = csv::CsvWriter::with_columns(out, &mission.columns)?;
             go(threads, mission, w, posts, progress, on_step)
         }
         Format::Mcap => {
