@@ -105,6 +105,39 @@ fn true_position(v: &Vehicle) -> (f64, f64) {
     (r.x, r.y)
 }
 
+/// The environment's fields of a `NODE_REPORT` (docs/formats.md §4), for
+/// the view's wind arrow and sea legend: with `[wind]`,
+/// `,"wind_speed":U,"wind_direction":D` (U(t) = mean + gust at the report's
+/// mission time `t_s`, m/s; D where it comes from, degrees clockwise from
+/// north); with `[sea]`, `,"sea_hs":Hs,"sea_tp":Tp,"sea_direction":D` (m,
+/// s, degrees, as configured). Nothing without them, so reports of calm
+/// vehicles keep their bytes.
+fn env_report_fields(v: &Vehicle, t_s: f64, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let Some(env) = v.params().env.as_deref() else {
+        return;
+    };
+    let num = |x: f64| if x.is_finite() { x } else { 0.0 };
+    if let Some(w) = &env.wind {
+        let _ = write!(
+            out,
+            ",\"wind_speed\":{},\"wind_direction\":{}",
+            num(w.speed_at(t_s)),
+            num(w.settings.direction_deg)
+        );
+    }
+    if let Some(sea) = &env.sea {
+        let s = sea.state();
+        let _ = write!(
+            out,
+            ",\"sea_hs\":{},\"sea_tp\":{},\"sea_direction\":{}",
+            num(s.hs_m),
+            num(s.tp_s),
+            num(s.direction_deg)
+        );
+    }
+}
+
 /// A live vehicle's obstacles (docs/obstacles.md): the tracker, the hits
 /// not yet posted, the vehicle's `TRACKED_FEATURE_<V>` variable.
 #[derive(Debug)]
@@ -324,6 +357,7 @@ impl LiveVehicle {
                 Ok(()) => {
                     if self.json.last() == Some(&b'}') {
                         self.json.pop();
+                        env_report_fields(&self.vehicle, snapshot.t, &mut self.json);
                         self.json.extend_from_slice(&self.platform_json);
                     }
                     if let Ok(text) = std::str::from_utf8(&self.json) {
