@@ -374,3 +374,67 @@ impl LiveVehicle {
         failed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `NODE_REPORT` of one iteration of a vehicle built from `toml`.
+    fn report(toml: &str) -> serde_json::Value {
+        struct Keep(Vec<(String, String)>);
+        impl Transport for Keep {
+            fn connected(&self) -> bool {
+                true
+            }
+            fn publish(&mut self, _: usize, var: &str, value: Value<'_>) -> bool {
+                if let Value::Text(t) = value {
+                    self.0.push((var.to_string(), t.to_string()));
+                }
+                true
+            }
+        }
+        let cfg = crate::config::parse_vehicle(std::path::Path::new("v.toml"), toml).unwrap();
+        let set = PubSet {
+            postings: false,
+            pid_output: false,
+            node_report: true,
+            usm_time: false,
+        };
+        let mut v = LiveVehicle::new(&cfg, 100.0, set, String::new());
+        v.iterate(100.1, &mut Vec::new(), 0);
+        let mut out = Keep(Vec::new());
+        v.publish(0, 100.1, &mut out);
+        let text = &out.0.iter().find(|(var, _)| var == NODE_REPORT).unwrap().1;
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// docs/formats.md §4: a vehicle with `[wind]` (gusts off: the speed is
+    /// the mean) and `[sea]` reports them as configured, before the
+    /// platform fields; a calm vehicle's report has none of them.
+    #[test]
+    fn the_report_carries_the_wind_and_sea_only_when_they_are_on() {
+        let base = "name = \"alpha\"\nplatform_type = \"kayak\"\nplatform_length = 3\n";
+        let calm = report(base);
+        for key in [
+            "wind_speed",
+            "wind_direction",
+            "sea_hs",
+            "sea_tp",
+            "sea_direction",
+        ] {
+            assert!(calm.get(key).is_none(), "{key} in a calm report");
+        }
+        assert_eq!(calm["platform_type"], "kayak");
+        let env = report(&format!(
+            "{base}[wind]\nspeed = 8\ndirection = 60\ngusts = false\n\
+             [sea]\nhs = 1.5\ntp = 6\ndirection = 270\ncomponents = 16\n"
+        ));
+        assert_eq!(env["wind_speed"], 8.0);
+        assert_eq!(env["wind_direction"], 60.0);
+        assert_eq!(env["sea_hs"], 1.5);
+        assert_eq!(env["sea_tp"], 6.0);
+        assert_eq!(env["sea_direction"], 270.0);
+        assert_eq!(env["platform_type"], "kayak");
+        assert_eq!(env["platform_length"], 3.0);
+    }
+}
