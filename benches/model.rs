@@ -184,6 +184,7 @@ fn plot(c: &mut Criterion) {
         panels: usim::plot::Panel::ALL.to_vec(),
         title: Some("long_survey".into()),
         obstacles: Vec::new(),
+        environment: usim::plot::EnvLegend::default(),
     };
     let mut g = c.benchmark_group("plot");
     g.sample_size(10);

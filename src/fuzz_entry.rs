@@ -264,6 +264,11 @@ pub fn run_csv(data: &[u8]) {
             assert_eq!(col.len(), n, "columns of unequal length");
             assert!(col.iter().all(|v| !v.is_infinite()), "an infinite value");
         }
+        if !r.sensed_x.is_empty() {
+            assert!(r.has_sensed() && r.sensed_y.len() == n, "sensed columns");
+            let mut sensed = r.sensed_x.iter().chain(&r.sensed_y);
+            assert!(sensed.all(|v| !v.is_infinite()), "an infinite fix");
+        }
     }
 }
 
@@ -340,6 +345,14 @@ pub fn view_geometry(data: &[u8]) {
         }
         store.apply("src", p, i as f64);
         assert!(store.all().count() <= MAX_PER_SOURCE);
+        // an OBSTACLE_HIT near the line's first vertex: a hit polygon is
+        // within the search distance
+        let at = store.all().last().and_then(|s| s.pts.first().copied());
+        if let Some([x, y]) = at {
+            if let Some(label) = store.mark_hit(x + 1.0, y) {
+                assert!(store.all().any(|s| s.hit && s.label == label));
+            }
+        }
     }
     store.expire(1e6);
     let json = store.take_json();
@@ -350,6 +363,19 @@ pub fn view_geometry(data: &[u8]) {
 /// (`view::protocol::Report::parse`): every field of an accepted report is
 /// finite or absent.
 pub fn node_report(data: &[u8]) {
+    // The view's fleet model takes it too (an obstacle hit at the
+    // reported position included) and its frame is JSON.
+    let mut fleet = crate::view::protocol::Fleet::new("u");
+    let poly = b"pts={-10,-10:10,-10:10,10:-10,10},label=box,fill_color=white";
+    let _ = fleet.on_message("u/a/VIEW_POLYGON", poly, 0.0);
+    if fleet.on_message("u/a/NODE_REPORT", data, 1.0).is_ok() {
+        let _ = fleet.on_message("u/a/OBSTACLE_HIT", b"true", 1.5);
+        let frame = fleet.frame(2.0);
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&frame).is_ok(),
+            "{frame}"
+        );
+    }
     let Ok(r) = crate::view::protocol::Report::parse(data) else {
         return;
     };
@@ -1000,6 +1026,8 @@ pub fn alog(data: &[u8]) {
         for r in runs {
             let n = r.t.len();
             assert!(n > 0 && r.x.len() == n && r.elevator.len() == n && r.k.len() == n);
+            // a sensed track (TRUE_* differing from NAV_*) has a fix per row
+            assert!(r.sensed_x.is_empty() || (r.sensed_x.len() == n && r.sensed_y.len() == n));
         }
     }
 }

@@ -208,3 +208,119 @@ fn heading_arrows_are_spaced_along_the_track() {
     // by rows, three quarters of them would sit on the start point
     assert!(closest > 5.0, "arrows {closest} px apart");
 }
+
+/// Issue 40 item 6: an alog of a vehicle with `[sensors]` (σ 2 m GPS and a
+/// 10 s dropout, `faults = ["gps=off,at=20,for=10"]`) has NAV_X/NAV_Y (the
+/// sensed fix) and TRUE_X/TRUE_Y: the plot draws the sensed track in teal
+/// next to the true one, in two pieces (the dropout is a gap) holding 60 s
+/// less the 10 s dropout at 10 Hz of fixes, each off the true track; with
+/// `--env` the legend names the config's wind and sea. An alog without
+/// sensors has no sensed track, and no legend without `--env`.
+#[test]
+fn the_sensed_track_and_the_wind_and_sea_are_in_the_plot() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(root().join("configs/kayak_sea_sensors.toml")).unwrap();
+    let cfg = d.path().join("kayak_sensed.toml");
+    // [sensors] is the file's last table
+    std::fs::write(
+        &cfg,
+        format!("{base}\nfaults = [\"gps=off,at=20,for=10\"]\n"),
+    )
+    .unwrap();
+    let alog = |name: &str, vehicle: &Path| {
+        let mission = d.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &mission,
+            format!(
+                "[mission]\nvehicle = {:?}\ndt = 0.1\nduration = 60\n\
+                 [[post]]\nt = 0\nvar = \"DESIRED_THRUST\"\nvalue = 60\n\
+                 [[post]]\nt = 5\nvar = \"DESIRED_RUDDER\"\nvalue = 15\n",
+                vehicle.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let out = d.path().join(format!("{name}.alog"));
+        let o = usim(&[
+            "replay",
+            mission.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let sensed = alog("sensed", &cfg);
+    let svg_path = d.path().join("sensed.svg");
+    let (svg, _) = plot(
+        &[&sensed],
+        &["--panels", "track", "--env", cfg.to_str().unwrap()],
+        &svg_path,
+    );
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let lines = |teal: bool| -> Vec<Vec<(f64, f64)>> {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .filter(|n| (n.attribute("stroke") == Some("#0B7285")) == teal)
+            .map(|n| points(n.attribute("points").unwrap_or("")))
+            .collect()
+    };
+    let pieces = lines(true);
+    assert_eq!(pieces.len(), 2, "sensed track in {} pieces", pieces.len());
+    let fixes: usize = pieces.iter().map(Vec::len).sum();
+    // 601 rows (t = 0 … 60 s) less the 100 of the dropout; the first
+    // posting of the fix is at the first step
+    assert!((495..=505).contains(&fixes), "{fixes} sensed fixes");
+    let truth: Vec<(f64, f64)> = lines(false)
+        .into_iter()
+        .filter(|l| l.len() > 1)
+        .flatten()
+        .collect();
+    let near = |p: &(f64, f64)| {
+        truth
+            .iter()
+            .map(|q| (p.0 - q.0).hypot(p.1 - q.1))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let off: Vec<f64> = pieces.iter().flatten().map(near).collect();
+    let moved = off.iter().filter(|d| **d > 0.5).count();
+    assert!(
+        moved * 10 > off.len() * 8,
+        "only {moved} of {} fixes off the true track",
+        off.len()
+    );
+    let words: Vec<String> = texts(&svg).into_iter().map(|(t, _)| t).collect();
+    // configs/kayak_sea_sensors.toml: wind 8 m/s from 60°, sea Hs 1 m, Tp 5 s from 45°
+    for want in [
+        "wind 8.0 m/s from 060°",
+        "sea Hs 1.00 m, Tp 5.0 s from 045°",
+        "— true track   --- sensed fix (GPS; gaps: dropouts)",
+    ] {
+        assert!(words.iter().any(|w| w == want), "no {want:?} in {words:?}");
+    }
+
+    let plain = alog("plain", &root().join("configs/kayak.toml"));
+    let (svg, _) = plot(
+        &[&plain],
+        &["--panels", "track"],
+        &d.path().join("plain.svg"),
+    );
+    assert!(!svg.contains("#0B7285"), "a sensed track without sensors");
+    assert!(
+        !svg.contains("wind ") && !svg.contains("sea Hs"),
+        "a legend without --env"
+    );
+    // --env without [wind] or [sea] is refused, naming the file
+    let o = usim(&[
+        "plot",
+        plain.to_str().unwrap(),
+        "-o",
+        d.path().join("x.svg").to_str().unwrap(),
+        "--env",
+        root().join("configs/kayak.toml").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("kayak.toml: no [wind] or [sea] table is on"),
+        "{err}"
+    );
+}

@@ -1114,3 +1114,154 @@ fn a_moos_missions_geometry_buttons_and_setpoints_show_as_in_pmarineviewer() {
     let mut browser = browser;
     let _ = browser.proc.wait_exit(Duration::from_secs(10));
 }
+
+/// Issue 40 item 6: a real vehicle with `[wind]`, `[sea]`, `[sensors]` and
+/// `[obstacles]` (configs/kayak_sea_sensors.toml's tables, gusts off so the
+/// wind speed is its mean) on a standalone `usim view`. The page draws the
+/// wind arrow flying with the wind (bearing 60° + 180°), the sea legend
+/// with the config's Hs, Tp and direction, the obstacle file's polygon with
+/// its vertices, the sensed GPS fix off the true position (noise of 3 m),
+/// "no fix" in a `USM_SENSOR gps=off` dropout and the fix back after
+/// `gps=on`; driven north into the obstacle, the polygon is drawn hit (red
+/// where it was white).
+#[test]
+fn wind_sea_obstacles_and_the_sensed_fix_are_drawn() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let v = view_util::standalone(&[]);
+    let url = v.broker.url();
+    std::fs::write(
+        v.dir.path().join("obs.txt"),
+        "// one box north of the start\npoly = pts={-20,15:20,15:20,25:-20,25},label=box\n",
+    )
+    .expect("write obstacles");
+    let cfg = v.dir.path().join("alpha.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "name = \"alpha\"\nprefix = \"NAV\"\n\
+             start_pos = \"x=0, y=0, heading=0, speed=0, depth=0\"\n\
+             app_tick = 10\nplatform_length = 3.0\nplatform_beam = 0.8\n\
+             [mqtt]\nbroker = \"{url}\"\ntopic_root = \"{}\"\n\
+             [sea]\nspectrum = \"jonswap\"\nhs = 1.5\ntp = 6.0\ndirection = 270\nspreading = 25\ncomponents = 32\nseed = 1\n\
+             [wind]\nspeed = 8.0\ndirection = 60\ngusts = false\nwindage = 0\nweathervane = 0\n\
+             [sensors]\nseed = 1\ngps_sigma = 3.0\n\
+             [obstacles]\nfile = \"obs.txt\"\nhit_range = 1\nrefresh_interval = 1\n",
+            mqtt_util::ROOT
+        ),
+    )
+    .expect("write config");
+    let _alpha = mqtt_util::spawn_vehicle(&cfg, &[]);
+    let watch = Watcher::new(v.broker.port, &[topic("alpha", "NODE_REPORT")]);
+    let publisher = v.publisher();
+    let browser = Browser::launch(&chromium, v.dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut cdp = Cdp::connect(&browser.ws_url).await;
+        cdp.open_page(&v.url).await;
+        let env_ready = "window.usimView && window.usimView.env && window.usimView.env.arrow !== null && window.usimView.env.sea !== null";
+        assert!(
+            cdp.wait_true(env_ready, Duration::from_secs(30)).await,
+            "no wind/sea drawn: {}",
+            cdp.eval("JSON.stringify(window.usimView && window.usimView.env)").await
+        );
+        let env = cdp.eval("window.usimView.env").await;
+        assert_eq!(env["vehicle"], "alpha");
+        assert_eq!(env["wind_from"], json!(60));
+        assert_eq!(env["wind_speed"], json!(8));
+        let angle = env["angle"].as_f64().expect("arrow angle");
+        assert!((angle - 240.0).abs() < 0.5, "the wind arrow points to {angle}°, not 240°");
+        assert_eq!(env["sea"]["hs"], json!(1.5));
+        assert_eq!(env["sea"]["tp"], json!(6));
+        assert_eq!(env["sea"]["direction"], json!(270));
+        let text = env["text"].to_string();
+        assert!(
+            text.contains("wind 8.0 m/s from 060°") && text.contains("sea Hs 1.50 m, Tp 6.0 s from 270°"),
+            "{text}"
+        );
+        // The wave arrow flies with the waves: toward 090°, left to right.
+        let sea = &env["sea"]["arrow"];
+        assert!(sea["x1"].as_f64().unwrap() > sea["x0"].as_f64().unwrap() + 10.0, "{sea}");
+
+        // The obstacle file's polygon, as the vehicle posts it (VIEW_POLYGON).
+        assert!(
+            cdp.wait_true("window.usimView.polygonsDrawn.some(p => p.label === 'box')", Duration::from_secs(20)).await,
+            "no obstacle drawn: {}",
+            cdp.eval("JSON.stringify(window.usimView.geometry)").await
+        );
+        let poly = cdp.eval("window.usimView.geometry.find(g => g.kind === 'polygon' && g.label === 'box')").await;
+        assert_eq!(poly["pts"], json!([[-20, 15], [20, 15], [20, 25], [-20, 25]]));
+        assert_eq!(poly["fill_color"], "white");
+        assert_eq!(cdp.eval("window.usimView.polygonsDrawn.find(p => p.label === 'box').hit").await, json!(false));
+
+        // The sensed fix: drawn, off the true position by the GPS noise.
+        let sensed = "window.usimView.sensedDrawn.find(s => s.name === 'alpha')";
+        assert!(cdp.wait_true(&format!("!!{sensed} && !{sensed}.lost"), Duration::from_secs(20)).await);
+        let mut offsets = Vec::new();
+        for _ in 0..10 {
+            // [marker px off the fix's screen point, metres off the truth,
+            //  px off the truth's screen point / (metres × px per metre)]
+            let d = cdp
+                .eval(&format!(
+                    "(() => {{ const s = {sensed}, [sx, sy] = window.usimView.worldToScreen(s.x, s.y); \
+                     const m = Math.hypot(s.x - s.tx, s.y - s.ty); \
+                     return [Math.hypot(s.sx - sx, s.sy - sy), m, Math.hypot(s.sx - s.tsx, s.sy - s.tsy) / (m * window.usimView.camera.scale)]; }})()"
+                ))
+                .await;
+            assert!(d[0].as_f64().unwrap() < 0.01, "the marker is not at the sensed fix: {d}");
+            assert!((d[2].as_f64().unwrap() - 1.0).abs() < 0.01, "marker drawn off its offset: {d}");
+            offsets.push(d[1].as_f64().unwrap());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let mean = offsets.iter().sum::<f64>() / offsets.len() as f64;
+        // |error| of a 2-D Gaussian of σ = 3 m per axis: mean σ√(π/2) = 3.76 m
+        assert!(mean > 0.3 && mean < 12.0, "sensed − true offsets {offsets:?}");
+        assert!(offsets.iter().all(|d| *d > 0.0), "a sensed fix on the truth: {offsets:?}");
+
+        // A GPS dropout: no fix drawn while the truth still is; then back.
+        publisher.publish(&topic("alpha", "USM_SENSOR"), "gps=off", false);
+        assert!(
+            cdp.wait_true(&format!("!!{sensed} && {sensed}.lost"), Duration::from_secs(20)).await,
+            "no dropout shown: {}",
+            cdp.eval(&format!("JSON.stringify({sensed})")).await
+        );
+        assert_eq!(cdp.eval("Number.isFinite(window.usimView.vehicles.get('alpha').x)").await, json!(true));
+        assert_eq!(cdp.eval("window.usimView.vehicles.get('alpha').sensed.fix").await, json!(0));
+        publisher.publish(&topic("alpha", "USM_SENSOR"), "gps=on", false);
+        assert!(cdp.wait_true(&format!("!!{sensed} && !{sensed}.lost"), Duration::from_secs(20)).await);
+
+        // Fill before the hit: white at 0.15 over the sea (green ≥ red).
+        cdp.eval("(() => { const c = window.usimView.camera; c.cx = 0; c.cy = 10; c.scale = 8; c.fitted = true; return true; })()").await;
+        let pixel = "(() => { const [sx, sy] = window.usimView.worldToScreen(15, 22); const d = window.devicePixelRatio || 1; \
+                     return [...document.getElementById('canvas').getContext('2d').getImageData(Math.round(sx * d), Math.round(sy * d), 1, 1).data]; })()";
+        let white = format!("(() => {{ const p = {pixel}; return p[1] >= p[0] && p[0] > 200; }})()");
+        assert!(cdp.wait_true(&white, Duration::from_secs(20)).await, "before the hit: {}", cdp.eval(pixel).await);
+        // North into the box: OBSTACLE_HIT, and the polygon is drawn hit.
+        publisher.publish(&topic("alpha", "DESIRED_THRUST"), "100", false);
+        assert!(
+            watch
+                .wait_after(0, &topic("alpha", "NODE_REPORT"), Duration::from_secs(40), |p| {
+                    node_report(p)["y"].as_f64().unwrap_or(0.0) > 13.0
+                })
+                .is_some(),
+            "alpha did not reach the box"
+        );
+        assert!(
+            cdp.wait_true("window.usimView.polygonsDrawn.some(p => p.label === 'box' && p.hit)", Duration::from_secs(20)).await,
+            "the box is not drawn hit: {}",
+            cdp.eval("JSON.stringify(window.usimView.polygonsDrawn)").await
+        );
+        let red = format!("(() => {{ const p = {pixel}; return p[0] > p[1] + 40; }})()");
+        assert!(cdp.wait_true(&red, Duration::from_secs(20)).await, "after the hit: {}", cdp.eval(pixel).await);
+        // The layers switch the new drawings off.
+        cdp.click("#environment").await;
+        assert!(cdp.wait_true("window.usimView.env === null", Duration::from_secs(10)).await);
+        cdp.click("#sensors").await;
+        assert!(cdp.wait_true("window.usimView.sensedDrawn.length === 0", Duration::from_secs(10)).await);
+        assert_eq!(cdp.eval("JSON.stringify(window.usimView.errors)").await, json!("[]"));
+        let _ = tokio::time::timeout(Duration::from_secs(5), cdp.call("Browser.close", json!({}))).await;
+    });
+    let mut browser = browser;
+    let _ = browser.proc.wait_exit(Duration::from_secs(10));
+}

@@ -38,6 +38,11 @@ pub struct PlotArgs {
     /// polygons drawn grey under the tracks.
     #[arg(long, value_name = "FILE")]
     pub obstacles: Option<PathBuf>,
+    /// A vehicle file whose `[wind]` and `[sea]` (docs/model.md §24) the
+    /// track panel's legend names: mean wind speed and direction, Hs, Tp
+    /// and the waves' direction, each with an arrow flying with it.
+    #[arg(long, value_name = "CONFIG.toml")]
+    pub env: Option<PathBuf>,
     /// Image format; default: from the extension of -o.
     #[arg(long, value_enum)]
     pub format: Option<PlotFormat>,
@@ -89,6 +94,26 @@ fn load_obstacles(path: &Path) -> anyhow::Result<Vec<crate::obstacle::Polygon>> 
         )
     })?;
     Ok(field.obstacles.into_iter().map(|o| o.poly).collect())
+}
+
+/// The wind and sea of vehicle file `path` (errors name its line and
+/// key); an error if neither table is on.
+fn load_env(path: &Path) -> anyhow::Result<plot::EnvLegend> {
+    let cfg = crate::config::load_vehicle(path)?;
+    let env = cfg.params.env.as_deref();
+    let legend = plot::EnvLegend {
+        wind: env
+            .and_then(|e| e.wind.as_ref())
+            .map(|w| (w.settings.speed_mps, w.settings.direction_deg)),
+        sea: env.and_then(|e| e.sea.as_ref()).map(|s| {
+            let s = s.state();
+            (s.hs_m, s.tp_s, s.direction_deg)
+        }),
+    };
+    if legend.wind.is_none() && legend.sea.is_none() {
+        anyhow::bail!("--env {}: no [wind] or [sea] table is on", path.display());
+    }
+    Ok(legend)
 }
 
 /// Read run CSVs; labels are the vehicle names (a `vehicle` column) or the
@@ -154,10 +179,15 @@ pub fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         Some(path) => load_obstacles(path)?,
         None => Vec::new(),
     };
+    let environment = match &a.env {
+        Some(path) => load_env(path)?,
+        None => plot::EnvLegend::default(),
+    };
     let fig = Figure {
         panels: drawn,
         title: a.title,
         obstacles,
+        environment,
     };
     let bytes = plot::render(&runs, &fig, format)
         .with_context(|| format!("drawing {}", a.output.display()))?;

@@ -105,6 +105,39 @@ fn true_position(v: &Vehicle) -> (f64, f64) {
     (r.x, r.y)
 }
 
+/// The environment's fields of a `NODE_REPORT` (docs/formats.md §4), for
+/// the view's wind arrow and sea legend: with `[wind]`,
+/// `,"wind_speed":U,"wind_direction":D` (U(t) = mean + gust at the report's
+/// mission time `t_s`, m/s; D where it comes from, degrees clockwise from
+/// north); with `[sea]`, `,"sea_hs":Hs,"sea_tp":Tp,"sea_direction":D` (m,
+/// s, degrees, as configured). Nothing without them, so reports of calm
+/// vehicles keep their bytes.
+fn env_report_fields(v: &Vehicle, t_s: f64, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let Some(env) = v.params().env.as_deref() else {
+        return;
+    };
+    let num = |x: f64| if x.is_finite() { x } else { 0.0 };
+    if let Some(w) = &env.wind {
+        let _ = write!(
+            out,
+            ",\"wind_speed\":{},\"wind_direction\":{}",
+            num(w.speed_at(t_s)),
+            num(w.settings.direction_deg)
+        );
+    }
+    if let Some(sea) = &env.sea {
+        let s = sea.state();
+        let _ = write!(
+            out,
+            ",\"sea_hs\":{},\"sea_tp\":{},\"sea_direction\":{}",
+            num(s.hs_m),
+            num(s.tp_s),
+            num(s.direction_deg)
+        );
+    }
+}
+
 /// A live vehicle's obstacles (docs/obstacles.md): the tracker, the hits
 /// not yet posted, the vehicle's `TRACKED_FEATURE_<V>` variable.
 #[derive(Debug)]
@@ -324,6 +357,7 @@ impl LiveVehicle {
                 Ok(()) => {
                     if self.json.last() == Some(&b'}') {
                         self.json.pop();
+                        env_report_fields(&self.vehicle, snapshot.t, &mut self.json);
                         self.json.extend_from_slice(&self.platform_json);
                     }
                     if let Ok(text) = std::str::from_utf8(&self.json) {
@@ -338,5 +372,69 @@ impl LiveVehicle {
             failed += send(NODE_REPORT_LOCAL, Value::Text(&text));
         }
         failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `NODE_REPORT` of one iteration of a vehicle built from `toml`.
+    fn report(toml: &str) -> serde_json::Value {
+        struct Keep(Vec<(String, String)>);
+        impl Transport for Keep {
+            fn connected(&self) -> bool {
+                true
+            }
+            fn publish(&mut self, _: usize, var: &str, value: Value<'_>) -> bool {
+                if let Value::Text(t) = value {
+                    self.0.push((var.to_string(), t.to_string()));
+                }
+                true
+            }
+        }
+        let cfg = crate::config::parse_vehicle(std::path::Path::new("v.toml"), toml).unwrap();
+        let set = PubSet {
+            postings: false,
+            pid_output: false,
+            node_report: true,
+            usm_time: false,
+        };
+        let mut v = LiveVehicle::new(&cfg, 100.0, set, String::new());
+        v.iterate(100.1, &mut Vec::new(), 0);
+        let mut out = Keep(Vec::new());
+        v.publish(0, 100.1, &mut out);
+        let text = &out.0.iter().find(|(var, _)| var == NODE_REPORT).unwrap().1;
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// docs/formats.md §4: a vehicle with `[wind]` (gusts off: the speed is
+    /// the mean) and `[sea]` reports them as configured, before the
+    /// platform fields; a calm vehicle's report has none of them.
+    #[test]
+    fn the_report_carries_the_wind_and_sea_only_when_they_are_on() {
+        let base = "name = \"alpha\"\nplatform_type = \"kayak\"\nplatform_length = 3\n";
+        let calm = report(base);
+        for key in [
+            "wind_speed",
+            "wind_direction",
+            "sea_hs",
+            "sea_tp",
+            "sea_direction",
+        ] {
+            assert!(calm.get(key).is_none(), "{key} in a calm report");
+        }
+        assert_eq!(calm["platform_type"], "kayak");
+        let env = report(&format!(
+            "{base}[wind]\nspeed = 8\ndirection = 60\ngusts = false\n\
+             [sea]\nhs = 1.5\ntp = 6\ndirection = 270\ncomponents = 16\n"
+        ));
+        assert_eq!(env["wind_speed"], 8.0);
+        assert_eq!(env["wind_direction"], 60.0);
+        assert_eq!(env["sea_hs"], 1.5);
+        assert_eq!(env["sea_tp"], 6.0);
+        assert_eq!(env["sea_direction"], 270.0);
+        assert_eq!(env["platform_type"], "kayak");
+        assert_eq!(env["platform_length"], 3.0);
     }
 }

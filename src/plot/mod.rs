@@ -116,7 +116,44 @@ pub struct Figure {
     /// Obstacle polygons drawn under the tracks (`usim plot --obstacles`,
     /// docs/obstacles.md), m.
     pub obstacles: Vec<crate::obstacle::Polygon>,
+    /// The wind and sea named in the track panel's legend (`usim plot
+    /// --env`); nothing drawn when both are `None`.
+    pub environment: EnvLegend,
 }
+
+/// The wind and sea of a run (a vehicle file's `[wind]` and `[sea]`), as
+/// the track panel's legend shows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EnvLegend {
+    /// Mean wind speed, m/s, and the direction it comes from, degrees
+    /// clockwise from north.
+    pub wind: Option<(f64, f64)>,
+    /// Significant wave height Hs (m), peak period Tp (s) and the
+    /// direction the waves come from (degrees clockwise from north).
+    pub sea: Option<(f64, f64, f64)>,
+}
+
+impl EnvLegend {
+    /// The legend's lines: `wind 8.0 m/s from 060°`,
+    /// `sea Hs 1.00 m, Tp 5.0 s from 045°`.
+    pub fn lines(&self) -> Vec<String> {
+        let deg = |d: f64| format!("{:03.0}", d.rem_euclid(360.0).round() % 360.0);
+        let mut out = Vec::new();
+        if let Some((u, from)) = self.wind {
+            out.push(format!("wind {u:.1} m/s from {}°", deg(from)));
+        }
+        if let Some((hs, tp, from)) = self.sea {
+            out.push(format!(
+                "sea Hs {hs:.2} m, Tp {tp:.1} s from {}°",
+                deg(from)
+            ));
+        }
+        out
+    }
+}
+
+/// Colour of the sensed (published) track: teal, as in the live view.
+pub const SENSED_COLOUR: RGBColor = RGBColor(11, 114, 133);
 
 /// Fill of the obstacle polygons in the track panel (light grey; the
 /// edge is a darker grey).
@@ -223,7 +260,7 @@ where
             rest.clone()
         };
         match panel {
-            Panel::Track => draw_track(&area, runs, &fig.obstacles, (t0, t1))?,
+            Panel::Track => draw_track(&area, runs, fig, (t0, t1))?,
             Panel::Speed => draw_series(
                 &area,
                 runs,
@@ -352,12 +389,13 @@ fn label_font(size: u32) -> TextStyle<'static> {
 fn draw_track<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     runs: &[Labelled],
-    obstacles: &[crate::obstacle::Polygon],
+    fig: &Figure,
     (t0, t1): (f64, f64),
 ) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
+    let (obstacles, env) = (&fig.obstacles, &fig.environment);
     let area = area
         .titled("track (x east, y north; colour = time)", label_font(16))
         .map_err(err)?;
@@ -412,6 +450,9 @@ where
                 RGBColor(120, 120, 120).stroke_width(1),
             )))
             .map_err(err)?;
+    }
+    for lr in runs.iter().filter(|l| l.run.has_sensed()) {
+        draw_sensed(&mut chart, &lr.run)?;
     }
     let tick_len = mpp * 7.0;
     let tspan = t1 - t0;
@@ -507,9 +548,101 @@ where
     area.draw(&Text::new(
         format!("{t1:.0} s   ● start  ✕ end  ▲ heading"),
         (x0 + bar_w - 20, y0 + 13),
-        legend,
+        legend.clone(),
     ))
     .map_err(err)?;
+    if runs.iter().any(|l| l.run.has_sensed()) {
+        area.draw(&Text::new(
+            "— true track   --- sensed fix (GPS; gaps: dropouts)",
+            (x0, y0 + 28),
+            legend.color(&SENSED_COLOUR),
+        ))
+        .map_err(err)?;
+    }
+    draw_env_legend(&area, env)?;
+    Ok(())
+}
+
+/// The sensed track of `r`: a thin teal line through the sensed fixes,
+/// broken where there is none (NaN rows: dropouts).
+fn draw_sensed<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    r: &Run,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let mut piece: Vec<(f64, f64)> = Vec::new();
+    let style = SENSED_COLOUR.stroke_width(1);
+    for i in 0..=r.len() {
+        let p = (i < r.len())
+            .then(|| (r.sensed_x[i], r.sensed_y[i]))
+            .filter(|(x, y)| x.is_finite() && y.is_finite());
+        match p {
+            Some(p) => piece.push(p),
+            None if !piece.is_empty() => {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        std::mem::take(&mut piece),
+                        style,
+                    )))
+                    .map_err(err)?;
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// The wind and sea legend at the top right of the track panel: one line
+/// each, and an arrow per line that flies with the wind (or the waves):
+/// it points to the direction they come from + 180°, north up.
+fn draw_env_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    env: &EnvLegend,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let dirs = [env.wind.map(|w| w.1), env.sea.map(|s| s.2)];
+    let lines = env.lines();
+    let mut dirs = dirs.into_iter().flatten();
+    for (i, line) in lines.iter().enumerate() {
+        let y = 28 + 22 * i as i32;
+        let x = w as i32 - 330;
+        area.draw(&Text::new(line.clone(), (x + 26, y - 6), label_font(13)))
+            .map_err(err)?;
+        let Some(from) = dirs.next() else { continue };
+        let a = (from + 180.0).to_radians();
+        let (dx, dy) = (a.sin() * 9.0, -a.cos() * 9.0);
+        let (cx, cy) = (x as f64 + 10.0, y as f64);
+        let tip = ((cx + dx) as i32, (cy + dy) as i32);
+        let colour = if i == 0 && env.wind.is_some() {
+            RGBColor(52, 73, 94)
+        } else {
+            RGBColor(58, 123, 213)
+        };
+        area.draw(&PathElement::new(
+            vec![((cx - dx) as i32, (cy - dy) as i32), tip],
+            colour.stroke_width(2),
+        ))
+        .map_err(err)?;
+        let (px, py) = (-dy * 0.45, dx * 0.45);
+        area.draw(&Polygon::new(
+            vec![
+                tip,
+                ((cx + 0.3 * dx + px) as i32, (cy + 0.3 * dy + py) as i32),
+                ((cx + 0.3 * dx - px) as i32, (cy + 0.3 * dy - py) as i32),
+            ],
+            colour.filled(),
+        ))
+        .map_err(err)?;
+    }
     Ok(())
 }
 

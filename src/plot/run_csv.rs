@@ -7,6 +7,10 @@
 //! vehicle (in order of first appearance).
 use std::fmt;
 
+/// Optional columns of the sensed position (`sensed_x`, `sensed_y`, m):
+/// with both, the plot draws the sensed track next to the true one.
+pub const SENSED: [&str; 2] = ["sensed_x", "sensed_y"];
+
 /// Columns a run CSV must have.
 pub const REQUIRED: [&str; 10] = [
     "k", "t", "x", "y", "speed", "heading", "depth", "rudder", "thrust", "elevator",
@@ -37,6 +41,11 @@ pub struct Run {
     pub thrust: Vec<f64>,
     /// Elevator, percent.
     pub elevator: Vec<f64>,
+    /// The sensed (published, noisy) position east, m, next to the true
+    /// one (`x`): empty when the file has none; NaN rows are dropouts.
+    pub sensed_x: Vec<f64>,
+    /// The sensed position north, m.
+    pub sensed_y: Vec<f64>,
 }
 
 impl Run {
@@ -50,7 +59,13 @@ impl Run {
         self.t.is_empty()
     }
 
-    fn columns_mut(&mut self) -> [&mut Vec<f64>; 10] {
+    /// Whether the run has a sensed track (one value per row).
+    pub fn has_sensed(&self) -> bool {
+        !self.sensed_x.is_empty() && self.sensed_x.len() == self.len()
+    }
+
+    /// The ten numeric columns in [`REQUIRED`]'s order.
+    pub(super) fn columns_mut(&mut self) -> [&mut Vec<f64>; 10] {
         [
             &mut self.k,
             &mut self.t,
@@ -141,6 +156,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Run>, CsvError> {
         });
     }
     let vehicle_col = names.iter().position(|n| *n == "vehicle");
+    let sensed_cols = match SENSED.map(|c| names.iter().position(|n| *n == c)) {
+        [Some(a), Some(b)] => Some([a, b]),
+        _ => None,
+    };
 
     let mut runs: Vec<Run> = Vec::new();
     let mut fields: Vec<&str> = Vec::with_capacity(names.len());
@@ -186,6 +205,23 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Run>, CsvError> {
         for (column, v) in run.columns_mut().into_iter().zip(values) {
             column.push(v);
         }
+        if let Some(cols) = sensed_cols {
+            let mut xy = [f64::NAN; 2];
+            for (slot, (col, want)) in xy.iter_mut().zip(cols.into_iter().zip(SENSED)) {
+                let field = fields[col].trim();
+                *slot = field
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| !v.is_infinite())
+                    .ok_or_else(|| CsvError {
+                        line: line_no,
+                        column: Some((col + 1, want.to_string())),
+                        reason: format!("{:?} is not a finite number", truncate(field, 40)),
+                    })?;
+            }
+            run.sensed_x.push(xy[0]);
+            run.sensed_y.push(xy[1]);
+        }
     }
     if runs.is_empty() {
         return Err(CsvError {
@@ -226,6 +262,24 @@ mod tests {
         assert_eq!(runs[0].k, vec![0.0, 1.0]);
         assert!(runs[0].depth[0].is_nan());
         assert_eq!(runs[1].heading, vec![180.0]);
+        assert!(!runs[0].has_sensed());
+    }
+
+    #[test]
+    fn sensed_columns_give_the_sensed_track_and_name_their_errors() {
+        let head = "t,k,x,y,speed,heading,depth,rudder,thrust,elevator,sensed_x,sensed_y\n";
+        let csv = format!("{head}0,0,1,2,0,0,0,0,0,0,1.5,1\n0.1,1,1,2,0,0,0,0,0,0,nan,nan\n");
+        let runs = parse(csv.as_bytes()).unwrap();
+        assert!(runs[0].has_sensed());
+        assert_eq!(runs[0].sensed_x[0], 1.5);
+        assert!(runs[0].sensed_y[1].is_nan());
+        let bad = format!("{head}0,0,1,2,0,0,0,0,0,0,1.5,far\n");
+        let e = parse(bad.as_bytes()).unwrap_err();
+        assert_eq!((e.line, e.column), (2, Some((12, "sensed_y".into()))));
+        // one of the two columns alone is no sensed track
+        let one =
+            "t,k,x,y,speed,heading,depth,rudder,thrust,elevator,sensed_x\n0,0,1,2,0,0,0,0,0,0,1\n";
+        assert!(!parse(one.as_bytes()).unwrap()[0].has_sensed());
     }
 
     #[test]

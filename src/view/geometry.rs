@@ -36,6 +36,10 @@ pub const MAX_PER_SOURCE: usize = 200;
 pub const MAX_SOURCES: usize = 64;
 /// Largest coordinate or radius accepted, m.
 pub const MAX_COORD: f64 = 1e9;
+/// How far from a vehicle that reports `OBSTACLE_HIT` the polygon it hit
+/// may be, m: its report is at most one iteration old and the hit range
+/// (`hit_range`, default 1 m) a few metres.
+pub const HIT_SEARCH_M: f64 = 10.0;
 
 /// A shape kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,6 +98,17 @@ pub struct Shape {
     /// Marker type (`circle`, `triangle`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marker: Option<String>,
+    /// Fill colour of a polygon (`fill_color`), drawn with
+    /// [`Shape::fill_transparency`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_color: Option<String>,
+    /// Opacity of the fill, 0 to 1 (`fill_transparency`, as
+    /// uFldObstacleSim posts it: 0.15 by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_transparency: Option<f64>,
+    /// A vehicle reported `OBSTACLE_HIT` at this polygon ([`Shapes::mark_hit`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hit: bool,
     /// When it goes (caller's clock, s), from `duration`.
     #[serde(skip)]
     pub expires_at: Option<f64>,
@@ -206,6 +221,9 @@ pub fn parse(kind: Kind, source: &str, spec: &[u8], now: f64) -> Result<Posting,
         vertex_color: None,
         label_color: None,
         marker: None,
+        fill_color: None,
+        fill_transparency: None,
+        hit: false,
         expires_at: None,
     };
     let mut active = true;
@@ -219,7 +237,18 @@ pub fn parse(kind: Kind, source: &str, spec: &[u8], now: f64) -> Result<Posting,
             "length" | "mag" | "len" => s.length = Some(number("length", v)?.abs()),
             "label" => s.label = v.chars().take(MAX_LABEL).collect(),
             "edge_color" | "color" | "colour" => s.edge_color = colour(v),
-            "vertex_color" | "fill_color" | "primary_color" => s.vertex_color = colour(v),
+            "vertex_color" | "primary_color" => s.vertex_color = colour(v),
+            "fill_color" => {
+                // Before the fill was drawn it was the vertex colour; it
+                // still is when no vertex_color is given.
+                s.fill_color = colour(v);
+                if s.vertex_color.is_none() {
+                    s.vertex_color.clone_from(&s.fill_color);
+                }
+            }
+            "fill_transparency" => {
+                s.fill_transparency = Some(number("fill_transparency", v)?.clamp(0.0, 1.0))
+            }
             "label_color" => s.label_color = colour(v),
             "type" if kind == Kind::Marker => {
                 s.marker = Some(
@@ -283,9 +312,13 @@ impl Shapes {
             Posting::Erase { kind, label } => {
                 list.retain(|s| !(s.kind == kind && s.label == label));
             }
-            Posting::Draw(shape) => {
+            Posting::Draw(mut shape) => {
                 if !shape.label.is_empty() {
-                    list.retain(|s| !(s.kind == shape.kind && s.label == shape.label));
+                    // A polygon posted again (uFldObstacleSim's refresh)
+                    // stays hit.
+                    let same = |s: &Shape| s.kind == shape.kind && s.label == shape.label;
+                    shape.hit |= list.iter().any(|s| same(s) && s.hit);
+                    list.retain(|s| !same(s));
                 }
                 if list.len() >= MAX_PER_SOURCE {
                     list.pop_front();
@@ -294,6 +327,36 @@ impl Shapes {
             }
         }
         self.dirty = true;
+    }
+
+    /// A vehicle at `(x, y)` (m) reported `OBSTACLE_HIT`: the polygon
+    /// nearest to it (0 inside), of any source, within [`HIT_SEARCH_M`],
+    /// is marked hit (the posting names no obstacle, so the position
+    /// decides). Returns the label of the polygon marked, if any. Costs at
+    /// most one pass over the stored vertices (bounded by [`MAX_SOURCES`],
+    /// [`MAX_PER_SOURCE`] and [`MAX_POINTS`]).
+    pub fn mark_hit(&mut self, x: f64, y: f64) -> Option<String> {
+        if !x.is_finite() || !y.is_finite() {
+            return None;
+        }
+        let mut best: Option<(f64, &mut Shape)> = None;
+        for (_, list) in self.sources.values_mut() {
+            for s in list.iter_mut().filter(|s| s.kind == Kind::Polygon) {
+                let poly = crate::obstacle::Polygon {
+                    pts: s.pts.iter().map(|p| (p[0], p[1])).collect(),
+                };
+                let d = poly.distance(x, y);
+                if d <= HIT_SEARCH_M && best.as_ref().is_none_or(|(bd, _)| d < *bd) {
+                    best = Some((d, s));
+                }
+            }
+        }
+        let (_, s) = best?;
+        if !s.hit {
+            s.hit = true;
+            self.dirty = true;
+        }
+        Some(s.label.clone())
     }
 
     /// Drop shapes whose `duration` has passed.

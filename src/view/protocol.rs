@@ -103,6 +103,47 @@ pub struct Report {
     /// Water current at the vehicle, north, m/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_y: Option<f64>,
+    /// Wind speed at the vehicle (mean plus gust), m/s (`[wind]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wind_speed: Option<f64>,
+    /// Direction the wind comes from, degrees clockwise from north.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wind_direction: Option<f64>,
+    /// Significant wave height Hs of the vehicle's sea, m (`[sea]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sea_hs: Option<f64>,
+    /// Peak period Tp of the sea, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sea_tp: Option<f64>,
+    /// Mean direction the waves come from, degrees clockwise from north.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sea_direction: Option<f64>,
+    /// Heave of the hull, m, up (when the report carries it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heave: Option<f64>,
+    /// What the sensors published (`[sensors]`): the sensed GPS fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensed: Option<SensedFix>,
+}
+
+/// The `sensed` block of a `NODE_REPORT` as the page draws it: the
+/// published position (m; `None` in a dropout), the GGA fix quality
+/// (0: no fix) and the HDOP. Other fields of the block are ignored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SensedFix {
+    /// Sensed east, m (`null`: no fix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x: Option<f64>,
+    /// Sensed north, m (`null`: no fix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub y: Option<f64>,
+    /// GGA fix quality (0: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<f64>,
+    /// Horizontal dilution of precision (`null` without a fix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hdop: Option<f64>,
 }
 
 impl Report {
@@ -152,11 +193,24 @@ impl Report {
             elevator: r(self.elevator, 1e3),
             current_x: r(self.current_x, 1e3),
             current_y: r(self.current_y, 1e3),
+            wind_speed: r(self.wind_speed, 1e3),
+            wind_direction: r(self.wind_direction, 1e2),
+            sea_hs: r(self.sea_hs, 1e3),
+            sea_tp: r(self.sea_tp, 1e3),
+            sea_direction: r(self.sea_direction, 1e2),
+            heave: r(self.heave, 1e3),
+            sensed: self.sensed.map(|f| SensedFix {
+                x: r(f.x, 1e3),
+                y: r(f.y, 1e3),
+                fix: f.fix,
+                hdop: r(f.hdop, 1e2),
+            }),
         }
     }
 
     /// Every numeric field (`None` = absent), for checks that hold for all.
-    pub fn fields(&self) -> [Option<f64>; 16] {
+    pub fn fields(&self) -> [Option<f64>; 26] {
+        let f = self.sensed.unwrap_or_default();
         [
             self.k,
             self.t,
@@ -174,6 +228,16 @@ impl Report {
             self.elevator,
             self.current_x,
             self.current_y,
+            self.wind_speed,
+            self.wind_direction,
+            self.sea_hs,
+            self.sea_tp,
+            self.sea_direction,
+            self.heave,
+            f.x,
+            f.y,
+            f.fix,
+            f.hdop,
         ]
     }
 }
@@ -218,6 +282,10 @@ pub struct VehicleView {
     /// topics (a MOOS community mirrored by the bridge posts them; its
     /// NODE_REPORT does not carry them), percent.
     pub desired: (Option<f64>, Option<f64>),
+    /// `report_at` of the report at which the last `OBSTACLE_HIT` was
+    /// placed: one search of the polygons per report, however many hits
+    /// arrive.
+    pub hit_report_at: Option<f64>,
 }
 
 impl VehicleView {
@@ -275,6 +343,9 @@ pub struct Fleet {
 pub const DB_TIME: &str = "DB_TIME";
 /// The setpoints a MOOS community posts (the helm's, through the PID).
 const SETPOINTS: [&str; 2] = ["DESIRED_THRUST", "DESIRED_RUDDER"];
+/// A vehicle met an obstacle (docs/obstacles.md §4): the view marks the
+/// polygon nearest to the vehicle's last report as hit.
+pub const OBSTACLE_HIT: &str = "OBSTACLE_HIT";
 
 impl Fleet {
     /// An empty fleet under `topic_root` (e.g. `usim`), with the default
@@ -345,6 +416,7 @@ impl Fleet {
         [STATUS, NODE_REPORT, USM_TIME, DB_TIME]
             .into_iter()
             .chain(SETPOINTS)
+            .chain([OBSTACLE_HIT])
             .chain(super::geometry::VIEW_VARS.iter().map(|(v, _)| *v))
             .map(|v| format!("{}+/{v}", self.prefix))
             .collect()
@@ -394,6 +466,10 @@ impl Fleet {
             let p = super::geometry::parse(*kind, name, payload, now)
                 .map_err(|e| Dropped(format!("{topic}: {e}")))?;
             self.shapes.apply(name, p, now);
+            return Ok(());
+        }
+        if var == OBSTACLE_HIT {
+            self.on_hit(name, payload);
             return Ok(());
         }
         enum Update {
@@ -504,6 +580,28 @@ impl Fleet {
         }
         self.dirty = true;
         Ok(())
+    }
+
+    /// `OBSTACLE_HIT` from `name`: unless the payload is `false`, the
+    /// polygon nearest to the vehicle's last reported position is marked
+    /// hit, once per report (a name that sent no report marks nothing).
+    fn on_hit(&mut self, name: &str, payload: &[u8]) {
+        if payload.trim_ascii().eq_ignore_ascii_case(b"false") {
+            return;
+        }
+        let Some(v) = self.vehicles.get_mut(name) else {
+            return;
+        };
+        let (Some(r), Some(at)) = (v.report, v.report_at) else {
+            return;
+        };
+        if v.hit_report_at == Some(at) {
+            return;
+        }
+        v.hit_report_at = Some(at);
+        if let (Some(x), Some(y)) = (r.x, r.y) {
+            self.shapes.mark_hit(x, y);
+        }
     }
 
     /// The server-side trails of every vehicle as one JSON message for a
@@ -909,7 +1007,7 @@ mod tests {
     fn reports_and_status_build_the_model_ignoring_unknown_fields() {
         let mut f = Fleet::new("fleet/usim");
         assert_eq!(
-            f.filters()[..7],
+            f.filters()[..8],
             [
                 "fleet/usim/+/status".to_string(),
                 "fleet/usim/+/NODE_REPORT".into(),
@@ -917,6 +1015,7 @@ mod tests {
                 "fleet/usim/+/DB_TIME".into(),
                 "fleet/usim/+/DESIRED_THRUST".into(),
                 "fleet/usim/+/DESIRED_RUDDER".into(),
+                "fleet/usim/+/OBSTACLE_HIT".into(),
                 "fleet/usim/+/VIEW_POINT".into()
             ]
         );
@@ -953,6 +1052,102 @@ mod tests {
         assert!(!f.is_dirty());
         assert_eq!(f.vehicles().len(), 1);
         assert_eq!(f.vehicles()["alpha"].report.and_then(|r| r.x), Some(1.0));
+    }
+
+    /// The environment's fields and the `sensed` block (docs/formats.md §4)
+    /// reach the frame rounded; a dropout's `null`s stay absent; a `sensed`
+    /// that is not an object drops the report.
+    #[test]
+    fn wind_sea_and_the_sensed_fix_reach_the_frame() {
+        let mut f = Fleet::new("usim");
+        let report = br#"{"x":10,"y":20,"wind_speed":8.12345,"wind_direction":60,
+            "sea_hs":1,"sea_tp":5,"sea_direction":45,"heave":0.01234,
+            "sensed":{"x":11.5,"y":18.25,"lat":null,"lon":null,"speed":1.0,
+                      "heading":3,"depth":0,"fix":8,"hdop":1.41421,"satellites":12}}"#;
+        f.on_message("usim/alpha/NODE_REPORT", report, 1.0).unwrap();
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(1.0)).unwrap();
+        let r = &frame["vehicles"][0]["report"];
+        assert_eq!(r["wind_speed"], 8.123);
+        assert_eq!(r["wind_direction"], 60.0);
+        assert_eq!(
+            (r["sea_hs"].clone(), r["sea_tp"].clone()),
+            (1.0.into(), 5.0.into())
+        );
+        assert_eq!(r["sea_direction"], 45.0);
+        assert_eq!(r["heave"], 0.012);
+        assert_eq!(
+            r["sensed"],
+            serde_json::json!({"x":11.5,"y":18.25,"fix":8.0,"hdop":1.41})
+        );
+        let dropout = br#"{"x":10,"y":20,"sensed":{"x":null,"y":null,"fix":0,"hdop":null}}"#;
+        f.on_message("usim/alpha/NODE_REPORT", dropout, 2.0)
+            .unwrap();
+        let frame: serde_json::Value = serde_json::from_str(&f.frame(2.0)).unwrap();
+        assert_eq!(
+            frame["vehicles"][0]["report"]["sensed"],
+            serde_json::json!({"fix":0.0})
+        );
+        assert!(frame["vehicles"][0]["report"].get("wind_speed").is_none());
+        for bad in [
+            &br#"{"x":1,"sensed":"gps"}"#[..],
+            br#"{"x":1,"sensed":{"x":"far"}}"#,
+            br#"{"x":1,"wind_speed":"gale"}"#,
+        ] {
+            assert!(f.on_message("usim/alpha/NODE_REPORT", bad, 3.0).is_err());
+        }
+        assert_eq!(f.vehicles()["alpha"].report.and_then(|r| r.x), Some(10.0));
+    }
+
+    /// `OBSTACLE_HIT` marks the polygon nearest to the vehicle's last
+    /// report (0 inside, within 10 m), stays through a repost of the same
+    /// label, and costs one search per report; other polygons stay unhit.
+    #[test]
+    fn an_obstacle_hit_marks_the_nearest_polygon() {
+        let mut f = Fleet::new("usim");
+        let post = |f: &mut Fleet, label: &str, x0: f64| {
+            let spec = format!("pts={{{x0},10:{},10:{},20:{x0},20}},label={label},fill_color=white,fill_transparency=0.15", x0 + 10.0, x0 + 10.0);
+            f.on_message("usim/alpha/VIEW_POLYGON", spec.as_bytes(), 0.0)
+                .unwrap();
+        };
+        post(&mut f, "box", -5.0);
+        post(&mut f, "far", 100.0);
+        // a hit before any report marks nothing
+        f.on_message("usim/alpha/OBSTACLE_HIT", b"true", 0.5)
+            .unwrap();
+        assert!(f.shapes.all().all(|s| !s.hit));
+        f.on_message("usim/alpha/NODE_REPORT", br#"{"x":0,"y":9.2}"#, 1.0)
+            .unwrap();
+        f.on_message("usim/alpha/OBSTACLE_HIT", b"false", 1.1)
+            .unwrap();
+        assert!(f.shapes.all().all(|s| !s.hit));
+        f.on_message("usim/alpha/OBSTACLE_HIT", b"true", 1.2)
+            .unwrap();
+        let hit: Vec<&str> = f
+            .shapes
+            .all()
+            .filter(|s| s.hit)
+            .map(|s| s.label.as_str())
+            .collect();
+        assert_eq!(hit, ["box"]);
+        let box_ = f.shapes.all().find(|s| s.label == "box").unwrap();
+        assert_eq!(
+            (box_.fill_color.as_deref(), box_.fill_transparency),
+            (Some("white"), Some(0.15))
+        );
+        post(&mut f, "box", -5.0);
+        assert!(f.shapes.all().any(|s| s.label == "box" && s.hit));
+        let json = f.shapes.take_json();
+        assert!(
+            json.contains(r#""label":"box","#) && json.matches(r#""hit":true"#).count() == 1,
+            "{json}"
+        );
+        // 30 m from every polygon: nothing more is marked
+        f.on_message("usim/alpha/NODE_REPORT", br#"{"x":50,"y":-30}"#, 2.0)
+            .unwrap();
+        f.on_message("usim/alpha/OBSTACLE_HIT", b"true", 2.1)
+            .unwrap();
+        assert_eq!(f.shapes.all().filter(|s| s.hit).count(), 1);
+        assert!(f.vehicles().get("nobody").is_none());
     }
 
     #[test]
