@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::live::ToolArgs;
+use crate::live::nmea_out::NmeaOutOptions;
 use crate::mqtt::nmea_bridge::{self, NmeaOptions};
 use crate::nmea::{check_talker, Identity, Options, Selection};
 
@@ -14,6 +15,9 @@ use crate::nmea::{check_talker, Identity, Options, Selection};
 /// `--static-interval`): a listener started after the bridge learns the
 /// names soon.
 pub const STATIC_WARMUP_S: f64 = 30.0;
+/// Most sentences per second by default (`--max-rate`; more are dropped
+/// and counted).
+pub const DEFAULT_MAX_RATE: f64 = 10_000.0;
 
 /// Arguments of `usim nmea`.
 #[derive(Debug, clap::Args)]
@@ -64,7 +68,7 @@ pub struct NmeaArgs {
     #[arg(long, value_name = "S", default_value_t = 360.0)]
     pub static_interval: f64,
     /// Most sentences per second sent; more are dropped and counted.
-    #[arg(long, value_name = "N", default_value_t = 10_000.0)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RATE)]
     pub max_rate: f64,
     /// Listen for AIS (!AIVDM) on this UDP address and publish each target
     /// to {root}/ais/{MMSI} as JSON.
@@ -77,7 +81,12 @@ pub struct NmeaArgs {
     pub tool: ToolArgs,
 }
 
-fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
+/// Each of `list` as a socket address (`what` names the flag in errors).
+pub(crate) fn addrs(what: &str, list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+    list.iter().map(|s| addr(what, s)).collect()
+}
+
+pub(crate) fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
     s.to_socket_addrs()
         .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
         .next()
@@ -118,44 +127,31 @@ pub fn run(a: NmeaArgs) -> anyhow::Result<ExitCode> {
         let cfg = crate::config::load_vehicle(path)?;
         identities.push(Identity::of_config(&cfg));
     }
-    let duration = match a.duration {
-        Some(s) => Some(
-            std::time::Duration::try_from_secs_f64(s)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .with_context(|| {
-                    format!("--duration must be a positive number of seconds, got {s}")
-                })?,
-        ),
-        None => None,
+    let duration = super::live::optional_seconds(a.duration, "--duration")?;
+    let out = NmeaOutOptions {
+        own: a.own,
+        identities,
+        engine,
+        udp: addrs("--udp", &a.udp)?,
+        broadcast: a.broadcast,
+        tcp: a.tcp.as_deref().map(|s| addr("--tcp", s)).transpose()?,
+        max_rate: positive("--max-rate", a.max_rate)?,
+        flag_prefix: "",
     };
     let opts = NmeaOptions {
         conn: a.tool.connection()?,
         vehicles: (!a.all).then_some(a.vehicles),
-        own: a.own,
-        identities,
-        engine,
-        udp: a
-            .udp
-            .iter()
-            .map(|s| addr("--udp", s))
-            .collect::<anyhow::Result<_>>()?,
-        broadcast: a.broadcast,
-        tcp: a.tcp.as_deref().map(|s| addr("--tcp", s)).transpose()?,
+        out,
         ais_in: a
             .ais_in
             .as_deref()
             .map(|s| addr("--ais-in", s))
             .transpose()?,
-        max_rate: positive("--max-rate", a.max_rate)?,
         duration,
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the tokio runtime")?;
+    let rt = super::live::runtime()?;
     let s = rt.block_on(nmea_bridge::run(&opts, |tcp| {
-        let mut to: Vec<String> = opts.udp.iter().map(|a| format!("udp://{a}")).collect();
+        let mut to: Vec<String> = opts.out.udp.iter().map(|a| format!("udp://{a}")).collect();
         if let Some(t) = tcp {
             to.push(format!("tcp://{t}"));
         }

@@ -42,6 +42,7 @@ use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 use crate::live::clock::unix_time_s;
 use crate::live::host::Host;
 use crate::live::inbox::{DropLog, Inbox};
+use crate::live::nmea_out::NmeaTap;
 use crate::live::run::{tick_loop, write_stats};
 use crate::live::schedule::Schedule;
 use crate::live::stats::{RunStats, TickSummary};
@@ -80,6 +81,8 @@ pub struct RunOptions {
     pub start_time_s: Option<f64>,
     /// Where to write tick statistics (JSON) on exit.
     pub stats_path: Option<PathBuf>,
+    /// NMEA/AIS of the vehicles, in process (`--nmea-udp`, `--nmea-tcp`).
+    pub nmea: Option<crate::live::nmea_out::NmeaOutOptions>,
 }
 
 /// What a run did, for the caller and the `--stats` file.
@@ -284,6 +287,9 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         warn!("config: {w}");
     }
 
+    let mut nmea = NmeaTap::open_for(opts.nmea.as_ref(), &cfg.name)
+        .await
+        .map_err(BridgeError::BadOption)?;
     let spec = vehicle_connect_spec(&opts, &topics);
     check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
@@ -314,9 +320,16 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
             out: connected.then_some(Out::Client(&client)),
             topics: &mut vehicle_topics,
         };
-        host.iterate(t_s, &mut out)
+        let failed = host.iterate(t_s, &mut out);
+        if let Some(n) = &mut nmea {
+            n.iteration(&host, t_s);
+        }
+        failed
     })
     .await;
+    if let Some(n) = &nmea {
+        n.log_summary();
+    }
 
     // Clean exit: retained `offline`, then a clean disconnect.
     info!("{why}: stopping vehicle {}", cfg.name);

@@ -163,6 +163,7 @@ async fn run_in_process(
         start_time_s: None,
         stats_path: None,
         encounters: None,
+        nmea: None,
     };
     run_fleet(opts).await.map(drop)
 }

@@ -49,6 +49,7 @@ use crate::encounter::{Event as EncounterEvent, Track, Tracker};
 use crate::live::clock::unix_time_s;
 use crate::live::host::Host;
 use crate::live::inbox::{DropLog, Inbox};
+use crate::live::nmea_out::NmeaTap;
 use crate::live::run::{tick_loop, write_stats};
 use crate::live::schedule::Schedule;
 use crate::live::stats::{RunStats, TickSummary};
@@ -89,6 +90,8 @@ pub struct FleetRunOptions {
     pub start_time_s: Option<f64>,
     /// Where to write tick statistics (JSON) on exit.
     pub stats_path: Option<PathBuf>,
+    /// NMEA/AIS of the vehicles, in process (`--nmea-udp`, `--nmea-tcp`).
+    pub nmea: Option<crate::live::nmea_out::NmeaOutOptions>,
     /// Encounter ranges (m); `None`: no `ENCOUNTER` messages.
     pub encounters: Option<EncounterRanges>,
 }
@@ -423,6 +426,9 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
     let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
 
+    let mut nmea = NmeaTap::open_for(opts.nmea.as_ref(), "the fleet")
+        .await
+        .map_err(BridgeError::BadOption)?;
     let spec = fleet_connect_spec(&opts, &fleet_topics);
     let mut all_names = names.clone();
     all_names.push(opts.fleet_name.clone());
@@ -461,9 +467,15 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
         if let Some(e) = &mut encounters {
             failed += e.observe(&host, t_s - start_time_s, client);
         }
+        if let Some(n) = &mut nmea {
+            n.iteration(&host, t_s);
+        }
         failed
     })
     .await;
+    if let Some(n) = &nmea {
+        n.log_summary();
+    }
 
     info!(
         "{why}: stopping fleet `{}` ({} vehicles)",
