@@ -2,7 +2,7 @@
 //!
 //! The arguments here only mirror the flags; [`crate::mqtt`] does the work
 //! on a current-thread tokio runtime (one OS thread per vehicle process).
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -103,7 +103,6 @@ impl NmeaOutArgs {
         vehicles: &[crate::config::VehicleConfig],
         own: Option<String>,
     ) -> anyhow::Result<Option<NmeaOutOptions>> {
-        use super::nmea::{addr, addrs};
         if self.nmea_udp.is_empty() && self.nmea_tcp.is_none() {
             return Ok(None);
         }
@@ -111,7 +110,7 @@ impl NmeaOutArgs {
             own,
             identities: vehicles.iter().map(Identity::of_config).collect(),
             engine: crate::nmea::Options {
-                static_warmup_s: super::nmea::STATIC_WARMUP_S,
+                static_warmup_s: crate::live::nmea_out::STATIC_WARMUP_S,
                 ..crate::nmea::Options::default()
             },
             udp: addrs("--nmea-udp", &self.nmea_udp)?,
@@ -121,7 +120,7 @@ impl NmeaOutArgs {
                 .as_deref()
                 .map(|s| addr("--nmea-tcp", s))
                 .transpose()?,
-            max_rate: super::nmea::DEFAULT_MAX_RATE,
+            max_rate: crate::live::nmea_out::DEFAULT_MAX_RATE,
             flag_prefix: "nmea-",
         }))
     }
@@ -372,6 +371,18 @@ pub struct WatchArgs {
     /// Give up after S seconds (default 10 with --once, else none).
     #[arg(long, value_name = "S")]
     pub timeout: Option<f64>,
+}
+
+/// Each of `list` as a socket address (`what` names the flag in errors).
+pub(crate) fn addrs(what: &str, list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+    list.iter().map(|s| addr(what, s)).collect()
+}
+
+pub(crate) fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
+    s.to_socket_addrs()
+        .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
+        .next()
+        .with_context(|| format!("{what} {s:?}: no address"))
 }
 
 /// An optional `--duration`-style flag `what` checked by [`seconds`].

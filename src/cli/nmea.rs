@@ -1,23 +1,14 @@
 //! `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP and TCP
 //! (docs/nmea.md).
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
-use super::live::ToolArgs;
+use super::live::{addr, addrs, ToolArgs};
 use crate::live::nmea_out::NmeaOutOptions;
 use crate::mqtt::nmea_bridge::{self, NmeaOptions};
 use crate::nmea::{check_talker, Identity, Options, Selection};
 
-/// First repeat of a vehicle's AIS static data, s (then 2×, 4×, … up to
-/// `--static-interval`): a listener started after the bridge learns the
-/// names soon.
-pub const STATIC_WARMUP_S: f64 = 30.0;
-/// Most sentences per second by default (`--max-rate`; more are dropped
-/// and counted).
-pub const DEFAULT_MAX_RATE: f64 = 10_000.0;
+pub use crate::live::nmea_out::{DEFAULT_MAX_RATE, STATIC_WARMUP_S};
 
 /// Arguments of `usim nmea`.
 #[derive(Debug, clap::Args)]
@@ -79,18 +70,6 @@ pub struct NmeaArgs {
     pub duration: Option<f64>,
     #[command(flatten)]
     pub tool: ToolArgs,
-}
-
-/// Each of `list` as a socket address (`what` names the flag in errors).
-pub(crate) fn addrs(what: &str, list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
-    list.iter().map(|s| addr(what, s)).collect()
-}
-
-pub(crate) fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
-    s.to_socket_addrs()
-        .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
-        .next()
-        .with_context(|| format!("{what} {s:?}: no address"))
 }
 
 fn positive(what: &str, v: f64) -> anyhow::Result<f64> {

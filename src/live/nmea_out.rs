@@ -31,6 +31,12 @@ use crate::text::escape_control;
 /// Most vehicles one output serves at once (a new name beyond makes it
 /// forget the vehicle heard least recently).
 pub const MAX_VEHICLES: usize = crate::nmea::MAX_TRACKS;
+/// First repeat of a vehicle's AIS static data, s (then 2×, 4×, … up to
+/// the static interval): a listener started after the output learns the
+/// names soon.
+pub const STATIC_WARMUP_S: f64 = 30.0;
+/// Most sentences per second by default (more are dropped and counted).
+pub const DEFAULT_MAX_RATE: f64 = 10_000.0;
 /// Batches (one per report) queued for one TCP client before it is dropped.
 pub const CLIENT_QUEUE: usize = 1024;
 
