@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::live::nmea_out::NmeaOutOptions;
-use crate::mqtt::bridge::{run_vehicle, RunOptions};
+use crate::mqtt::bridge::{run_vehicle, LiveOptions, RunOptions};
 use crate::mqtt::broker::{EmbeddedBroker, DEFAULT_BIND};
 use crate::mqtt::endpoint::{credentials, BrokerUrl, DEFAULT_BROKER};
 use crate::mqtt::fleet::{self, FleetEnd, FleetOptions};
@@ -127,17 +127,29 @@ impl NmeaOutArgs {
 }
 
 impl LiveArgs {
-    /// The broker and credentials: the flags, else `first`'s `[mqtt]` table.
-    fn connection(
+    /// The runtime's options: the flags, else `first`'s `[mqtt]` table;
+    /// `topic_root` and `nmea` as the caller resolved them.
+    fn options(
         &self,
         first: &crate::config::VehicleConfig,
-    ) -> anyhow::Result<(BrokerUrl, Option<(String, String)>)> {
+        topic_root: String,
+        nmea: Option<NmeaOutOptions>,
+    ) -> anyhow::Result<LiveOptions> {
         let broker = BrokerUrl::parse(self.broker.as_deref().unwrap_or(&first.mqtt.broker))?;
         let user = self
             .username
             .clone()
             .or_else(|| first.mqtt.username.clone());
-        Ok((broker, credentials(user, first.mqtt.password.clone())))
+        Ok(LiveOptions {
+            broker,
+            topic_root,
+            credentials: credentials(user, first.mqtt.password.clone()),
+            ca_file: self.ca_file.clone(),
+            time_warp: self.clock.time_warp,
+            start_time_s: self.clock.start_time,
+            stats_path: self.stats.clone(),
+            nmea,
+        })
     }
 }
 
@@ -420,22 +432,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let live = a.live;
     config.node_report_local |= live.node_report_local;
-    let (broker, credentials) = live.connection(&config)?;
     let nmea = live
         .nmea
         .options(std::slice::from_ref(&config), Some(config.name.clone()))?;
+    let topic_root = (live.topic_root.clone()).unwrap_or_else(|| config.mqtt.topic_root.clone());
     let opts = RunOptions {
-        topic_root: live
-            .topic_root
-            .unwrap_or_else(|| config.mqtt.topic_root.clone()),
-        credentials,
+        live: live.options(&config, topic_root, nmea)?,
         config,
-        broker,
-        ca_file: live.ca_file,
-        time_warp: live.clock.time_warp,
-        start_time_s: live.clock.start_time,
-        stats_path: live.stats,
-        nmea,
     };
     runtime()?.block_on(run_vehicle(opts))?;
     Ok(ExitCode::SUCCESS)
@@ -561,23 +564,16 @@ pub fn fleet(a: FleetArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--nmea-own {own:?}: no vehicle of the fleet has that name");
         }
     }
-    let (broker, credentials) = live.connection(&vehicles[0])?;
-    let topic_root = match live.topic_root {
-        Some(r) => r,
+    let topic_root = match &live.topic_root {
+        Some(r) => r.clone(),
         None => one_topic_root(&vehicles, &a.configs)?,
     };
+    let nmea = live.nmea.options(&vehicles, a.nmea_own)?;
     let opts = FleetRunOptions {
         app_tick: a.app_tick.unwrap_or(vehicles[0].app_tick),
-        credentials,
-        nmea: live.nmea.options(&vehicles, a.nmea_own)?,
+        live: live.options(&vehicles[0], topic_root, nmea)?,
         vehicles,
         fleet_name: a.fleet_name,
-        broker,
-        topic_root,
-        ca_file: live.ca_file,
-        time_warp: live.clock.time_warp,
-        start_time_s: live.clock.start_time,
-        stats_path: live.stats,
         encounters: encounter_ranges(a.near_miss, a.collision)?,
     };
     warn_other_tick_rates(&opts);

@@ -398,28 +398,72 @@ pub async fn listen_tcp(o: &NmeaOutOptions) -> Result<Option<TcpListener>, Strin
 }
 
 /// NMEA/AIS of a live host's vehicles, in process (`usim run --nmea-udp`,
-/// `usim fleet --nmea-tcp`): after each iteration every vehicle's state
+/// `usim fleet --nmea-tcp`), or nothing when not asked for: a runtime
+/// calls [`NmeaTap::iteration`] after each iteration either way.
+pub struct NmeaTap(Option<Tap>);
+
+impl NmeaTap {
+    /// Open the tap of a live run when `o` asks for one, and log where it
+    /// sends (`NMEA/AIS of WHAT to udp://… and tcp://…`, the TCP port
+    /// found when asked for port 0); an error names the flag and address.
+    pub async fn open_for(o: Option<&NmeaOutOptions>, what: &str) -> Result<NmeaTap, String> {
+        let Some(o) = o else {
+            return Ok(NmeaTap(None));
+        };
+        let tap = Tap::open(o).await?;
+        let mut to: Vec<String> = o.udp.iter().map(|a| format!("udp://{a}")).collect();
+        to.extend(tap.tcp_addr().map(|t| format!("tcp://{t}")));
+        info!("NMEA/AIS of {what} to {}", to.join(" and "));
+        Ok(NmeaTap(Some(tap)))
+    }
+
+    /// After an iteration at vehicle clock `t_s` (Unix s): [`Tap::iteration`].
+    pub fn iteration(&mut self, host: &Host, t_s: f64) {
+        if let Some(t) = &mut self.0 {
+            t.iteration(host, t_s);
+        }
+    }
+
+    /// The open tap, if any.
+    pub fn tap(&self) -> Option<&Tap> {
+        self.0.as_ref()
+    }
+
+    /// Log the counters at the end of a run (nothing without a tap).
+    pub fn log_summary(&self) {
+        if let Some(t) = &self.0 {
+            let s = t.summary();
+            info!(
+                "NMEA/AIS: {} reports, {} lines sent, {} dropped by the rate limit, {} UDP \
+                 errors, {} slow TCP clients dropped, {} vehicles refused",
+                s.reports, s.lines, s.rate_dropped, s.udp_errors, s.slow_clients, s.refused
+            );
+        }
+    }
+}
+
+/// One open tap (see [`NmeaTap`]): after each iteration every vehicle's state
 /// (its snapshot at the vehicle clock) goes through the engine, which
 /// sends what is due (own ship at most `own_interval_s`, AIS at the
 /// class A intervals). No MQTT on the way: the sentences carry the state
 /// the iteration computed, whatever the broker does.
-pub struct NmeaTap {
+pub struct Tap {
     out: NmeaOut,
     accepted: mpsc::Receiver<(TcpStream, SocketAddr)>,
     tcp_addr: Option<SocketAddr>,
     acceptor: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl NmeaTap {
+impl Tap {
     /// Open the sockets of `o` (inside a tokio runtime); an error names
     /// the flag and the address.
-    pub async fn open(o: &NmeaOutOptions) -> Result<NmeaTap, String> {
+    pub async fn open(o: &NmeaOutOptions) -> Result<Tap, String> {
         let udp = open_udp(o).await?;
         let listener = listen_tcp(o).await?;
         let tcp_addr = listener.as_ref().and_then(|l| l.local_addr().ok());
         let (tx, accepted) = mpsc::channel(MAX_CLIENTS);
         let acceptor = listener.map(|l| tokio::spawn(accept_loop(l, tx)));
-        Ok(NmeaTap {
+        Ok(Tap {
             out: NmeaOut::new(o, udp),
             accepted,
             tcp_addr,
@@ -448,34 +492,9 @@ impl NmeaTap {
     pub fn summary(&self) -> &NmeaSummary {
         &self.out.summary
     }
-
-    /// Open the tap of a live run when `o` asks for one, and log where
-    /// it sends (`usim: NMEA/AIS of … to udp://… and tcp://…`, the TCP
-    /// port found when asked for port 0).
-    pub async fn open_for(
-        o: Option<&NmeaOutOptions>,
-        what: &str,
-    ) -> Result<Option<NmeaTap>, String> {
-        let Some(o) = o else { return Ok(None) };
-        let tap = NmeaTap::open(o).await?;
-        let mut to: Vec<String> = o.udp.iter().map(|a| format!("udp://{a}")).collect();
-        to.extend(tap.tcp_addr.map(|t| format!("tcp://{t}")));
-        info!("NMEA/AIS of {what} to {}", to.join(" and "));
-        Ok(Some(tap))
-    }
-
-    /// Log the counters at the end of a run.
-    pub fn log_summary(&self) {
-        let s = &self.out.summary;
-        info!(
-            "NMEA/AIS: {} reports, {} lines sent, {} dropped by the rate limit, {} UDP errors, \
-             {} slow TCP clients dropped, {} vehicles refused",
-            s.reports, s.lines, s.rate_dropped, s.udp_errors, s.slow_clients, s.refused
-        );
-    }
 }
 
-impl Drop for NmeaTap {
+impl Drop for Tap {
     fn drop(&mut self) {
         if let Some(a) = self.acceptor.take() {
             a.abort();
