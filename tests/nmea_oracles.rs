@@ -1350,3 +1350,332 @@ fn sixty_four_idle_sockets_from_one_host_do_not_lock_a_plotter_out() {
         .count();
     assert_eq!(open, 7, "{}", nmea.log());
 }
+
+/// Issue 38: the in-process NMEA path. A known start: 2026-01-15 12:00 UTC
+/// (`--start-time`), the origin, heading 30°.
+const TAP_START: f64 = 1_768_478_400.0;
+
+/// A config at the origin of [`ORIGIN`] heading 30° (rudder 0 keeps it).
+fn tap_config(dir: &Path, name: &str, url: &str, x: f64) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "name = \"{name}\"\nprefix = \"NAV\"\n\
+         start_pos = \"x={x}, y=0, heading=30, speed=0, depth=0\"\napp_tick = 20\n{ORIGIN}\n\
+         [mqtt]\nbroker = \"{url}\"\ntopic_root = \"{ROOT}\"\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Seconds of the UTC day of a pynmea2 `HH:MM:SS[.ffffff]` time.
+fn second_of_day(hms: &str) -> f64 {
+    let hms = hms.split('+').next().unwrap_or(hms);
+    let mut it = hms.split(':').map(|x| x.parse::<f64>().unwrap());
+    it.next().unwrap() * 3600.0 + it.next().unwrap() * 60.0 + it.next().unwrap()
+}
+
+/// The NODE_REPORT of `name` (seen on the broker) whose vehicle clock,
+/// `TAP_START + t`, is `sod` (UTC seconds of the day, to 6 ms).
+fn report_at(reports: &[serde_json::Value], sod: f64) -> Option<&serde_json::Value> {
+    reports.iter().find(|r| {
+        let clock = TAP_START + r["t"].as_f64().unwrap_or(f64::NAN);
+        ((clock.rem_euclid(86_400.0) - sod + 43_200.0).rem_euclid(86_400.0) - 43_200.0).abs()
+            < 0.006
+    })
+}
+
+/// Every NODE_REPORT of `name` seen on the broker, once one of clock
+/// `TAP_START + t` at or past `sod` (UTC seconds of the day) arrived: the
+/// sentences leave in process before the broker delivers the same
+/// iteration's report.
+fn reports_through(watch: &Watcher, name: &str, sod: f64) -> Vec<serde_json::Value> {
+    let day = TAP_START.rem_euclid(86_400.0);
+    let _ = watch.wait_after(
+        0,
+        &topic(name, "NODE_REPORT"),
+        Duration::from_secs(20),
+        |p| {
+            serde_json::from_str::<serde_json::Value>(p)
+                .ok()
+                .and_then(|r| r["t"].as_f64())
+                .is_some_and(|t| day + t >= sod)
+        },
+    );
+    watch
+        .since(0, &topic(name, "NODE_REPORT"))
+        .iter()
+        .map(|m| node_report(&m.payload))
+        .collect()
+}
+
+/// A decoded field as a number (pynmea2 gives some as text).
+fn num(v: &serde_json::Value, k: &str) -> f64 {
+    match &v[k] {
+        serde_json::Value::String(s) => s.parse().unwrap_or(f64::NAN),
+        x => x.as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+/// Bearing (degrees true) and distance (m) from `a` to `b`, (lat, lon) in
+/// degrees, flat earth: metres per degree of the WGS 84 ellipsoid at
+/// 42.36° N (the series 111132.954 − 559.822 cos 2φ + 1.175 cos 4φ and
+/// 111412.84 cos φ − 93.5 cos 3φ + 0.118 cos 5φ).
+fn bearing_from(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    let north = (b.0 - a.0) * 111_080.3;
+    let east = (b.1 - a.1) * 82_384.1;
+    (
+        east.atan2(north).to_degrees().rem_euclid(360.0),
+        east.hypot(north),
+    )
+}
+
+#[test]
+fn usim_run_nmea_udp_sends_the_vehicles_own_state_in_process() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/kayak/NODE_REPORT")]);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = sock.local_addr().unwrap().to_string();
+    let cfg = tap_config(dir.path(), "kayak", &url, 0.0);
+    let start = TAP_START.to_string();
+    let v = mqtt_util::spawn_vehicle(&cfg, &["--nmea-udp", &to, "--start-time", &start]);
+    // The first own-ship set comes at the first iteration: at the origin.
+    let mut lines = Vec::new();
+    let t0 = Instant::now();
+    while !lines.iter().any(|l: &String| l.starts_with("$GPGGA")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no GGA: {}",
+            v.log()
+        );
+        lines.extend(udp_lines(&sock, Duration::from_millis(200)));
+    }
+    watch.post("kayak", "DESIRED_THRUST", "80");
+    let t1 = Instant::now();
+    while t1.elapsed() < Duration::from_secs(60) {
+        lines.extend(udp_lines(&sock, Duration::from_secs(1)));
+        let n = lines.iter().filter(|l| l.starts_with("$GPGGA")).count();
+        if t1.elapsed() > Duration::from_secs(6) && n >= 6 {
+            break;
+        }
+    }
+    let decoded = decode(dir.path(), &lines);
+    let f = num;
+    let ggas: Vec<&serde_json::Value> = decoded.iter().filter(|d| d["s"] == "GGA").collect();
+    assert!(ggas.len() >= 6, "{decoded:?}");
+    let sod = |g: &serde_json::Value| second_of_day(g["time"].as_str().unwrap());
+    let reports = reports_through(&watch, "kayak", sod(ggas[ggas.len() - 1]));
+    // The first fix is the origin of the config (x = y = 0).
+    let first = (f(ggas[0], "latitude"), f(ggas[0], "longitude"));
+    assert!(
+        (first.0 - 42.358456).abs() < 1e-7 && (first.1 + 71.087589).abs() < 1e-7,
+        "{first:?}"
+    );
+    // Each fix is the state the vehicle published at that clock (the UTC
+    // of the sentence is --start-time + t): MQTT is the other path.
+    for g in &ggas {
+        if let Some(r) = report_at(&reports, sod(g)) {
+            assert!(
+                (f(r, "lat") - f(g, "latitude")).abs() < 1e-7
+                    && (f(r, "lon") - f(g, "longitude")).abs() < 1e-7,
+                "GGA {g} vs NODE_REPORT {r}"
+            );
+        }
+    }
+    assert!(
+        ggas.iter()
+            .filter(|g| report_at(&reports, sod(g)).is_some())
+            .count()
+            >= 4,
+        "GGA times are no vehicle clocks: {ggas:?}"
+    );
+    // Thrust 80 with rudder 0: it went off along its heading of 30° on
+    // the UTM grid (x, y: docs/model.md), i.e. 30° plus the grid
+    // convergence true north: atan(tan(λ − λ₀) sin φ) (Snyder, Map
+    // Projections, eq. 8-1 on the sphere) with λ₀ = −69°, the central
+    // meridian of zone 19 (⌊(λ + 180)/6⌋ + 1).
+    let (phi, dl) = (
+        42.358456f64.to_radians(),
+        (-71.087589f64 + 69.0).to_radians(),
+    );
+    let true_course = 30.0 + (dl.tan() * phi.sin()).atan().to_degrees();
+    let last = ggas[ggas.len() - 1];
+    let (bearing, dist) = bearing_from(first, (f(last, "latitude"), f(last, "longitude")));
+    assert!(
+        dist > 3.0 && (bearing - true_course).abs() < 0.2,
+        "{bearing}° (expected {true_course}°), {dist} m"
+    );
+    for d in &decoded {
+        match d["s"].as_str().unwrap() {
+            "HDT" => assert!((f(d, "heading") - 30.0).abs() < 0.051, "{d}"),
+            "VDO" => assert_eq!(
+                d["mmsi"].as_u64(),
+                Some(u64::from(usim::nmea::default_mmsi("kayak")))
+            ),
+            "VDM" => panic!("the own ship is no AIS target: {d}"),
+            _ => {}
+        }
+    }
+    let log = v.log();
+    assert!(
+        log.contains(&format!("NMEA/AIS of kayak to udp://{to}")),
+        "{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn usim_fleet_nmea_tcp_serves_the_other_vehicles_as_ais_targets() {
+    if !have_pynmea() {
+        return;
+    }
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/+/NODE_REPORT")]);
+    let a = tap_config(dir.path(), "kayak", &url, 0.0);
+    let b = tap_config(dir.path(), "tgt", &url, 100.0);
+    let mut cmd = Command::new(usim());
+    cmd.arg("fleet")
+        .arg(&a)
+        .arg(&b)
+        .args(["--nmea-own", "kayak", "--nmea-tcp", "127.0.0.1:0"])
+        .args(["--start-time", &TAP_START.to_string()]);
+    let fleet = Proc::spawn("usim fleet", cmd, dir.path().join("fleet.log"));
+    assert!(
+        fleet.wait_log("NMEA/AIS of the fleet to tcp://", Duration::from_secs(60)),
+        "{}",
+        fleet.log()
+    );
+    let log = fleet.log();
+    let addr = log
+        .split("NMEA/AIS of the fleet to tcp://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let mut tcp = TcpStream::connect(&addr).unwrap();
+    // Connected while the fleet checks its names (the tap opens first):
+    // tgt's first sight, with its type 1 and 5, comes on this connection.
+    watch.post("tgt", "DESIRED_THRUST", "50");
+    let (text, _) = tcp_read(&mut tcp, Duration::from_secs(15), usize::MAX);
+    let lines: Vec<String> = text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with("\r\n"))
+        .map(String::from)
+        .collect();
+    let decoded = decode(dir.path(), &lines);
+    // The fleet's clock at the last own-ship fix: tgt's reports up to it.
+    let last_fix = decoded
+        .iter()
+        .filter(|d| d["s"] == "GGA")
+        .filter_map(|d| d["time"].as_str())
+        .map(second_of_day)
+        .fold(0.0, f64::max);
+    let reports = reports_through(&watch, "tgt", last_fix);
+    let f = num;
+    let tgt_mmsi = u64::from(usim::nmea::default_mmsi("tgt"));
+    let (mut positions, mut statics) = (0, 0);
+    for d in decoded.iter().filter(|d| d["s"] == "VDM") {
+        assert_eq!(
+            d["mmsi"].as_u64(),
+            Some(tgt_mmsi),
+            "only tgt is a target: {d}"
+        );
+        if d["msg_type"] == 5 {
+            statics += 1;
+            assert_eq!(d["shipname"], "TGT");
+            continue;
+        }
+        positions += 1;
+        assert!(
+            reports
+                .iter()
+                .any(|r| (f(r, "lat") - f(d, "lat")).abs() < 1.4e-6
+                    && (f(r, "lon") - f(d, "lon")).abs() < 1.4e-6
+                    && ((f(r, "heading") - f(d, "heading") + 540.0).rem_euclid(360.0) - 180.0)
+                        .abs()
+                        < 0.51),
+            "AIS {d} is no state of tgt"
+        );
+    }
+    assert!(positions >= 1 && statics >= 1, "{decoded:?}");
+    // kayak is the own ship: GGA at its start (the origin), !AIVDO.
+    let gga = decoded.iter().find(|d| d["s"] == "GGA").expect("a GGA");
+    assert!((f(gga, "latitude") - 42.358456).abs() < 1e-7, "{gga}");
+    assert!(decoded.iter().any(|d| d["s"] == "VDO"), "{decoded:?}");
+    assert!(!fleet.log().contains("panicked"), "{}", fleet.log());
+}
+
+#[test]
+fn gpsd_reads_usim_run_nmea_udp_and_its_fix_is_the_vehicles() {
+    let Some((gpsd, gpspipe)) = gpsd_paths() else {
+        return;
+    };
+    let broker = Broker::start(BrokerKind::Embedded).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = broker.url();
+    let watch = Watcher::new(broker.port, &[format!("{ROOT}/kayak/NODE_REPORT")]);
+    let (_gpsd, udp_port, gpsd_port) = mqtt_util::start_gpsd(&gpsd, dir.path());
+    let cfg = tap_config(dir.path(), "kayak", &url, 0.0);
+    let to = format!("127.0.0.1:{udp_port}");
+    let start = TAP_START.to_string();
+    let v = mqtt_util::spawn_vehicle(&cfg, &["--nmea-udp", &to, "--start-time", &start]);
+    assert!(
+        v.wait_log("NMEA/AIS of kayak", Duration::from_secs(60)),
+        "{}",
+        v.log()
+    );
+    watch.post("kayak", "DESIRED_THRUST", "80");
+    let o = Command::new("timeout")
+        .arg("40")
+        .arg(&gpspipe)
+        .args(["-w", "-n", "20", &format!("127.0.0.1:{gpsd_port}")])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let tpvs: Vec<serde_json::Value> = out
+        .lines()
+        .filter(|l| l.contains("\"class\":\"TPV\""))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // "YYYY-MM-DDTHH:MM:SS.sssZ" → UTC seconds of the day.
+    let sod = |time: &str| second_of_day(&time[11..time.len() - 1]);
+    let last = tpvs
+        .iter()
+        .filter_map(|v| v["time"].as_str())
+        .map(sod)
+        .fold(0.0, f64::max);
+    let reports = reports_through(&watch, "kayak", last);
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+    let mut fixes = 0;
+    for line in &tpvs {
+        let (Some(lat), Some(time)) = (line["lat"].as_f64(), line["time"].as_str()) else {
+            continue;
+        };
+        // The date is --start-time's.
+        assert!(time.starts_with("2026-01-15T"), "{line}");
+        let Some(r) = report_at(&reports, sod(time)) else {
+            panic!(
+                "no state at {time}: {line}; {} reports, t = {:?}",
+                reports.len(),
+                reports
+                    .iter()
+                    .map(|r| f(r, "t"))
+                    .take(100)
+                    .collect::<Vec<_>>()
+            );
+        };
+        assert!((f(r, "lat") - lat).abs() < 1e-7, "lat {line} vs {r}");
+        assert!(
+            (f(r, "lon") - line["lon"].as_f64().unwrap()).abs() < 1e-7,
+            "lon {line} vs {r}"
+        );
+        fixes += 1;
+    }
+    assert!(fixes >= 3, "gpsd gave {fixes} fixes: {out}\n{}", v.log());
+}

@@ -2,49 +2,70 @@
 //!
 //! The arguments here only mirror the flags; [`crate::mqtt`] does the work
 //! on a current-thread tokio runtime (one OS thread per vehicle process).
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::mqtt::bridge::{run_vehicle, RunOptions};
+use crate::live::nmea_out::NmeaOutOptions;
+use crate::mqtt::bridge::{run_vehicle, LiveOptions, RunOptions};
 use crate::mqtt::broker::{EmbeddedBroker, DEFAULT_BIND};
 use crate::mqtt::endpoint::{credentials, BrokerUrl, DEFAULT_BROKER};
 use crate::mqtt::fleet::{self, FleetEnd, FleetOptions};
 use crate::mqtt::fleet_runtime::{run_fleet, FleetRunOptions};
 use crate::mqtt::tools::{self, PostOptions, ToolConnection, WatchEnd, WatchMode, WatchOptions};
 use crate::mqtt::topics::ON_CHANGE;
+use crate::nmea::Identity;
 
 /// Arguments of `usim run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Vehicle config (TOML, docs/formats.md §1).
     pub config: PathBuf,
-    /// Broker URL (mqtt://HOST:PORT, or mqtts:// with the `tls` feature);
-    /// default: mqtt.broker of the config, else mqtt://127.0.0.1:1883.
-    #[arg(long, value_name = "URL")]
-    pub broker: Option<String>,
     /// Vehicle name (topics, logs); default: `name` of the config.
     #[arg(long)]
     pub name: Option<String>,
+    /// Broker, clock and outputs (shared with `usim fleet`).
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// The clock options of every live runtime (`usim run`, `usim fleet`,
+/// `usim ros2`).
+#[derive(Debug, clap::Args)]
+pub struct ClockArgs {
     /// MOOS-style time warp: the clock and the iteration rate run W times faster.
     #[arg(long, value_name = "W", default_value_t = 1.0)]
     pub time_warp: f64,
-    /// Topic root; default: mqtt.topic_root of the config.
+    /// Clock value at start-up, s; default: Unix time now, like MOOSTime
+    /// (`usim ros2 --mission`: the mission's start).
+    #[arg(long, value_name = "S")]
+    pub start_time: Option<f64>,
+}
+
+/// The options `usim run` and `usim fleet` share: the MQTT connection,
+/// the clock, the outputs besides MQTT.
+#[derive(Debug, clap::Args)]
+pub struct LiveArgs {
+    /// Broker URL (mqtt://HOST:PORT, or mqtts:// with the `tls` feature);
+    /// default: mqtt.broker of the (first) config, else mqtt://127.0.0.1:1883.
+    #[arg(long, value_name = "URL")]
+    pub broker: Option<String>,
+    /// Topic root; default: mqtt.topic_root of the config (a fleet's configs must agree).
     #[arg(long, value_name = "ROOT")]
     pub topic_root: Option<String>,
-    /// Broker user name (password: mqtt.password of the config or $USIM_MQTT_PASSWORD).
+    /// Broker user name (password: mqtt.password of the (first) config or $USIM_MQTT_PASSWORD).
     #[arg(long)]
     pub username: Option<String>,
     /// CA bundle (PEM) for mqtts://; default: the system bundle.
     #[arg(long, value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
-    /// Clock value at start-up, s; default: Unix time now, like MOOSTime.
-    #[arg(long, value_name = "S")]
-    pub start_time: Option<f64>,
-    /// On exit, write tick statistics (lateness histogram, drops) to FILE as JSON.
+    /// --time-warp W, --start-time S.
+    #[command(flatten)]
+    pub clock: ClockArgs,
+    /// On exit, write tick statistics (lateness, iteration time, drops) to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Also publish MOOS's NODE_REPORT_LOCAL string each iteration
@@ -53,6 +74,83 @@ pub struct RunArgs {
     /// `node_report_local = true` in the config.
     #[arg(long)]
     pub node_report_local: bool,
+    /// --nmea-udp, --nmea-tcp, --nmea-broadcast.
+    #[command(flatten)]
+    pub nmea: NmeaOutArgs,
+}
+
+/// NMEA 0183 and AIS straight from the live vehicles (`usim run`, `usim
+/// fleet`; docs/nmea.md, "In process"), as `usim nmea` sends them.
+#[derive(Debug, clap::Args)]
+pub struct NmeaOutArgs {
+    /// Also send NMEA/AIS of the vehicles to this UDP address (repeatable), as `usim nmea --udp`.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub nmea_udp: Vec<String>,
+    /// Also serve NMEA/AIS to TCP clients on this address (port 0: any free port), as `usim nmea --tcp`.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub nmea_tcp: Option<String>,
+    /// Allow broadcast --nmea-udp destinations (off by default).
+    #[arg(long)]
+    pub nmea_broadcast: bool,
+}
+
+impl NmeaOutArgs {
+    /// The in-process NMEA output of `vehicles` (none without --nmea-udp
+    /// or --nmea-tcp): `usim nmea`'s defaults, each vehicle's AIS identity
+    /// from its config, `own` the own ship.
+    fn options(
+        &self,
+        vehicles: &[crate::config::VehicleConfig],
+        own: Option<String>,
+    ) -> anyhow::Result<Option<NmeaOutOptions>> {
+        if self.nmea_udp.is_empty() && self.nmea_tcp.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(NmeaOutOptions {
+            own,
+            identities: vehicles.iter().map(Identity::of_config).collect(),
+            engine: crate::nmea::Options {
+                static_warmup_s: crate::live::nmea_out::STATIC_WARMUP_S,
+                ..crate::nmea::Options::default()
+            },
+            udp: addrs("--nmea-udp", &self.nmea_udp)?,
+            broadcast: self.nmea_broadcast,
+            tcp: self
+                .nmea_tcp
+                .as_deref()
+                .map(|s| addr("--nmea-tcp", s))
+                .transpose()?,
+            max_rate: crate::live::nmea_out::DEFAULT_MAX_RATE,
+            flag_prefix: "nmea-",
+        }))
+    }
+}
+
+impl LiveArgs {
+    /// The runtime's options: the flags, else `first`'s `[mqtt]` table;
+    /// `topic_root` and `nmea` as the caller resolved them.
+    fn options(
+        &self,
+        first: &crate::config::VehicleConfig,
+        topic_root: String,
+        nmea: Option<NmeaOutOptions>,
+    ) -> anyhow::Result<LiveOptions> {
+        let broker = BrokerUrl::parse(self.broker.as_deref().unwrap_or(&first.mqtt.broker))?;
+        let user = self
+            .username
+            .clone()
+            .or_else(|| first.mqtt.username.clone());
+        Ok(LiveOptions {
+            broker,
+            topic_root,
+            credentials: credentials(user, first.mqtt.password.clone()),
+            ca_file: self.ca_file.clone(),
+            time_warp: self.clock.time_warp,
+            start_time_s: self.clock.start_time,
+            stats_path: self.stats.clone(),
+            nmea,
+        })
+    }
 }
 
 /// Arguments of `usim broker`.
@@ -174,21 +272,12 @@ pub struct FleetArgs {
     /// --spawn N --config C --spacing M.
     #[command(flatten)]
     pub spawn: SpawnArgs,
-    /// Broker URL; default: mqtt.broker of the first config.
-    #[arg(long, value_name = "URL")]
-    pub broker: Option<String>,
-    /// Topic root; default: mqtt.topic_root of the configs (which must agree).
-    #[arg(long, value_name = "ROOT")]
-    pub topic_root: Option<String>,
     /// Fleet name: its status and ENCOUNTER topics and its MQTT client id.
     #[arg(long, value_name = "NAME", default_value = crate::mqtt::fleet_runtime::DEFAULT_FLEET_NAME)]
     pub fleet_name: String,
     /// Iterations per second of the whole fleet; default: app_tick of the first config.
     #[arg(long, value_name = "HZ")]
     pub app_tick: Option<f64>,
-    /// MOOS-style time warp: the clock and the iteration rate run W times faster.
-    #[arg(long, value_name = "W", default_value_t = 1.0)]
-    pub time_warp: f64,
     /// Override [mqtt] publish of every vehicle (report: NODE_REPORT and USM_TIME only).
     #[arg(long, value_enum)]
     pub publish: Option<PublishArg>,
@@ -198,21 +287,12 @@ pub struct FleetArgs {
     /// Collision range, m (at most --near-miss; default: off).
     #[arg(long, value_name = "M")]
     pub collision: Option<f64>,
-    /// Broker user name (password: mqtt.password of the first config or $USIM_MQTT_PASSWORD).
-    #[arg(long)]
-    pub username: Option<String>,
-    /// CA bundle (PEM) for mqtts://.
-    #[arg(long, value_name = "PATH")]
-    pub ca_file: Option<PathBuf>,
-    /// Clock value at start-up, s; default: Unix time now, like MOOSTime.
-    #[arg(long, value_name = "S")]
-    pub start_time: Option<f64>,
-    /// On exit, write fleet tick statistics (lateness, iteration time, drops) to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub stats: Option<PathBuf>,
-    /// Also publish NODE_REPORT_LOCAL for every vehicle (as `usim run --node-report-local`).
-    #[arg(long)]
-    pub node_report_local: bool,
+    /// The own ship of --nmea-udp/--nmea-tcp (NMEA sentences, !AIVDO); the others are AIS targets.
+    #[arg(long, value_name = "NAME")]
+    pub nmea_own: Option<String>,
+    /// Broker, clock and outputs (shared with `usim run`).
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 /// Broker and topic options shared by `post` and `watch`.
@@ -305,6 +385,24 @@ pub struct WatchArgs {
     pub timeout: Option<f64>,
 }
 
+/// Each of `list` as a socket address (`what` names the flag in errors).
+pub(crate) fn addrs(what: &str, list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+    list.iter().map(|s| addr(what, s)).collect()
+}
+
+pub(crate) fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
+    s.to_socket_addrs()
+        .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
+        .next()
+        .with_context(|| format!("{what} {s:?}: no address"))
+}
+
+/// An optional `--duration`-style flag `what` checked by [`seconds`].
+pub(crate) fn optional_seconds(s: Option<f64>, what: &str) -> anyhow::Result<Option<Duration>> {
+    s.map(|s| seconds(s, what)).transpose()
+}
+
+/// The current-thread tokio runtime every live subcommand runs on.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -312,7 +410,8 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the tokio runtime")
 }
 
-fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
+/// `s` seconds (> 0) as a duration; an error names the flag `what`.
+pub(crate) fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(s)
         .ok()
         .filter(|d| !d.is_zero())
@@ -331,21 +430,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    config.node_report_local |= a.node_report_local;
-    let broker = BrokerUrl::parse(a.broker.as_deref().unwrap_or(&config.mqtt.broker))?;
-    let topic_root = a
-        .topic_root
-        .unwrap_or_else(|| config.mqtt.topic_root.clone());
-    let user = a.username.or_else(|| config.mqtt.username.clone());
+    let live = a.live;
+    config.node_report_local |= live.node_report_local;
+    let nmea = live
+        .nmea
+        .options(std::slice::from_ref(&config), Some(config.name.clone()))?;
+    let topic_root = (live.topic_root.clone()).unwrap_or_else(|| config.mqtt.topic_root.clone());
     let opts = RunOptions {
-        credentials: credentials(user, config.mqtt.password.clone()),
+        live: live.options(&config, topic_root, nmea)?,
         config,
-        broker,
-        topic_root,
-        ca_file: a.ca_file,
-        time_warp: a.time_warp,
-        start_time_s: a.start_time,
-        stats_path: a.stats,
     };
     runtime()?.block_on(run_vehicle(opts))?;
     Ok(ExitCode::SUCCESS)
@@ -457,32 +550,30 @@ pub fn fleet(a: FleetArgs) -> anyhow::Result<ExitCode> {
             "no vehicles: give configs (usim fleet A.toml B.toml) or --spawn N --config C"
         );
     }
+    let live = a.live;
     for v in &mut vehicles {
-        v.node_report_local |= a.node_report_local;
+        v.node_report_local |= live.node_report_local;
         match a.publish {
             Some(PublishArg::All) => v.mqtt.publish = crate::config::PublishMode::All,
             Some(PublishArg::Report) => v.mqtt.publish = crate::config::PublishMode::Report,
             None => {}
         }
     }
-    let first = vehicles[0].clone();
-    let topic_root = match a.topic_root {
-        Some(r) => r,
+    if let Some(own) = &a.nmea_own {
+        if !vehicles.iter().any(|v| &v.name == own) {
+            anyhow::bail!("--nmea-own {own:?}: no vehicle of the fleet has that name");
+        }
+    }
+    let topic_root = match &live.topic_root {
+        Some(r) => r.clone(),
         None => one_topic_root(&vehicles, &a.configs)?,
     };
-    let broker = BrokerUrl::parse(a.broker.as_deref().unwrap_or(&first.mqtt.broker))?;
-    let user = a.username.or_else(|| first.mqtt.username.clone());
+    let nmea = live.nmea.options(&vehicles, a.nmea_own)?;
     let opts = FleetRunOptions {
-        app_tick: a.app_tick.unwrap_or(first.app_tick),
-        credentials: credentials(user, first.mqtt.password.clone()),
+        app_tick: a.app_tick.unwrap_or(vehicles[0].app_tick),
+        live: live.options(&vehicles[0], topic_root, nmea)?,
         vehicles,
         fleet_name: a.fleet_name,
-        broker,
-        topic_root,
-        ca_file: a.ca_file,
-        time_warp: a.time_warp,
-        start_time_s: a.start_time,
-        stats_path: a.stats,
         encounters: encounter_ranges(a.near_miss, a.collision)?,
     };
     warn_other_tick_rates(&opts);

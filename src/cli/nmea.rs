@@ -1,19 +1,14 @@
 //! `usim nmea`: live vehicles as NMEA 0183 and AIS over UDP and TCP
 //! (docs/nmea.md).
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
-use super::live::ToolArgs;
+use super::live::{addr, addrs, ToolArgs};
+use crate::live::nmea_out::NmeaOutOptions;
 use crate::mqtt::nmea_bridge::{self, NmeaOptions};
 use crate::nmea::{check_talker, Identity, Options, Selection};
 
-/// First repeat of a vehicle's AIS static data, s (then 2×, 4×, … up to
-/// `--static-interval`): a listener started after the bridge learns the
-/// names soon.
-pub const STATIC_WARMUP_S: f64 = 30.0;
+pub use crate::live::nmea_out::{DEFAULT_MAX_RATE, STATIC_WARMUP_S};
 
 /// Arguments of `usim nmea`.
 #[derive(Debug, clap::Args)]
@@ -64,7 +59,7 @@ pub struct NmeaArgs {
     #[arg(long, value_name = "S", default_value_t = 360.0)]
     pub static_interval: f64,
     /// Most sentences per second sent; more are dropped and counted.
-    #[arg(long, value_name = "N", default_value_t = 10_000.0)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RATE)]
     pub max_rate: f64,
     /// Listen for AIS (!AIVDM) on this UDP address and publish each target
     /// to {root}/ais/{MMSI} as JSON.
@@ -75,13 +70,6 @@ pub struct NmeaArgs {
     pub duration: Option<f64>,
     #[command(flatten)]
     pub tool: ToolArgs,
-}
-
-fn addr(what: &str, s: &str) -> anyhow::Result<SocketAddr> {
-    s.to_socket_addrs()
-        .with_context(|| format!("{what} {s:?}: expected HOST:PORT"))?
-        .next()
-        .with_context(|| format!("{what} {s:?}: no address"))
 }
 
 fn positive(what: &str, v: f64) -> anyhow::Result<f64> {
@@ -118,44 +106,31 @@ pub fn run(a: NmeaArgs) -> anyhow::Result<ExitCode> {
         let cfg = crate::config::load_vehicle(path)?;
         identities.push(Identity::of_config(&cfg));
     }
-    let duration = match a.duration {
-        Some(s) => Some(
-            std::time::Duration::try_from_secs_f64(s)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .with_context(|| {
-                    format!("--duration must be a positive number of seconds, got {s}")
-                })?,
-        ),
-        None => None,
+    let duration = super::live::optional_seconds(a.duration, "--duration")?;
+    let out = NmeaOutOptions {
+        own: a.own,
+        identities,
+        engine,
+        udp: addrs("--udp", &a.udp)?,
+        broadcast: a.broadcast,
+        tcp: a.tcp.as_deref().map(|s| addr("--tcp", s)).transpose()?,
+        max_rate: positive("--max-rate", a.max_rate)?,
+        flag_prefix: "",
     };
     let opts = NmeaOptions {
         conn: a.tool.connection()?,
         vehicles: (!a.all).then_some(a.vehicles),
-        own: a.own,
-        identities,
-        engine,
-        udp: a
-            .udp
-            .iter()
-            .map(|s| addr("--udp", s))
-            .collect::<anyhow::Result<_>>()?,
-        broadcast: a.broadcast,
-        tcp: a.tcp.as_deref().map(|s| addr("--tcp", s)).transpose()?,
+        out,
         ais_in: a
             .ais_in
             .as_deref()
             .map(|s| addr("--ais-in", s))
             .transpose()?,
-        max_rate: positive("--max-rate", a.max_rate)?,
         duration,
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the tokio runtime")?;
+    let rt = super::live::runtime()?;
     let s = rt.block_on(nmea_bridge::run(&opts, |tcp| {
-        let mut to: Vec<String> = opts.udp.iter().map(|a| format!("udp://{a}")).collect();
+        let mut to: Vec<String> = opts.out.udp.iter().map(|a| format!("udp://{a}")).collect();
         if let Some(t) = tcp {
             to.push(format!("tcp://{t}"));
         }

@@ -55,17 +55,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
     if a.vehicles.is_empty() && !a.all {
         anyhow::bail!("give --vehicles A,B or --all");
     }
-    let duration = match a.duration {
-        Some(s) => Some(
-            std::time::Duration::try_from_secs_f64(s)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .with_context(|| {
-                    format!("--duration must be a positive number of seconds, got {s}")
-                })?,
-        ),
-        None => None,
-    };
+    let duration = super::live::optional_seconds(a.duration, "--duration")?;
     let format = match OutputFormat::choose(a.format, Some(&output))? {
         OutputFormat::Csv => RecordFormat::Csv,
         OutputFormat::Mcap => RecordFormat::Mcap,
@@ -78,10 +68,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
         format,
         duration,
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the tokio runtime")?;
+    let rt = super::live::runtime()?;
     let which = match &opts.vehicles {
         Some(v) => v.join(", "),
         None => "every vehicle".to_string(),

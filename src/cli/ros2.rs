@@ -6,8 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use super::live::runtime;
 use crate::config::VehicleConfig;
 use crate::dds::live::{NodeOptions, Ros2Node};
@@ -52,15 +50,12 @@ pub struct Ros2Args {
     /// Iterations per second (sim time); default: app_tick of the first vehicle.
     #[arg(long, value_name = "HZ")]
     pub app_tick: Option<f64>,
-    /// Live clock W times faster than real time (/clock follows it).
-    #[arg(long, value_name = "W", default_value_t = 1.0)]
-    pub time_warp: f64,
+    /// --time-warp W (/clock follows the clock), --start-time S (default: the mission's start, if any).
+    #[command(flatten)]
+    pub clock: super::live::ClockArgs,
     /// Advance only when told: `step` (/usim/step) or `ack` (every vehicle acknowledged).
     #[arg(long, value_enum, value_name = "RULE")]
     pub lockstep: Option<LockstepArg>,
-    /// Clock value at start-up, s; default: the mission's start, else Unix time now.
-    #[arg(long, value_name = "S")]
-    pub start_time: Option<f64>,
     /// Stop after N iterations.
     #[arg(long, value_name = "N")]
     pub steps: Option<u64>,
@@ -133,9 +128,10 @@ fn positive(x: f64, flag: &str) -> anyhow::Result<f64> {
 pub fn run(a: Ros2Args) -> anyhow::Result<ExitCode> {
     let (vehicles, mission_start) = vehicles(&a)?;
     let app_tick = positive(a.app_tick.unwrap_or(vehicles[0].app_tick), "--app-tick")?;
-    let warp = positive(a.time_warp, "--time-warp")?;
+    let warp = positive(a.clock.time_warp, "--time-warp")?;
     let (duration, claim_window) = durations(&a)?;
     let start_time_s = a
+        .clock
         .start_time
         .or(mission_start)
         .unwrap_or_else(crate::live::clock::unix_time_s);
@@ -191,15 +187,7 @@ fn durations(a: &Ros2Args) -> anyhow::Result<(Option<Duration>, Option<Duration>
             a.claim_window
         );
     }
-    let duration = match a.duration {
-        Some(d) => Some(
-            Duration::try_from_secs_f64(d)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .with_context(|| format!("--duration must be a number of seconds > 0, got {d}"))?,
-        ),
-        None => None,
-    };
+    let duration = super::live::optional_seconds(a.duration, "--duration")?;
     let claim_window = (a.claim_window > 0.0).then(|| Duration::from_secs_f64(a.claim_window));
     Ok((duration, claim_window))
 }

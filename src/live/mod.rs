@@ -17,6 +17,8 @@
 //!   the lock-step clock (sans-IO).
 //! * [`claim`]: the live-name claim rule (sans-IO; each transport carries
 //!   its messages).
+//! * [`nmea_out`]: NMEA 0183 and AIS out (engine, UDP, TCP server) of `usim
+//!   nmea` and of a live run's `--nmea-udp`/`--nmea-tcp`, in process.
 //! * [`node_report`]: MOOS's `NODE_REPORT_LOCAL` string (sans-IO).
 //! * [`stats`]: iteration timing and refused publications (`--stats`, `-v`).
 //! * [`run`]: the deadline loop on tokio, signals, `--stats` files.
@@ -25,6 +27,7 @@ pub mod clock;
 pub mod host;
 pub mod inbox;
 pub mod mailbox;
+pub mod nmea_out;
 pub mod node_report;
 pub mod run;
 pub mod schedule;

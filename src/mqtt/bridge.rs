@@ -42,6 +42,7 @@ use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
 use crate::live::clock::unix_time_s;
 use crate::live::host::Host;
 use crate::live::inbox::{DropLog, Inbox};
+use crate::live::nmea_out::NmeaTap;
 use crate::live::run::{tick_loop, write_stats};
 use crate::live::schedule::Schedule;
 use crate::live::stats::{RunStats, TickSummary};
@@ -66,9 +67,17 @@ const QUICK_DROP: Duration = Duration::from_secs(2);
 pub struct RunOptions {
     /// The vehicle (its `name` already overridden by `--name`).
     pub config: VehicleConfig,
+    /// Broker, clock and outputs.
+    pub live: LiveOptions,
+}
+
+/// What `usim run` and `usim fleet` share, resolved from the command line
+/// and the (first) config.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
     /// The broker.
     pub broker: BrokerUrl,
-    /// Topic root (from `[mqtt]`, or `--topic-root`).
+    /// Topic root of every vehicle (from `[mqtt]`, or `--topic-root`).
     pub topic_root: String,
     /// User name and password, if any.
     pub credentials: Option<(String, String)>,
@@ -80,6 +89,17 @@ pub struct RunOptions {
     pub start_time_s: Option<f64>,
     /// Where to write tick statistics (JSON) on exit.
     pub stats_path: Option<PathBuf>,
+    /// NMEA/AIS of the vehicles, in process (`--nmea-udp`, `--nmea-tcp`).
+    pub nmea: Option<crate::live::nmea_out::NmeaOutOptions>,
+}
+
+impl LiveOptions {
+    /// [`crate::live::check_timing`] of the tick rate `app_tick` (named
+    /// `what` in the error), the time warp and the start time.
+    pub fn check_timing(&self, what: &str, app_tick: f64) -> Result<(), BridgeError> {
+        crate::live::check_timing(what, app_tick, self.time_warp, self.start_time_s)
+            .map_err(BridgeError::BadOption)
+    }
 }
 
 /// What a run did, for the caller and the `--stats` file.
@@ -130,33 +150,51 @@ impl LinkState {
     }
 }
 
+/// What a live runtime announces at each connection, and says of itself
+/// in its log lines.
+#[derive(Debug)]
+pub(crate) struct Announcement {
+    /// Retained `online` on each at every connection; the first is also
+    /// subscribed to: its `online` coming back proves that the broker takes
+    /// our publications and subscriptions (the echo).
+    pub statuses: Vec<String>,
+    /// Each vehicle's `{root}/{name}/model` topic and model name (retained).
+    pub models: Vec<(String, &'static str)>,
+    /// The command subscriptions.
+    pub filters: Vec<SubscribeFilter>,
+    /// The claim topic (filter) answered while we run.
+    pub claim: String,
+    /// The topics we use, for the ACL error message (`usim/NAME/#`).
+    pub scope: String,
+    /// Whose status the echo is ("this vehicle's", "the fleet's"), for logs.
+    pub owner: &'static str,
+}
+
 /// What the connection task does on behalf of its vehicle(s): `usim run`
 /// routes to one vehicle ([`OneVehicle`]), `usim fleet` to many.
 pub(crate) trait Router {
-    /// Queue the retained `online` statuses and the subscriptions (at every
-    /// `ConnAck`); the subscriptions must include [`Router::echo_topic`].
-    fn on_connect(&self, client: &AsyncClient);
-    /// A retained status topic of ours whose `online` coming back proves
-    /// that the broker takes our publications and subscriptions.
-    fn echo_topic(&self) -> &str;
-    /// The topics we use, for the ACL error message (`usim/NAME/#`).
-    fn scope(&self) -> String;
-    /// Whose status the echo is ("this vehicle's", "the fleet's"), for logs.
-    fn owner(&self) -> &'static str;
+    /// The statuses, models, subscriptions and names of this runtime.
+    fn announcement(&self) -> &Announcement;
     /// One incoming message (not the echo): parse into a mailbox or drop.
     fn on_publish(&self, p: &Publish, drops: &mut DropLog);
+    /// At every `ConnAck`: [`announce`] the [`Router::announcement`].
+    fn on_connect(&self, client: &AsyncClient) {
+        announce(client, self.announcement());
+    }
+    /// The echo topic ([`Announcement::statuses`]' first).
+    fn echo_topic(&self) -> &str {
+        self.announcement()
+            .statuses
+            .first()
+            .map_or("", String::as_str)
+    }
 }
 
 /// The [`Router`] of `usim run`.
 struct OneVehicle {
     topics: Topics,
-    status: String,
-    /// `{root}/{name}/claim`, answered while the vehicle runs.
-    claim: String,
-    /// `{root}/{name}/model` and the model's name (retained at each connection).
-    model: (String, &'static str),
+    announced: Announcement,
     client: AsyncClient,
-    filters: Vec<SubscribeFilter>,
     inbox: Arc<Inbox>,
 }
 
@@ -168,19 +206,24 @@ impl OneVehicle {
         variant: crate::model::ModelVariant,
         live: &crate::live::vehicle::LiveVehicle,
     ) -> Self {
-        OneVehicle {
-            status: topics.status(),
+        let announced = Announcement {
+            statuses: vec![topics.status()],
             claim: topics.var(crate::live::claim::CLAIM),
-            model: (
+            models: vec![(
                 topics.var(super::topics::MODEL),
                 super::topics::model_name(variant),
-            ),
-            client: client.clone(),
+            )],
             filters: topics
                 .command_filters_except(&live.echoes)
                 .into_iter()
                 .map(|f| SubscribeFilter::new(f, QoS::AtLeastOnce))
                 .collect(),
+            scope: topics.all(),
+            owner: "this vehicle's",
+        };
+        OneVehicle {
+            announced,
+            client: client.clone(),
             topics: topics.clone(),
             inbox: Arc::clone(&live.inbox),
         }
@@ -188,35 +231,52 @@ impl OneVehicle {
 }
 
 impl Router for OneVehicle {
-    fn on_connect(&self, client: &AsyncClient) {
-        if let Err(e) = client.try_publish(self.status.clone(), QoS::AtLeastOnce, true, ONLINE) {
-            warn!("cannot queue the online status: {e}");
-        }
-        let _ = client.try_publish(self.model.0.clone(), QoS::AtLeastOnce, true, self.model.1);
-        let mut with_status = self.filters.clone();
-        with_status.push(SubscribeFilter::new(self.status.clone(), QoS::AtLeastOnce));
-        with_status.push(SubscribeFilter::new(self.claim.clone(), QoS::AtMostOnce));
-        if let Err(e) = client.try_subscribe_many(with_status) {
-            error!("cannot queue the subscriptions: {e}");
-        }
-    }
-    fn echo_topic(&self) -> &str {
-        &self.status
-    }
-    fn scope(&self) -> String {
-        self.topics.all()
-    }
-    fn owner(&self) -> &'static str {
-        "this vehicle's"
+    fn announcement(&self) -> &Announcement {
+        &self.announced
     }
     fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
-        if p.topic == self.claim {
+        if p.topic == self.announced.claim {
             answer_claim(&self.client, &p.topic, &p.payload);
             return;
         }
         let var = self.topics.var_of(&p.topic);
         self.inbox
             .accept_bytes(&p.topic, var, &p.payload, p.retain, drops);
+    }
+}
+
+/// At each (re)connection: the retained `online` on every status topic
+/// and each vehicle's retained `model`, then the subscriptions (commands,
+/// the echo topic, the claim topic) in SUBSCRIBE packets of at most 200
+/// filters, well under the 64 KiB outgoing limit. Shared by `usim run`
+/// and `usim fleet`; a full outgoing queue is logged, not fatal (the next
+/// connection repeats it).
+pub(crate) fn announce(client: &AsyncClient, a: &Announcement) {
+    let mut failed = 0;
+    let retained =
+        (a.statuses.iter().map(|t| (t, ONLINE))).chain(a.models.iter().map(|(t, m)| (t, *m)));
+    for (topic, payload) in retained {
+        if client
+            .try_publish(topic.clone(), QoS::AtLeastOnce, true, payload)
+            .is_err()
+        {
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        warn!("cannot queue {failed} online statuses and models (outgoing queue full)");
+    }
+    let mut filters = a.filters.clone();
+    filters.extend(
+        a.statuses
+            .first()
+            .map(|t| SubscribeFilter::new(t.clone(), QoS::AtLeastOnce)),
+    );
+    filters.push(SubscribeFilter::new(a.claim.clone(), QoS::AtMostOnce));
+    for chunk in filters.chunks(200) {
+        if let Err(e) = client.try_subscribe_many(chunk.to_vec()) {
+            error!("cannot queue the subscriptions: {e}");
+        }
     }
 }
 
@@ -234,20 +294,23 @@ pub(crate) fn answer_claim(client: &AsyncClient, topic: &str, payload: &[u8]) {
 /// The connection of one vehicle: its client id, credentials, TLS and the
 /// retained `offline` last will on its status topic.
 fn vehicle_connect_spec(opts: &RunOptions, topics: &Topics) -> ConnectSpec {
-    let cfg = &opts.config;
-    let mut spec = ConnectSpec::new(
-        opts.broker.clone(),
-        client_id("run", &opts.topic_root, &cfg.name),
-    );
+    let id = client_id("run", &opts.live.topic_root, &opts.config.name);
+    live_connect_spec(&opts.live, id, topics.status())
+}
+
+/// The connection of a live runtime (`usim run`, `usim fleet`) as `o`
+/// says: client id `id`, and the retained `offline` last will on `status`.
+pub(crate) fn live_connect_spec(o: &LiveOptions, id: String, status: String) -> ConnectSpec {
+    let mut spec = ConnectSpec::new(o.broker.clone(), id);
     // rumqttc closes the connection on a packet over its limit, and a
     // retained one would then come back on every reconnection: take any
     // packet MQTT allows and drop payloads over [mqtt] max_payload here.
     // The broker's own limit (mosquitto's message_size_limit) is the first
     // line of defence against the memory a huge packet takes in transit.
     spec.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
-    spec.credentials = opts.credentials.clone();
-    spec.ca_file = opts.ca_file.clone();
-    spec.last_will = Some((topics.status(), OFFLINE.to_string()));
+    spec.credentials = o.credentials.clone();
+    spec.ca_file = o.ca_file.clone();
+    spec.last_will = Some((status, OFFLINE.to_string()));
     spec
 }
 
@@ -277,46 +340,50 @@ async fn disconnect(
 /// runtime with time and I/O enabled (a current-thread one is enough).
 pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
     let cfg = &opts.config;
-    crate::live::check_timing("app_tick", cfg.app_tick, opts.time_warp, opts.start_time_s)
-        .map_err(BridgeError::BadOption)?;
-    let topics = Topics::new(&opts.topic_root, &cfg.name)?;
+    opts.live.check_timing("app_tick", cfg.app_tick)?;
+    let topics = Topics::new(&opts.live.topic_root, &cfg.name)?;
     for w in &cfg.warnings {
         warn!("config: {w}");
     }
 
+    let mut nmea = NmeaTap::open_for(opts.live.nmea.as_ref(), &cfg.name)
+        .await
+        .map_err(BridgeError::BadOption)?;
     let spec = vehicle_connect_spec(&opts, &topics);
     check_name_is_free(&spec, &topics, &cfg.name).await?;
     let (client, eventloop) = spec.client(REQUEST_CAPACITY)?;
 
     // The clock and the schedule start together (after the name check).
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let start_time_s = opts.live.start_time_s.unwrap_or_else(unix_time_s);
     let origin = Instant::now();
     let live = live_vehicle(cfg, &topics, start_time_s);
     let router = OneVehicle::new(&client, &topics, cfg.params.variant, &live);
     let mut host = Host::new(vec![live]);
     let mut vehicle_topics = [VehicleTopics::new(topics.clone())];
-    let shutdown = shutdown_signal()?;
-    let url = opts.broker.to_string();
-    let (shared, connection) = spawn_connection(eventloop, &client, router, &url);
+    let (shared, connection) = spawn_connection(eventloop, &client, router, &opts.live.broker);
 
-    let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.time_warp);
+    let mut schedule = Schedule::new(origin, start_time_s, cfg.app_tick, opts.live.time_warp);
     info!(
-        "vehicle {} running: {} Hz, time warp {}, broker {url}, topics {}",
+        "vehicle {} running: {} Hz, time warp {}, broker {}, topics {}",
         cfg.name,
         cfg.app_tick,
-        opts.time_warp,
+        opts.live.time_warp,
+        opts.live.broker,
         topics.all()
     );
     let mut stats = RunStats::default();
-    let why = tick_loop(&mut schedule, &mut stats, shutdown, |t_s| {
+    let why = tick_loop(&mut schedule, &mut stats, shutdown_signal()?, |t_s| {
         let connected = shared.connected.load(Ordering::Relaxed);
         let mut out = MqttOut {
             out: connected.then_some(Out::Client(&client)),
             topics: &mut vehicle_topics,
         };
-        host.iterate(t_s, &mut out)
+        let failed = host.iterate(t_s, &mut out);
+        nmea.iteration(&host, t_s);
+        failed
     })
     .await;
+    nmea.log_summary();
 
     // Clean exit: retained `offline`, then a clean disconnect.
     info!("{why}: stopping vehicle {}", cfg.name);
@@ -332,7 +399,7 @@ pub async fn run_vehicle(opts: RunOptions) -> Result<RunSummary, BridgeError> {
         publish_dropped: stats.publish_dropped,
         connections: shared.connections.load(Ordering::Relaxed),
     };
-    if let Some(path) = &opts.stats_path {
+    if let Some(path) = &opts.live.stats_path {
         write_stats(path, &summary)?;
     }
     Ok(summary)
@@ -352,7 +419,7 @@ pub(crate) fn spawn_connection(
     eventloop: EventLoop,
     client: &AsyncClient,
     router: impl Router + Send + 'static,
-    url: &str,
+    url: &BrokerUrl,
 ) -> (Arc<LinkState>, tokio::task::JoinHandle<()>) {
     let shared = Arc::new(LinkState::default());
     let connection = tokio::spawn(drive_connection(
@@ -392,9 +459,9 @@ pub(crate) async fn drive_connection(
                          ({status_topic}) back within {} s: it drops our publications or \
                          subscriptions on {} (an ACL that does not match the vehicle name? see \
                          configs/mosquitto.acl)",
-                        router.owner(),
+                        router.announcement().owner,
                         STATUS_ECHO_WITHIN.as_secs(),
-                        router.scope()
+                        router.announcement().scope
                     );
                     continue;
                 }

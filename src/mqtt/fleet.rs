@@ -148,21 +148,25 @@ async fn run_in_process(
     url: BrokerUrl,
 ) -> Result<(), BridgeError> {
     let first = &loaded[0];
-    let opts = FleetRunOptions {
-        app_tick: first.app_tick,
+    let live = super::bridge::LiveOptions {
         credentials: super::endpoint::credentials(
             first.mqtt.username.clone(),
             first.mqtt.password.clone(),
         ),
-        fleet_name: DEFAULT_FLEET_NAME.to_string(),
         topic_root: first.mqtt.topic_root.clone(),
-        vehicles: loaded,
         broker: url,
         ca_file: None,
         time_warp: o.time_warp,
         start_time_s: None,
         stats_path: None,
+        nmea: None,
+    };
+    let opts = FleetRunOptions {
+        app_tick: first.app_tick,
+        fleet_name: DEFAULT_FLEET_NAME.to_string(),
+        vehicles: loaded,
         encounters: None,
+        live,
     };
     run_fleet(opts).await.map(drop)
 }

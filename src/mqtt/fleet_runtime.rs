@@ -26,29 +26,31 @@
 //!   each event as one JSON `ENCOUNTER` message on
 //!   `{topic_root}/{fleet}/ENCOUNTER` (QoS 1).
 use std::collections::HashMap;
-use std::path::PathBuf;
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nalgebra::Vector2;
 use rumqttc::{AsyncClient, Publish, QoS, SubscribeFilter};
-use tracing::{debug, error, info, warn};
+use tracing::{debug, info, warn};
 
 use super::bridge::{
-    check_names_are_free, client_id, shutdown_signal, spawn_connection, LinkState, Router,
+    check_names_are_free, client_id, shutdown_signal, spawn_connection, Announcement, LinkState,
+    LiveOptions, Router,
 };
 use super::burst::Burst;
-use super::endpoint::{BrokerUrl, ConnectSpec};
+use super::endpoint::ConnectSpec;
 use super::out::{live_vehicle, MqttOut, Out, VehicleTopics};
-use super::topics::{Topics, OFFLINE, ONLINE};
+use super::topics::{Topics, OFFLINE};
 use super::BridgeError;
 use crate::command::SUBSCRIPTIONS;
-use crate::config::{VehicleConfig, MAX_MQTT_PAYLOAD};
+use crate::config::VehicleConfig;
 use crate::encounter::{Event as EncounterEvent, Track, Tracker};
 use crate::live::clock::unix_time_s;
 use crate::live::host::Host;
 use crate::live::inbox::{DropLog, Inbox};
+use crate::live::nmea_out::NmeaTap;
 use crate::live::run::{tick_loop, write_stats};
 use crate::live::schedule::Schedule;
 use crate::live::stats::{RunStats, TickSummary};
@@ -73,24 +75,12 @@ pub struct FleetRunOptions {
     pub vehicles: Vec<VehicleConfig>,
     /// Fleet name: `{topic_root}/{fleet}/status` and `/ENCOUNTER`, client id.
     pub fleet_name: String,
-    /// The broker.
-    pub broker: BrokerUrl,
-    /// Topic root of every vehicle.
-    pub topic_root: String,
-    /// User name and password, if any.
-    pub credentials: Option<(String, String)>,
-    /// CA bundle for `mqtts://`.
-    pub ca_file: Option<PathBuf>,
     /// Iterations per second of the whole fleet, Hz.
     pub app_tick: f64,
-    /// MOOS-style time warp (> 0).
-    pub time_warp: f64,
-    /// Clock value at start-up, s; default: Unix time now.
-    pub start_time_s: Option<f64>,
-    /// Where to write tick statistics (JSON) on exit.
-    pub stats_path: Option<PathBuf>,
     /// Encounter ranges (m); `None`: no `ENCOUNTER` messages.
     pub encounters: Option<EncounterRanges>,
+    /// Broker, clock and outputs.
+    pub live: LiveOptions,
 }
 
 /// What a fleet run did, for the caller and the `--stats` file.
@@ -132,13 +122,10 @@ pub struct FleetSummary {
 /// The [`Router`] of a fleet: wildcard subscriptions, mail routed by name.
 struct FleetRouter {
     root_prefix: String,
-    fleet_status: String,
-    statuses: Vec<String>,
-    /// Each vehicle's `{root}/{name}/model` topic and model name (retained).
-    models: Vec<(String, &'static str)>,
-    filters: Vec<SubscribeFilter>,
+    /// The fleet's status first, then each vehicle's; the claims of every
+    /// name under the root (ours are answered).
+    announced: Announcement,
     inboxes: HashMap<String, Arc<Inbox>>,
-    scope: String,
     /// The fleet's own name (its claim is answered too).
     fleet_name: String,
     /// Where claim answers go (`None` in unit tests).
@@ -146,56 +133,8 @@ struct FleetRouter {
 }
 
 impl Router for FleetRouter {
-    fn on_connect(&self, client: &AsyncClient) {
-        let mut failed = 0;
-        for topic in std::iter::once(&self.fleet_status).chain(&self.statuses) {
-            if client
-                .try_publish(topic.clone(), QoS::AtLeastOnce, true, ONLINE)
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        for (topic, model) in &self.models {
-            if client
-                .try_publish(topic.clone(), QoS::AtLeastOnce, true, *model)
-                .is_err()
-            {
-                failed += 1;
-            }
-        }
-        if failed > 0 {
-            warn!("cannot queue {failed} online statuses and models (outgoing queue full)");
-        }
-        let mut with_status = self.filters.clone();
-        with_status.push(SubscribeFilter::new(
-            self.fleet_status.clone(),
-            QoS::AtLeastOnce,
-        ));
-        // Claims of every name under the root: ours are answered.
-        with_status.push(SubscribeFilter::new(
-            format!("{}+/{}", self.root_prefix, crate::live::claim::CLAIM),
-            QoS::AtMostOnce,
-        ));
-        // Several SUBSCRIBE packets when per-vehicle filters make many
-        // (a packet stays well under the 64 KiB outgoing limit).
-        for chunk in with_status.chunks(200) {
-            if let Err(e) = client.try_subscribe_many(chunk.to_vec()) {
-                error!("cannot queue the subscriptions: {e}");
-            }
-        }
-    }
-
-    fn echo_topic(&self) -> &str {
-        &self.fleet_status
-    }
-
-    fn scope(&self) -> String {
-        self.scope.clone()
-    }
-
-    fn owner(&self) -> &'static str {
-        "the fleet's"
+    fn announcement(&self) -> &Announcement {
+        &self.announced
     }
 
     fn on_publish(&self, p: &Publish, drops: &mut DropLog) {
@@ -317,13 +256,7 @@ fn check_fleet(opts: &FleetRunOptions) -> Result<(), BridgeError> {
             "a fleet needs at least one vehicle".into(),
         ));
     }
-    crate::live::check_timing(
-        "the tick rate",
-        opts.app_tick,
-        opts.time_warp,
-        opts.start_time_s,
-    )
-    .map_err(BridgeError::BadOption)?;
+    opts.live.check_timing("the tick rate", opts.app_tick)?;
     check_names(&opts.vehicles, &opts.fleet_name)?;
     for cfg in &opts.vehicles {
         for w in &cfg.warnings {
@@ -336,15 +269,8 @@ fn check_fleet(opts: &FleetRunOptions) -> Result<(), BridgeError> {
 /// The fleet's control connection: client id, credentials, TLS, the
 /// retained `offline` last will on the fleet's status topic, 1000 in flight.
 fn fleet_connect_spec(opts: &FleetRunOptions, fleet_topics: &Topics) -> ConnectSpec {
-    let mut spec = ConnectSpec::new(
-        opts.broker.clone(),
-        client_id("fleet", &opts.topic_root, &opts.fleet_name),
-    );
-    // As `usim run`: take any packet MQTT allows, drop over max_payload here.
-    spec.max_incoming_packet = MAX_MQTT_PAYLOAD + 5;
-    spec.credentials = opts.credentials.clone();
-    spec.ca_file = opts.ca_file.clone();
-    spec.last_will = Some((fleet_topics.status(), OFFLINE.to_string()));
+    let id = client_id("fleet", &opts.live.topic_root, &opts.fleet_name);
+    let mut spec = super::bridge::live_connect_spec(&opts.live, id, fleet_topics.status());
     spec.inflight = 1000;
     spec
 }
@@ -358,7 +284,7 @@ fn fleet_vehicles(
     let mut vehicle_topics = Vec::with_capacity(opts.vehicles.len());
     let mut links = Vec::with_capacity(opts.vehicles.len());
     for cfg in &opts.vehicles {
-        let topics = Topics::new(&opts.topic_root, &cfg.name)?;
+        let topics = Topics::new(&opts.live.topic_root, &cfg.name)?;
         links.push(live_vehicle(cfg, &topics, start_time_s));
         vehicle_topics.push(VehicleTopics::new(topics));
     }
@@ -372,11 +298,11 @@ fn fleet_vehicles(
 /// Returns the burst publisher (if any) and the requests per vehicle to
 /// size rumqttc's channel for.
 fn start_burst(opts: &FleetRunOptions, spec: &ConnectSpec) -> (Option<Burst>, usize) {
-    let burst = (!opts.broker.tls).then(|| {
+    let burst = (!opts.live.broker.tls).then(|| {
         Burst::start(
-            &opts.broker,
+            &opts.live.broker,
             format!("{}-pub", spec.client_id),
-            opts.credentials.clone(),
+            opts.live.credentials.clone(),
         )
     });
     let per_vehicle = if burst.is_some() {
@@ -420,16 +346,19 @@ impl FleetSummary {
 /// inside a tokio runtime with time and I/O enabled.
 pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeError> {
     check_fleet(&opts)?;
-    let fleet_topics = Topics::new(&opts.topic_root, &opts.fleet_name)?;
+    let fleet_topics = Topics::new(&opts.live.topic_root, &opts.fleet_name)?;
     let names: Vec<String> = opts.vehicles.iter().map(|v| v.name.clone()).collect();
 
+    let mut nmea = NmeaTap::open_for(opts.live.nmea.as_ref(), "the fleet")
+        .await
+        .map_err(BridgeError::BadOption)?;
     let spec = fleet_connect_spec(&opts, &fleet_topics);
     let mut all_names = names.clone();
     all_names.push(opts.fleet_name.clone());
-    check_names_are_free(&spec, &opts.topic_root, &all_names).await?;
+    check_names_are_free(&spec, &opts.live.topic_root, &all_names).await?;
     // The clock and the schedule start together, after the name check
     // (the first deadline is late by the time the vehicles take to build).
-    let start_time_s = opts.start_time_s.unwrap_or_else(unix_time_s);
+    let start_time_s = opts.live.start_time_s.unwrap_or_else(unix_time_s);
     let origin = Instant::now();
     let (links, mut vehicle_topics) = fleet_vehicles(&opts, start_time_s)?;
     let (mut burst, per_vehicle) = start_burst(&opts, &spec);
@@ -437,33 +366,34 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     let (client, eventloop) = spec.client(capacity)?;
     let router = fleet_router(&opts, &fleet_topics, &links, &vehicle_topics, &client);
     let mut host = Host::new(links);
-    let shutdown = shutdown_signal()?;
-    let url = opts.broker.to_string();
-    let (shared, connection) = spawn_connection(eventloop, &client, router, &url);
+    let (shared, connection) = spawn_connection(eventloop, &client, router, &opts.live.broker);
 
-    let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.time_warp);
+    let mut schedule = Schedule::new(origin, start_time_s, opts.app_tick, opts.live.time_warp);
     info!(
-        "fleet `{}` running {} vehicles: {} Hz, time warp {}, broker {url}, topics {}/NAME/…",
+        "fleet `{}` running {} vehicles: {} Hz, time warp {}, broker {}, topics {}/NAME/…",
         opts.fleet_name,
         names.len(),
         opts.app_tick,
-        opts.time_warp,
-        opts.topic_root
+        opts.live.time_warp,
+        opts.live.broker,
+        opts.live.topic_root
     );
     let mut encounters = opts
         .encounters
         .map(|r| Encounters::new(r, &fleet_topics, &names));
     let mut stats = RunStats::default();
-    let why = tick_loop(&mut schedule, &mut stats, shutdown, |t_s| {
+    let why = tick_loop(&mut schedule, &mut stats, shutdown_signal()?, |t_s| {
         let connected = shared.connected.load(Ordering::Relaxed);
         let client = connected.then_some(&client);
         let mut failed = iterate_fleet(&mut host, &mut vehicle_topics, &mut burst, client, t_s);
         if let Some(e) = &mut encounters {
             failed += e.observe(&host, t_s - start_time_s, client);
         }
+        nmea.iteration(&host, t_s);
         failed
     })
     .await;
+    nmea.log_summary();
 
     info!(
         "{why}: stopping fleet `{}` ({} vehicles)",
@@ -483,7 +413,7 @@ pub async fn run_fleet(opts: FleetRunOptions) -> Result<FleetSummary, BridgeErro
     summary.publish_dropped += burst_lost;
     summary.connections = shared.connections.load(Ordering::Relaxed);
     summary.encounter_events = encounters.map_or(0, |e| e.events);
-    if let Some(path) = &opts.stats_path {
+    if let Some(path) = &opts.live.stats_path {
         write_stats(path, &summary)?;
     }
     Ok(summary)
@@ -497,10 +427,11 @@ fn fleet_router(
     vehicle_topics: &[VehicleTopics],
     client: &AsyncClient,
 ) -> FleetRouter {
-    FleetRouter {
-        root_prefix: format!("{}/", opts.topic_root),
-        fleet_status: fleet_topics.status(),
-        statuses: vehicle_topics.iter().map(|t| t.topics.status()).collect(),
+    let root = &opts.live.topic_root;
+    let mut statuses = vec![fleet_topics.status()];
+    statuses.extend(vehicle_topics.iter().map(|t| t.topics.status()));
+    let announced = Announcement {
+        statuses,
         models: vehicle_topics
             .iter()
             .zip(&opts.vehicles)
@@ -511,12 +442,18 @@ fn fleet_router(
                 )
             })
             .collect(),
-        filters: fleet_filters(&opts.topic_root, links),
+        filters: fleet_filters(root, links),
+        claim: format!("{root}/+/{}", crate::live::claim::CLAIM),
+        scope: format!("{root}/#"),
+        owner: "the fleet's",
+    };
+    FleetRouter {
+        root_prefix: format!("{root}/"),
+        announced,
         inboxes: links
             .iter()
             .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
             .collect(),
-        scope: format!("{}/#", opts.topic_root),
         fleet_name: opts.fleet_name.clone(),
         client: Some(client.clone()),
     }
@@ -731,15 +668,18 @@ mod tests {
         let links: Vec<LiveVehicle> = [&a, &b].iter().map(|c| test_vehicle(c, "usim")).collect();
         let router = FleetRouter {
             root_prefix: "usim/".into(),
-            fleet_status: "usim/fleet/status".into(),
-            statuses: vec![],
-            models: vec![],
-            filters: fleet_filters("usim", &links),
+            announced: Announcement {
+                statuses: vec!["usim/fleet/status".into()],
+                models: vec![],
+                filters: fleet_filters("usim", &links),
+                claim: "usim/+/claim".into(),
+                scope: "usim/#".into(),
+                owner: "the fleet's",
+            },
             inboxes: links
                 .iter()
                 .map(|l| (l.name.clone(), Arc::clone(&l.inbox)))
                 .collect(),
-            scope: "usim/#".into(),
             fleet_name: "fleet".into(),
             client: None,
         };
@@ -759,8 +699,9 @@ mod tests {
         // "x" does not parse, and a/b/x/... is not a topic of b's.
         assert_eq!(links[1].inbox.bad_messages(), 2);
         // Default prefix USM: no echoes, one wildcard per variable.
-        assert_eq!(router.filters.len(), SUBSCRIPTIONS.len());
+        assert_eq!(router.announced.filters.len(), SUBSCRIPTIONS.len());
         assert!(router
+            .announced
             .filters
             .iter()
             .any(|f| f.path == "usim/+/DESIRED_THRUST"));
