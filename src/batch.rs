@@ -1,7 +1,7 @@
 //! A vectorised fleet for batch users (the Python package's `Fleet`, RL and
 //! Monte Carlo loops): `n` independent [`Vehicle`]s stepped together from a
 //! flat array of actuator setpoints, their state written into a caller's
-//! flat array. Sans-IO: no clock, files or threads.
+//! flat array. Sans-IO: no clock or files.
 //!
 //! One [`BatchFleet::step`] is, for every vehicle `i` in order, exactly what
 //! a replay does when the setpoints are posted just before an iteration:
@@ -13,7 +13,12 @@
 //! The per-step output is lean on purpose: only the requested [`Field`]s,
 //! read from the NAV record where possible; latitude/longitude and the
 //! other derived columns cost a [`Vehicle::snapshot`] and are computed only
-//! when asked for. Nothing is allocated per step.
+//! when asked for. Nothing is allocated per step on one thread.
+//!
+//! Sans-IO as the model is, with one exception the caller opts into:
+//! [`BatchFleet::set_threads`] splits a step over scoped threads (chunks of
+//! contiguous vehicles). The vehicles are independent, so the results are
+//! the same bits on any number of threads.
 use crate::command::{check_bounds, Command};
 use crate::interp::timed_commands::seconds_to_us;
 use crate::model::{Actuator, Params, Vehicle};
@@ -181,6 +186,119 @@ impl ClockMemo {
     }
 }
 
+/// Most steps one [`BatchFleet::step_repeat`] call takes.
+pub const MAX_REPEAT: u32 = 10_000;
+
+/// Most threads a [`BatchFleet`] steps on.
+pub const MAX_THREADS: usize = 256;
+
+/// Fewest vehicles a step thread is given: below it a thread's start
+/// (tens of µs) costs more than the vehicles' steps (~0.07 µs each).
+pub const MIN_CHUNK: usize = 256;
+
+/// Memo slots of a chunk's clocks (one per step of a repeat, reused).
+const MEMO_SLOTS: usize = 16;
+
+/// What every chunk of one [`BatchFleet::step_repeat`] shares (read only).
+struct StepCtx<'a> {
+    start_time: f64,
+    dt: f64,
+    actions: &'a [Actuator],
+    fields: &'a [Field],
+    snapshot_needed: bool,
+    /// The state row is (x, y, speed, heading).
+    plain_row: bool,
+    /// ... and the setpoint row (thrust, rudder): the loop made for it.
+    thrust_rudder: bool,
+    repeat: u32,
+}
+
+/// Contiguous vehicles of a fleet with their clocks, setpoint and state
+/// rows (a thread's share of a step).
+struct Chunk<'a> {
+    vehicles: &'a mut [Vehicle],
+    k: &'a mut [u64],
+    setpoints: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl StepCtx<'_> {
+    /// Step every vehicle of `c` `repeat` times, then write its state row.
+    /// The clock of iteration k, its µs for the setpoints' timing and
+    /// whether the setpoints may take the checked path are computed once
+    /// per k while the vehicles share it (they do unless some were reset).
+    fn run(&self, c: Chunk<'_>) {
+        if self.thrust_rudder {
+            self.run_thrust_rudder(c);
+            return;
+        }
+        let (m, w) = (self.actions.len(), self.fields.len());
+        let mut memo = [ClockMemo::NONE; MEMO_SLOTS];
+        for (i, (v, k)) in c.vehicles.iter_mut().zip(c.k.iter_mut()).enumerate() {
+            for r in 0..self.repeat as usize {
+                *k += 1;
+                let slot = &mut memo[r % MEMO_SLOTS];
+                if *k != slot.k {
+                    *slot = ClockMemo::at(self.start_time, self.dt, *k);
+                }
+                if m > 0 {
+                    BatchFleet::set_row(v, self.actions, &c.setpoints[i * m..(i + 1) * m], slot);
+                }
+                v.step(slot.clock);
+            }
+            if self.plain_row {
+                // The default columns, written straight from the record.
+                BatchFleet::write_plain(v, &mut c.out[i * 4..(i + 1) * 4]);
+            } else if w > 0 {
+                BatchFleet::write_row(
+                    v,
+                    self.fields,
+                    self.snapshot_needed,
+                    self.start_time,
+                    &mut c.out[i * w..(i + 1) * w],
+                );
+            }
+        }
+    }
+
+    /// [`StepCtx::run`] for setpoint rows (thrust, rudder) and state rows
+    /// (x, y, speed, heading), already checked: the same handling, with
+    /// constant actuators (each setpoint folds to its own code) and the
+    /// vehicle two ahead prefetched (a fleet larger than the caches reads
+    /// each vehicle's lines from memory).
+    fn run_thrust_rudder(&self, c: Chunk<'_>) {
+        const AHEAD: usize = 2;
+        let mut memo = [ClockMemo::NONE; MEMO_SLOTS];
+        let rows = c.setpoints.chunks_exact(2).zip(c.out.chunks_exact_mut(4));
+        for (i, (k, (row, state))) in c.k.iter_mut().zip(rows).enumerate() {
+            if let Some(next) = c.vehicles.get(i + AHEAD) {
+                next.prefetch_setpoint_step();
+            }
+            let v = &mut c.vehicles[i];
+            for r in 0..self.repeat as usize {
+                *k += 1;
+                let slot = &mut memo[r % MEMO_SLOTS];
+                if *k != slot.k {
+                    *slot = ClockMemo::at(self.start_time, self.dt, *k);
+                }
+                let clock = slot.clock;
+                match slot.checked {
+                    Some(t_us) => {
+                        v.prime_clock(clock, slot.us);
+                        v.set_desired_checked(Actuator::Thrust, row[0], clock, t_us);
+                        v.set_desired_checked(Actuator::Rudder, row[1], clock, t_us);
+                    }
+                    None => {
+                        BatchFleet::set_row(v, &[Actuator::Thrust, Actuator::Rudder], row, slot)
+                    }
+                }
+                v.step(clock);
+            }
+            BatchFleet::write_plain(v, state);
+        }
+    }
+}
+
 /// Why a batch call was refused (nothing was changed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchError(pub String);
@@ -208,6 +326,8 @@ pub struct BatchFleet {
     /// An upper bound of every `k[i]` (exact after [`BatchFleet::check_clock`]
     /// rescans): the next step's clock is checked against it, O(1).
     k_max: u64,
+    /// Threads a step is split over (see [`BatchFleet::set_threads`]).
+    threads: usize,
 }
 
 /// Heap bytes assumed per vehicle beyond its two structs (the config's
@@ -268,6 +388,7 @@ impl BatchFleet {
             actions,
             fields,
             snapshot_needed,
+            threads: 1,
         })
     }
 
@@ -361,47 +482,103 @@ impl BatchFleet {
     /// value is refused), then the state rows into `out` (`len() ×
     /// fields().len()`, row-major).
     pub fn step(&mut self, setpoints: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+        self.step_repeat(setpoints, out, 1)
+    }
+
+    /// `repeat` iterations of every vehicle with the same setpoint rows
+    /// (an RL env's frame skip in one call), then the state rows into
+    /// `out`: bit for bit what `repeat` calls of [`BatchFleet::step`] give
+    /// (the vehicles are independent, so each runs its `repeat` steps in
+    /// turn while it is in the cache). On [`BatchFleet::threads`] threads
+    /// the fleet is cut into that many contiguous chunks of vehicles, each
+    /// stepped by its own scoped thread: the same per-vehicle work, so the
+    /// same bits whatever the thread count (tests below).
+    pub fn step_repeat(
+        &mut self,
+        setpoints: &[f64],
+        out: &mut [f64],
+        repeat: u32,
+    ) -> Result<(), BatchError> {
+        if !(1..=MAX_REPEAT).contains(&repeat) {
+            return Err(BatchError(format!(
+                "repeat must be in 1..={MAX_REPEAT} steps, not {repeat}"
+            )));
+        }
         self.check_actions(setpoints)?;
         self.check_out(out)?;
-        self.check_clock()?;
-        self.k_max += 1;
+        self.check_clock_ahead(u64::from(repeat))?;
+        self.k_max += u64::from(repeat);
         let plain_row = self.fields == [Field::X, Field::Y, Field::Speed, Field::Heading];
-        if plain_row && self.actions == [Actuator::Thrust, Actuator::Rudder] {
-            // The common setup (RL, python/benches): a loop made for it,
-            // each setpoint's handling folded to its actuator's.
-            self.step_thrust_rudder(setpoints, out);
+        let ctx = StepCtx {
+            start_time: self.start_time,
+            dt: self.dt,
+            actions: &self.actions,
+            fields: &self.fields,
+            snapshot_needed: self.snapshot_needed,
+            plain_row,
+            thrust_rudder: plain_row && self.actions == [Actuator::Thrust, Actuator::Rudder],
+            repeat,
+        };
+        let n = self.vehicles.len();
+        let chunks = self.threads.min(n.div_ceil(MIN_CHUNK)).max(1);
+        if chunks == 1 {
+            ctx.run(Chunk {
+                vehicles: &mut self.vehicles,
+                k: &mut self.k,
+                setpoints,
+                out,
+            });
             return Ok(());
         }
-        let m = self.actions.len();
-        let w = self.fields.len();
-        // The clock of iteration k, its µs for the setpoints' timing and
-        // whether the setpoints may take the checked path, computed once
-        // while the vehicles share k (they do unless some were reset).
-        let mut memo = ClockMemo::NONE;
-        for i in 0..self.vehicles.len() {
-            self.k[i] += 1;
-            let k = self.k[i];
-            if k != memo.k {
-                memo = ClockMemo::at(self.start_time, self.dt, k);
-            }
-            let v = &mut self.vehicles[i];
-            if m > 0 {
-                Self::set_row(v, &self.actions, &setpoints[i * m..(i + 1) * m], &memo);
-            }
-            v.step(memo.clock);
-            if plain_row {
-                // The default columns, written straight from the record.
-                Self::write_plain(v, &mut out[i * 4..(i + 1) * 4]);
-            } else if w > 0 {
-                Self::write_row(
-                    v,
-                    &self.fields,
-                    self.snapshot_needed,
-                    self.start_time,
-                    &mut out[i * w..(i + 1) * w],
-                );
-            }
+        let (m, w) = (self.actions.len(), self.fields.len());
+        let per = n.div_ceil(chunks);
+        let mut parts = Vec::with_capacity(chunks);
+        let (mut vs, mut ks, mut sp, mut o) =
+            (&mut self.vehicles[..], &mut self.k[..], setpoints, out);
+        while !vs.is_empty() {
+            let c = per.min(vs.len());
+            let (v0, v1) = vs.split_at_mut(c);
+            let (k0, k1) = ks.split_at_mut(c);
+            let (s0, s1) = sp.split_at(c * m);
+            let (o0, o1) = o.split_at_mut(c * w);
+            parts.push(Chunk {
+                vehicles: v0,
+                k: k0,
+                setpoints: s0,
+                out: o0,
+            });
+            (vs, ks, sp, o) = (v1, k1, s1, o1);
         }
+        let ctx = &ctx;
+        std::thread::scope(|scope| {
+            let mut parts = parts.into_iter();
+            let first = parts.next();
+            for part in parts {
+                scope.spawn(move || ctx.run(part));
+            }
+            if let Some(part) = first {
+                ctx.run(part);
+            }
+        });
+        Ok(())
+    }
+
+    /// Threads [`BatchFleet::step`] splits the fleet over (1: the calling
+    /// thread alone, the default).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Step on `threads` threads (1 to [`MAX_THREADS`]); the results do
+    /// not depend on it. A fleet smaller than 2 × [`MIN_CHUNK`] vehicles
+    /// is stepped on fewer threads (a thread costs tens of µs to start).
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), BatchError> {
+        if !(1..=MAX_THREADS).contains(&threads) {
+            return Err(BatchError(format!(
+                "threads must be in 1..={MAX_THREADS}, not {threads}"
+            )));
+        }
+        self.threads = threads;
         Ok(())
     }
 
@@ -436,41 +613,6 @@ impl BatchFleet {
         row[3] = nav.heading;
     }
 
-    /// [`BatchFleet::step`] for setpoint rows (thrust, rudder) and state
-    /// rows (x, y, speed, heading), already checked: the same handling,
-    /// with constant actuators (each setpoint folds to its own code) and
-    /// the vehicle two ahead prefetched (a fleet larger than the caches
-    /// reads each vehicle's lines from memory).
-    fn step_thrust_rudder(&mut self, setpoints: &[f64], out: &mut [f64]) {
-        const AHEAD: usize = 2;
-        let (start_time, dt) = (self.start_time, self.dt);
-        let mut memo = ClockMemo::NONE;
-        let n = self.vehicles.len();
-        let rows = setpoints.chunks_exact(2).zip(out.chunks_exact_mut(4));
-        for (i, (k, (row, state))) in self.k.iter_mut().zip(rows).enumerate() {
-            if let Some(next) = self.vehicles.get(i + AHEAD) {
-                next.prefetch_setpoint_step();
-            }
-            *k += 1;
-            if *k != memo.k {
-                memo = ClockMemo::at(start_time, dt, *k);
-            }
-            debug_assert!(i < n);
-            let v = &mut self.vehicles[i];
-            let clock = memo.clock;
-            match memo.checked {
-                Some(t_us) => {
-                    v.prime_clock(clock, memo.us);
-                    v.set_desired_checked(Actuator::Thrust, row[0], clock, t_us);
-                    v.set_desired_checked(Actuator::Rudder, row[1], clock, t_us);
-                }
-                None => Self::set_row(v, &[Actuator::Thrust, Actuator::Rudder], row, &memo),
-            }
-            v.step(clock);
-            Self::write_plain(v, state);
-        }
-    }
-
     /// Check that every vehicle's next step has a clock a message can
     /// carry (`start_time + (k + 1)·dt` finite and within ±[`TIME_S`]
     /// s), as a single vehicle refuses a step past it: past it every
@@ -478,8 +620,14 @@ impl BatchFleet {
     ///
     /// [`TIME_S`]: crate::command::limits::TIME_S
     pub fn check_clock(&mut self) -> Result<(), BatchError> {
+        self.check_clock_ahead(1)
+    }
+
+    /// [`BatchFleet::check_clock`] for the next `ahead` steps: the clock
+    /// of each vehicle's last one, `start_time + (k + ahead)·dt`.
+    fn check_clock_ahead(&mut self, ahead: u64) -> Result<(), BatchError> {
         let ok = |k: u64| {
-            let c = self.start_time + (k + 1) as f64 * self.dt;
+            let c = self.start_time + (k + ahead) as f64 * self.dt;
             c.is_finite() && c.abs() <= crate::command::limits::TIME_S
         };
         if ok(self.k_max) {
@@ -491,13 +639,18 @@ impl BatchFleet {
             return Ok(());
         }
         let i = self.k.iter().position(|&k| k == self.k_max).unwrap_or(0);
+        let what = if ahead == 1 {
+            "next step".to_string()
+        } else {
+            format!("step {ahead} from now")
+        };
         Err(BatchError(format!(
-            "vehicle {i}: its next step would be at clock {} s (start_time {} s + {} steps of \
+            "vehicle {i}: its {what} would be at clock {} s (start_time {} s + {} steps of \
              {} s), past ±{} s, the largest time a message can carry: reset it, or start \
              the fleet at a smaller start_time",
-            self.start_time + (self.k_max + 1) as f64 * self.dt,
+            self.start_time + (self.k_max + ahead) as f64 * self.dt,
             self.start_time,
-            self.k_max + 1,
+            self.k_max + ahead,
             self.dt,
             crate::command::limits::TIME_S
         )))
@@ -1063,5 +1216,90 @@ mod tests {
             f.thrust_beyond_nominal(&[50.0, 0.0, -500.0, 0.0]),
             Some((1, Actuator::Thrust, -500.0))
         );
+    }
+
+    /// Issue 41: a fleet stepped on 2 or 3 threads, and one stepped with
+    /// `step_repeat` (the env's frame skip), equals the one-thread fleet
+    /// stepped one call per step bit for bit: the whole vehicle state
+    /// (`Debug` of every field) and every state row, on the thrust-rudder
+    /// loop and the generic one, across resets that leave the vehicles'
+    /// clocks apart and chunks of unequal length.
+    #[test]
+    fn threads_and_repeat_give_the_bits_of_one_thread() {
+        let n = 2 * MIN_CHUNK + 37;
+        for fields in [
+            vec![Field::X, Field::Y, Field::Speed, Field::Heading],
+            vec![Field::T, Field::X, Field::Sog, Field::Hog, Field::Thrust],
+        ] {
+            let w = fields.len();
+            let one = fleet(n, fields.clone());
+            let mut fleets = vec![one.clone(), one.clone(), one.clone(), one];
+            fleets[1].set_threads(2).unwrap();
+            fleets[2].set_threads(3).unwrap();
+            fleets[3].set_threads(2).unwrap();
+            let mut outs = vec![vec![0.0; n * w]; 4];
+            let mut rng = Rng::for_run(41, 0);
+            for call in 0..30u64 {
+                // thrust 0..100 %, rudder ±100 %
+                let sp: Vec<f64> = (0..2 * n)
+                    .map(|j| match j % 2 {
+                        0 => 100.0 * rng.unit(),
+                        _ => 200.0 * rng.unit() - 100.0,
+                    })
+                    .collect();
+                for (f, o) in fleets.iter_mut().zip(outs.iter_mut()).take(3) {
+                    for _ in 0..4 {
+                        f.step(&sp, o).unwrap();
+                    }
+                }
+                fleets[3].step_repeat(&sp, &mut outs[3], 4).unwrap();
+                if call % 20 == 7 {
+                    let i = (rng.unit() * n as f64) as usize;
+                    for f in fleets.iter_mut() {
+                        f.reset_random(i, call, 5.0, 20.0, 0.2).unwrap();
+                    }
+                }
+                let want = format!("{:?}", fleets[0].vehicles());
+                for (j, (f, o)) in fleets.iter().zip(&outs).enumerate().skip(1) {
+                    assert_eq!(format!("{:?}", f.vehicles()), want, "fleet {j} call {call}");
+                    let same = o
+                        .iter()
+                        .zip(&outs[0])
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "fleet {j} call {call}: state rows differ");
+                }
+            }
+            // They moved (24 s of random forward thrust: a kayak makes
+            // about 1 m/s at 40 %); column 1 is y or x.
+            let moved = (0..n).filter(|&i| outs[0][i * w + 1].abs() > 0.5).count();
+            assert!(moved > n / 4, "{moved} of {n} moved");
+        }
+        let mut f = fleet(2, vec![Field::X]);
+        assert!(f.set_threads(0).is_err() && f.set_threads(MAX_THREADS + 1).is_err());
+        assert!(f.step_repeat(&[0.0; 4], &mut [0.0; 2], 0).is_err());
+        assert_eq!(f.iterations(0), 0);
+    }
+
+    /// A repeat whose last step would pass the largest message time is
+    /// refused whole (nothing changes), as its single steps would be.
+    #[test]
+    fn a_repeat_past_the_largest_message_time_is_refused_whole() {
+        let mut f = BatchFleet::new(
+            vec![kayak(); 2],
+            1e12 - 0.25,
+            0.1,
+            vec![Actuator::Thrust, Actuator::Rudder],
+            vec![Field::T],
+        )
+        .unwrap();
+        let mut out = vec![0.0; 2];
+        let before = format!("{:?}", f.vehicles());
+        let e = f
+            .step_repeat(&[50.0, 0.0, 50.0, 0.0], &mut out, 3)
+            .unwrap_err();
+        assert!(e.0.contains("step 3 from now"), "{e}");
+        assert_eq!(before, format!("{:?}", f.vehicles()));
+        f.step_repeat(&[50.0, 0.0, 50.0, 0.0], &mut out, 2).unwrap();
+        assert_eq!(f.iterations(1), 2);
     }
 }
