@@ -1233,7 +1233,7 @@ mod tests {
         ] {
             let w = fields.len();
             let one = fleet(n, fields.clone());
-            let mut fleets = vec![one.clone(), one.clone(), one.clone(), one];
+            let mut fleets = [one.clone(), one.clone(), one.clone(), one];
             fleets[1].set_threads(2).unwrap();
             fleets[2].set_threads(3).unwrap();
             fleets[3].set_threads(2).unwrap();
